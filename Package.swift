@@ -1,0 +1,75 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "jukeboxd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "jukeboxd", targets: ["jukeboxd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
+    ],
+    targets: [
+        // C libraries: found by pkg-config; each is imported by exactly one Swift file.
+        .systemLibrary(
+            name: "CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSndFile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]
+        ),
+
+        .target(
+            name: "JukeboxCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(
+            name: "JukeboxALSA",
+            dependencies: ["CALSA", "JukeboxCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "JukeboxSndFile",
+            dependencies: ["CSndFile", "JukeboxCore"]
+        ),
+        .executableTarget(
+            name: "jukeboxd",
+            dependencies: [
+                "JukeboxCore", "JukeboxALSA", "JukeboxSndFile",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        .testTarget(
+            name: "JukeboxCoreTests",
+            dependencies: [
+                "JukeboxCore",
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "JukeboxSndFileTests",
+            dependencies: ["JukeboxSndFile", "JukeboxCore"]
+        ),
+        .testTarget(
+            name: "JukeboxALSATests",
+            dependencies: ["JukeboxALSA", "JukeboxSndFile", "JukeboxCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["JukeboxCore"]
+        ),
+    ]
+)

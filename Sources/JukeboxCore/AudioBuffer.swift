@@ -1,0 +1,44 @@
+/// Interleaved samples in one of the pipeline's formats.
+public enum AudioSamples: Sendable, Equatable {
+    case s16([Int16])
+    case s32([Int32])
+    case float32([Float])
+
+    public var format: SampleFormat {
+        switch self {
+        case .s16: .s16
+        case .s32: .s32
+        case .float32: .float32
+        }
+    }
+
+    public var count: Int {
+        switch self {
+        case .s16(let samples): samples.count
+        case .s32(let samples): samples.count
+        case .float32(let samples): samples.count
+        }
+    }
+}
+
+/// A block of decoded audio on its way from a decoder to a sink.
+public struct AudioBuffer: Sendable, Equatable {
+    public var samples: AudioSamples
+    public var channels: Int
+
+    public init(samples: AudioSamples, channels: Int) {
+        self.samples = samples
+        self.channels = channels
+    }
+
+    public var frames: Int { channels > 0 ? samples.count / channels : 0 }
+
+    /// The samples as little-endian bytes, exactly as an interleaved ALSA write sends them.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        switch samples {
+        case .s16(let samples): try samples.withUnsafeBytes(body)
+        case .s32(let samples): try samples.withUnsafeBytes(body)
+        case .float32(let samples): try samples.withUnsafeBytes(body)
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/// An audio output, shaped after MPD's output plugins (open, play, drain, cancel, close).
+/// Implementations do their blocking work off Swift's cooperative pool and throw
+/// `AudioDeviceError` for every device problem.
+public protocol AudioSink: Sendable {
+    /// The device as the user named it; every error message carries it.
+    var deviceName: String { get }
+
+    /// Opens the device for `format` and returns the format in use. Rate and channels always
+    /// match the request; the sample format may differ when the device refuses the requested one.
+    func open(_ format: AudioFormat) async throws -> AudioFormat
+
+    /// Queues samples for playback; returns once the device has accepted them all.
+    func write(_ buffer: AudioBuffer) async throws
+
+    /// Waits until everything written so far has been played.
+    func drain() async throws
+
+    /// Discards what is buffered but not yet played, so a stop is immediate.
+    func cancel() async
+
+    /// Releases the device so other programs can use it.
+    func close() async
+}

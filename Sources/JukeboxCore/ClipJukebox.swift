@@ -1,0 +1,83 @@
+import Logging
+import ServiceLifecycle
+
+/// The scheduler: after a random gap within the session's interval it draws the next clip
+/// from a shuffle bag, skipping clips whose time window is closed, and hands it to the play
+/// queue with the session's cue. Outside the session's active hours it picks nothing.
+/// When the session's duration has passed it lets the current clip finish and returns.
+public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
+    public let session: Session
+    /// The clips that can be scheduled: enabled and playable. Bag items index this array.
+    public let clips: [Clip]
+    private let queue: ClipPlayQueue
+    private let clock: C
+    private let localTime: any LocalTimeSource
+    private let logger: Logger
+    private var generator: SeededGenerator
+    public private(set) var bag: ShuffleBag
+    public private(set) var nextPickAt: C.Instant?
+
+    public init(
+        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, clock: C,
+        localTime: any LocalTimeSource = SystemLocalTime(), generator: SeededGenerator = SeededGenerator(),
+        logger: Logger
+    ) {
+        self.session = session
+        self.clips = (clips ?? session.clips).filter(\.enabled)
+        self.queue = queue
+        self.clock = clock
+        self.localTime = localTime
+        self.generator = generator
+        self.logger = logger
+        self.bag = ShuffleBag(weights: self.clips.map(\.weight))
+    }
+
+    public func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown { try await self.schedule() }
+        } catch is CancellationError {
+            // Shutdown while waiting for the next pick: nothing to finish.
+        }
+    }
+
+    private func schedule() async throws {
+        let end = session.duration.map { clock.now.advanced(by: $0) }
+        while true {
+            let gap = randomGap()
+            let pickAt = clock.now.advanced(by: gap)
+            if let end, end <= pickAt {
+                nextPickAt = nil
+                try await clock.sleep(until: end, tolerance: nil)
+                logger.notice("session \"\(session.name)\" reached its duration of \(DurationText.format(session.duration!)); finishing the current clip")
+                await queue.finishAfterCurrent()
+                return
+            }
+            nextPickAt = pickAt
+            logger.debug("next pick in \(DurationText.format(gap))")
+            try await clock.sleep(until: pickAt, tolerance: nil)
+            await pick()
+        }
+    }
+
+    /// Draws the next eligible clip and queues it; nil when nothing may play now.
+    @discardableResult
+    public func pick() async -> QueueEntry? {
+        let now = localTime.now()
+        guard session.activeHours.allow(now) else {
+            logger.debug("\(now): outside the session's active hours; nothing picked")
+            return nil
+        }
+        guard !clips.isEmpty, let index = bag.next(isEligible: { clips[$0].windows.allow(now) }, using: &generator) else {
+            logger.debug("\(now): no clip's window is open; nothing picked")
+            return nil
+        }
+        let clip = clips[index]
+        let cue = session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") }
+        return await queue.enqueue(PlayableClip(clip), cue: cue, origin: .scheduler)
+    }
+
+    private func randomGap() -> Duration {
+        let low = session.interval.lowerBound.milliseconds, high = session.interval.upperBound.milliseconds
+        return .milliseconds(Int64.random(in: low...max(low, high), using: &generator))
+    }
+}

@@ -1,0 +1,141 @@
+import DequeModule
+import Logging
+import ServiceLifecycle
+
+/// The single, strictly FIFO play queue. Every enqueue is yielded into an `AsyncStream`
+/// consumed by one loop (`run()`), which runs `beforePlaying` and then plays the clip, so two
+/// clips can never overlap and they play in the order they were accepted. Scheduled picks and
+/// client requests share this queue.
+///
+/// `waiting` mirrors the stream's buffered entries so the queue can be listed and entries
+/// removed; the consumer skips any entry that is no longer at the front of `waiting`.
+public actor ClipPlayQueue: Service {
+    /// Runs in the consumer, right before each clip: the cue, the log line, the event.
+    /// Throwing `AudioDeviceError` makes the whole slot wait for the device and start over.
+    public typealias BeforePlaying = @Sendable (QueueEntry, Player) async throws -> Void
+
+    public let player: Player
+    private let beforePlaying: BeforePlaying
+    private let clock: any Clock<Duration>
+    private let logger: Logger
+    private let stream: AsyncStream<QueueEntry>
+    private let continuation: AsyncStream<QueueEntry>.Continuation
+
+    public private(set) var waiting = Deque<QueueEntry>()
+    public private(set) var current: QueueEntry?
+    public private(set) var playedCount = 0
+    public private(set) var failedCount = 0
+    public private(set) var deviceError: AudioDeviceError?
+    private var nextTicket: UInt64 = 1
+    private var closing = false
+    private var currentEnded: [CheckedContinuation<Void, Never>] = []
+
+    public init(
+        player: Player, clock: any Clock<Duration> = ContinuousClock(), logger: Logger,
+        beforePlaying: BeforePlaying? = nil
+    ) {
+        self.player = player
+        self.clock = clock
+        self.logger = logger
+        self.beforePlaying = beforePlaying ?? Self.playingCue(logger: logger)
+        (stream, continuation) = AsyncStream.makeStream(of: QueueEntry.self)
+    }
+
+    /// Appends a clip; it plays after everything already accepted.
+    @discardableResult
+    public func enqueue(_ clip: PlayableClip, cue: PlayableClip? = nil, origin: QueueEntry.Origin) -> QueueEntry {
+        let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin)
+        nextTicket += 1
+        waiting.append(entry)
+        continuation.yield(entry)
+        return entry
+    }
+
+    /// Removes a waiting entry; returns false if it is not waiting (playing, played or unknown).
+    @discardableResult
+    public func remove(ticket: UInt64) -> Bool {
+        guard let index = waiting.firstIndex(where: { $0.ticket == ticket }) else { return false }
+        waiting.remove(at: index)
+        return true
+    }
+
+    /// Lets the clip playing now finish, starts nothing more, and returns once it has ended.
+    /// Used when the session's duration is reached.
+    public func finishAfterCurrent() async {
+        closing = true
+        guard current != nil else { return }
+        await withCheckedContinuation { currentEnded.append($0) }
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { await self.consume() }
+        await player.shutdown()
+    }
+
+    private func consume() async {
+        for await entry in stream {
+            guard !closing, waiting.first?.ticket == entry.ticket else { continue }
+            waiting.removeFirst()
+            current = entry
+            await playSlot(entry)
+            current = nil
+            for waiter in currentEnded { waiter.resume() }
+            currentEnded = []
+            if waiting.isEmpty { await player.becameIdle() }
+        }
+    }
+
+    /// Plays one entry. A device problem keeps the entry here, at the head of the queue, and
+    /// retries with backoff until the device is back; the clip then starts from the beginning.
+    private func playSlot(_ entry: QueueEntry) async {
+        var backoff = Backoff()
+        while !Task.isCancelled {
+            do {
+                try await beforePlaying(entry, player)
+                let outcome = try await player.play(entry.clip)
+                if deviceError != nil { logger.notice("audio device \"\(deviceError!.device)\" is working again") }
+                deviceError = nil
+                record(outcome, for: entry.clip)
+                return
+            } catch let error as AudioDeviceError {
+                let delay = backoff.next()
+                // One warning per distinct problem; repeats of the same one go to debug.
+                if error != deviceError {
+                    logger.warning("\(error); \(entry.clip.id) stays queued, retrying in \(DurationText.format(delay))")
+                } else {
+                    logger.debug("\(error); retrying in \(DurationText.format(delay))")
+                }
+                deviceError = error
+                guard (try? await clock.sleep(for: delay)) != nil else { return }
+            } catch {
+                failedCount += 1
+                logger.error("failed \(entry.clip): \(error)")
+                return
+            }
+        }
+    }
+
+    private func record(_ outcome: PlayOutcome, for clip: PlayableClip) {
+        switch outcome {
+        case .completed(let duration):
+            playedCount += 1
+            logger.info("played \(clip.id) (\(clip.source.file), \(DurationText.format(duration)))")
+        case .stopped:
+            logger.info("stopped \(clip.id) (\(clip.source.file))")
+        case .failed(let reason):
+            failedCount += 1
+            logger.warning("skipped \(clip.id): \(reason)")
+        }
+    }
+
+    /// The standard `beforePlaying`: plays the entry's cue, if any, in the same queue slot.
+    /// A cue that cannot be played is logged and the clip plays anyway.
+    public static func playingCue(logger: Logger) -> BeforePlaying {
+        { entry, player in
+            guard let cue = entry.cue else { return }
+            if case .failed(let reason) = try await player.play(cue) {
+                logger.warning("cue skipped before \(entry.clip.id): \(reason)")
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+/// Parses and prints the durations a session file uses: `"45s"`, `"3m"`, `"1h30m"`, `"250ms"`,
+/// or a plain number of seconds. Kept separate from the session parser so the CLI can reuse it.
+public enum DurationText {
+    /// Returns nil when `text` is not a duration; the caller words the error with the field path.
+    public static func parse(_ text: String) -> Duration? {
+        let scalars = Array(text.lowercased().unicodeScalars.filter { $0 != " " })
+        guard !scalars.isEmpty else { return nil }
+        if let seconds = Double(String(String.UnicodeScalarView(scalars))) {
+            return fromSeconds(seconds)
+        }
+        var total = Duration.zero
+        var index = 0
+        var sawUnit = false
+        while index < scalars.count {
+            var digits = ""
+            while index < scalars.count, scalars[index].properties.numericType != nil || scalars[index] == "." {
+                digits.unicodeScalars.append(scalars[index])
+                index += 1
+            }
+            var unit = ""
+            while index < scalars.count, scalars[index].properties.isAlphabetic {
+                unit.unicodeScalars.append(scalars[index])
+                index += 1
+            }
+            guard let value = Double(digits), value >= 0, value.isFinite else { return nil }
+            let scale: Double
+            switch unit {
+            case "h": scale = 3600
+            case "m", "min": scale = 60
+            case "s": scale = 1
+            case "ms": scale = 0.001
+            default: return nil
+            }
+            total += .milliseconds(Int64((value * scale * 1000).rounded()))
+            sawUnit = true
+        }
+        return sawUnit ? total : nil
+    }
+
+    public static func fromSeconds(_ seconds: Double) -> Duration? {
+        guard seconds.isFinite, seconds >= 0, seconds < 10 * 365 * 86_400 else { return nil }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    /// Short human form for logs and the CLI: `"1h30m"`, `"45s"`, `"2.5s"`.
+    public static func format(_ duration: Duration) -> String {
+        let totalMilliseconds = duration.milliseconds
+        if totalMilliseconds < 60_000 {
+            if totalMilliseconds % 1000 == 0 { return "\(totalMilliseconds / 1000)s" }
+            let tenths = (totalMilliseconds + 50) / 100
+            return "\(tenths / 10).\(tenths % 10)s"
+        }
+        let totalSeconds = totalMilliseconds / 1000
+        let (hours, minutes, seconds) = (totalSeconds / 3600, totalSeconds / 60 % 60, totalSeconds % 60)
+        var text = ""
+        if hours > 0 { text += "\(hours)h" }
+        if minutes > 0 { text += "\(minutes)m" }
+        if seconds > 0 { text += "\(seconds)s" }
+        return text
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down; enough resolution for schedules and clip lengths.
+    public var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    public var secondsDouble: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The few path and file operations the daemon needs, on plain strings, so the core does
+/// not pull in full Foundation (about 10 MB of resident memory on these machines).
+public enum FilePath {
+    public static func isAbsolute(_ path: String) -> Bool { path.hasPrefix("/") }
+
+    public static func join(_ base: String, _ path: String) -> String {
+        if isAbsolute(path) || base.isEmpty { return path }
+        return base.hasSuffix("/") ? base + path : base + "/" + path
+    }
+
+    /// The folder holding `path` ("." for a bare file name).
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    public static func lastComponent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    public static func removingExtension(_ name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    public static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return "." }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `path` made absolute against the working directory, with `.` and `..` folded away.
+    public static func absolute(_ path: String) -> String {
+        normalize(isAbsolute(path) ? path : join(currentDirectory(), path))
+    }
+
+    public static func normalize(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// The real path after following symlinks, or nil if it does not exist.
+    public static func resolved(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
+    }
+
+    public static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Reads a whole file. The error names the problem in words a user can act on.
+    public static func read(_ path: String) throws(FileReadError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileReadError(errno: errno) }
+        defer { close(descriptor) }
+        var info = stat()
+        if fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { throw FileReadError(errno: EISDIR) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileReadError(errno: errno)
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+    }
+}
+
+/// Why a file could not be read, worded for people rather than as a raw POSIX error.
+public struct FileReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var errno: Int32
+
+    public var isMissing: Bool { errno == ENOENT || errno == ENOTDIR }
+
+    public var description: String {
+        switch errno {
+        case ENOENT, ENOTDIR: "no such file"
+        case EACCES, EPERM: "permission denied (check the file's owner and mode)"
+        case EISDIR: "is a folder, not a file"
+        case ELOOP: "too many symbolic links"
+        case EIO: "input/output error while reading"
+        default: "cannot be read (error \(errno))"
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Logging
+
+/// Plays one clip at a time from a decoder into a sink. It does no I/O itself: it moves
+/// blocks, applies gain and volume, keeps the device open across clips of the same format
+/// (gapless) and closes it after `idleTimeout` without audio so other programs can use it.
+public actor Player {
+    private let sink: any AudioSink
+    private let decoder: any ClipDecoder
+    private let clock: any Clock<Duration>
+    private let idleTimeout: Duration
+    private let logger: Logger
+
+    /// The format clips were opened with, and what the device accepted for it.
+    private var openFormat: (requested: AudioFormat, device: AudioFormat)?
+    private var stopRequested = false
+    private var idleCloser: Task<Void, Never>?
+    /// Bumped on every play so a pending idle close can tell it is stale.
+    private var generation = 0
+    public private(set) var volume: Double
+    public private(set) var isPlaying = false
+
+    /// About 50 ms per block: small enough that a stop is heard at once, large enough that the
+    /// hop to the device thread costs nothing measurable.
+    static let blockDuration = 20
+
+    public init(
+        sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
+        volume: Double = 1, idleTimeout: Duration = .seconds(5), logger: Logger
+    ) {
+        self.sink = sink
+        self.decoder = decoder
+        self.clock = clock
+        self.volume = volume
+        self.idleTimeout = idleTimeout
+        self.logger = logger
+    }
+
+    public var isDeviceOpen: Bool { openFormat != nil }
+
+    public func setVolume(_ volume: Double) { self.volume = min(max(volume, 0), 1) }
+
+    /// Plays `clip` to the end, or until `stopCurrent()` or task cancellation.
+    /// Throws `AudioDeviceError` when the device fails; the device is then closed so the
+    /// next attempt reopens it.
+    public func play(_ clip: PlayableClip) async throws -> PlayOutcome {
+        cancelIdleClose()
+        stopRequested = false
+        isPlaying = true
+        defer { isPlaying = false }
+
+        let decoded: any DecodedClip
+        do {
+            decoded = try await decoder.open(clip.source)
+        } catch {
+            return .failed(reason: "\(error)")
+        }
+        do {
+            let deviceFormat = try await prepareDevice(for: decoded.format)
+            let outcome = try await stream(decoded, to: deviceFormat, gain: SampleMath.linearGain(decibels: clip.gainDecibels))
+            await decoded.close()
+            return outcome
+        } catch let error as AudioDeviceError {
+            await decoded.close()
+            await closeDevice()
+            throw error
+        } catch {
+            await decoded.close()
+            return .failed(reason: "\(error)")
+        }
+    }
+
+    /// Stops the clip being played now (skip); the sink's buffer is discarded.
+    public func stopCurrent() { if isPlaying { stopRequested = true } }
+
+    /// Called when the queue has run dry: lets buffered audio finish, then closes the device
+    /// if nothing else starts within `idleTimeout`.
+    public func becameIdle() async {
+        guard openFormat != nil else { return }
+        do {
+            try await sink.drain()
+        } catch {
+            logger.warning("\(error)")
+            await closeDevice()
+            return
+        }
+        let expected = generation
+        let (clock, timeout) = (clock, idleTimeout)
+        idleCloser = Task { [weak self] in
+            guard (try? await clock.sleep(for: timeout)) != nil else { return }
+            await self?.closeIfStill(idleSince: expected)
+        }
+    }
+
+    /// Stops everything and releases the device (shutdown).
+    public func shutdown() async {
+        cancelIdleClose()
+        if openFormat != nil { await sink.cancel() }
+        await closeDevice()
+    }
+
+    private func prepareDevice(for format: AudioFormat) async throws -> AudioFormat {
+        generation += 1
+        if let open = openFormat {
+            if open.requested == format { return open.device }
+            // A different rate or layout needs new hardware parameters: finish what is
+            // buffered so the previous clip's tail is not cut, then reopen.
+            try await sink.drain()
+            await closeDevice()
+        }
+        let device = try await sink.open(format)
+        openFormat = (format, device)
+        logger.debug("opened \(sink.deviceName) for \(format)\(device == format ? "" : " as \(device)")")
+        return device
+    }
+
+    private func stream(_ decoded: any DecodedClip, to deviceFormat: AudioFormat, gain: Double) async throws -> PlayOutcome {
+        let blockFrames = max(decoded.format.sampleRate / Self.blockDuration, 64)
+        var frames = 0
+        while true {
+            if stopRequested || Task.isCancelled {
+                await sink.cancel()
+                return .stopped
+            }
+            guard var block = try await decoded.read(maxFrames: blockFrames) else { break }
+            // Read the volume per block so a change is heard within one block.
+            SampleMath.scale(&block, by: gain * volume)
+            try await sink.write(SampleMath.convert(block, to: deviceFormat.sampleFormat))
+            frames += block.frames
+        }
+        return .completed(duration: decoded.format.duration(frames: frames))
+    }
+
+    private func closeIfStill(idleSince expected: Int) async {
+        guard expected == generation, !isPlaying, openFormat != nil else { return }
+        logger.debug("closing \(sink.deviceName) after \(DurationText.format(idleTimeout)) idle")
+        await closeDevice()
+    }
+
+    private func closeDevice() async {
+        guard openFormat != nil else { return }
+        openFormat = nil
+        await sink.close()
+    }
+
+    private func cancelIdleClose() {
+        idleCloser?.cancel()
+        idleCloser = nil
+    }
+}

@@ -1,0 +1,29 @@
+/// One slot in the play queue: a clip, the cue to play before it, and who asked for it.
+public struct QueueEntry: Sendable, Identifiable, Equatable {
+    public enum Origin: Sendable, Equatable, CustomStringConvertible {
+        case scheduler
+        case client(String)
+
+        public var description: String {
+            switch self {
+            case .scheduler: "scheduler"
+            case .client(let name): name
+            }
+        }
+    }
+
+    /// Ticket ids increase in acceptance order and are never reused while the daemon runs.
+    public var ticket: UInt64
+    public var clip: PlayableClip
+    public var cue: PlayableClip?
+    public var origin: Origin
+
+    public var id: UInt64 { ticket }
+
+    public init(ticket: UInt64, clip: PlayableClip, cue: PlayableClip? = nil, origin: Origin) {
+        self.ticket = ticket
+        self.clip = clip
+        self.cue = cue
+        self.origin = origin
+    }
+}

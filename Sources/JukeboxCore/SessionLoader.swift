@@ -1,0 +1,226 @@
+import FoundationEssentials
+
+/// Reads and validates a session file (format version 1). Every problem is collected, not
+/// just the first, and each is reported as `file: field.path: what is wrong`.
+public enum SessionLoader {
+    public static func load(path: String) throws(SessionLoadError) -> Session {
+        let bytes: [UInt8]
+        do {
+            bytes = try FilePath.read(path)
+        } catch {
+            throw SessionLoadError(kind: .unreadable, problems: ["\(path): \(error)"])
+        }
+        return try parse(bytes, path: path)
+    }
+
+    /// Parses session text; `path` names the file in messages and anchors relative paths.
+    public static func parse(_ bytes: [UInt8], path: String) throws(SessionLoadError) -> Session {
+        let document: JSONValue
+        do {
+            document = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch {
+            let location = JSONSyntaxLocator.firstError(in: bytes).map { ": \($0)" } ?? ""
+            throw SessionLoadError(kind: .invalid, problems: ["\(path): not valid JSON\(location)"])
+        }
+        var reader = SessionReader(sessionPath: path)
+        let session = reader.session(from: document)
+        guard let session, reader.problems.isEmpty else {
+            throw SessionLoadError(kind: .invalid, problems: reader.problems.map { "\(path): \($0)" })
+        }
+        return session
+    }
+}
+
+/// Walks the JSON tree, filling in defaults and collecting problems as `field: message`.
+struct SessionReader {
+    let sessionPath: String
+    var problems: [String] = []
+
+    init(sessionPath: String) { self.sessionPath = sessionPath }
+
+    mutating func problem(_ field: String, _ message: String) {
+        problems.append(field.isEmpty ? message : "\(field): \(message)")
+    }
+
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "interval", "activeHours", "duration", "cue", "volume", "clips"]
+    static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "enabled"]
+    static let windowKeys = ["from", "to", "days"]
+
+    mutating func session(from document: JSONValue) -> Session? {
+        guard let fields = object(document, at: "", allowed: Self.sessionKeys) else { return nil }
+        if let version = fields["version"], number(version, at: "version") != 1 {
+            problem("version", "\(version.shortDescription) is not a format this jukeboxd reads (expected 1)")
+        }
+        let sessionDirectory = FilePath.directory(of: FilePath.absolute(sessionPath))
+        let clipsDirectory = FilePath.normalize(
+            FilePath.join(sessionDirectory, fields["clipsDirectory"].flatMap { nonEmptyString($0, at: "clipsDirectory") } ?? "."))
+        if fields["clipsDirectory"] != nil, !FilePath.isDirectory(clipsDirectory) {
+            problem("clipsDirectory", "\"\(clipsDirectory)\" is not a folder")
+        }
+        let name = fields["name"].flatMap { nonEmptyString($0, at: "name") }
+            ?? FilePath.removingExtension(FilePath.lastComponent(sessionPath))
+        let device = fields["device"].flatMap { nonEmptyString($0, at: "device") } ?? "default"
+        let interval = fields["interval"].flatMap { self.interval($0) } ?? Session.defaultInterval
+        let activeHours = fields["activeHours"].map { windows($0, at: "activeHours") } ?? []
+        let duration = fields["duration"].flatMap { self.duration($0, at: "duration") }
+        if duration == .zero { problem("duration", "must be longer than 0s (leave it out to run until stopped)") }
+        let cue = fields["cue"].flatMap { nonEmptyString($0, at: "cue") }
+            .map { ClipSource(file: $0, path: FilePath.normalize(FilePath.join(clipsDirectory, $0))) }
+        var volume = 1.0
+        if let value = fields["volume"], let number = number(value, at: "volume") {
+            if (0...1).contains(number) { volume = number } else { problem("volume", "\(value.shortDescription) is out of range (expected 0 to 1)") }
+        }
+        let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
+        guard problems.isEmpty else { return nil }
+        return Session(
+            name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, device: device, interval: interval,
+            activeHours: activeHours, duration: duration, cue: cue, volume: volume, clips: clips)
+    }
+
+    mutating func clipList(_ value: JSONValue?, clipsDirectory: String) -> [Clip] {
+        guard let value else { problem("clips", "missing (list the session's clips, each with a \"file\")"); return [] }
+        guard case .array(let items) = value else { problem("clips", "\(value.shortDescription) is not a list of clips"); return [] }
+        if items.isEmpty { problem("clips", "is empty (a session needs at least one clip)") }
+        var clips: [Clip] = []
+        var firstUse: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let field = "clips[\(index)]"
+            guard let fields = object(item, at: field, allowed: Self.clipKeys) else { continue }
+            guard let fileValue = fields["file"] else { problem("\(field).file", "missing (the clip's audio file)"); continue }
+            guard let file = nonEmptyString(fileValue, at: "\(field).file") else { continue }
+            let id = fields["id"].flatMap { nonEmptyString($0, at: "\(field).id") }
+                ?? FilePath.removingExtension(FilePath.lastComponent(file))
+            if let earlier = firstUse[id] {
+                problem(fields["id"] == nil ? "\(field).file" : "\(field).id", "id \"\(id)\" is already used by clips[\(earlier)] (ids must be unique; set \"id\")")
+            } else {
+                firstUse[id] = index
+            }
+            var clip = Clip(id: id, source: ClipSource(file: file, path: FilePath.normalize(FilePath.join(clipsDirectory, file))))
+            clip.title = fields["title"].flatMap { nonEmptyString($0, at: "\(field).title") } ?? id
+            if let value = fields["weight"], let weight = number(value, at: "\(field).weight") {
+                if weight == weight.rounded(), (1...1000).contains(weight) { clip.weight = Int(weight) } else {
+                    problem("\(field).weight", "\(value.shortDescription) is not a whole number from 1 to 1000")
+                }
+            }
+            if let value = fields["gain"], let gain = number(value, at: "\(field).gain") {
+                if (-60...20).contains(gain) { clip.gainDecibels = gain } else {
+                    problem("\(field).gain", "\(value.shortDescription) dB is out of range (expected -60 to 20)")
+                }
+            }
+            clip.windows = fields["windows"].map { windows($0, at: "\(field).windows") } ?? []
+            if let value = fields["enabled"] {
+                if case .bool(let enabled) = value { clip.enabled = enabled } else { problem("\(field).enabled", "\(value.shortDescription) is not true or false") }
+            }
+            clips.append(clip)
+        }
+        return clips
+    }
+
+    mutating func interval(_ value: JSONValue) -> ClosedRange<Duration>? {
+        guard let fields = object(value, at: "interval", allowed: ["min", "max"]) else { return nil }
+        let low = fields["min"].flatMap { duration($0, at: "interval.min") } ?? Session.defaultInterval.lowerBound
+        let high = fields["max"].flatMap { duration($0, at: "interval.max") } ?? Session.defaultInterval.upperBound
+        guard low <= high else {
+            problem("interval", "min (\(DurationText.format(low))) is longer than max (\(DurationText.format(high)))")
+            return nil
+        }
+        if high == .zero { problem("interval.max", "must be longer than 0s") }
+        return low...high
+    }
+
+    mutating func windows(_ value: JSONValue, at field: String) -> [TimeWindow] {
+        guard case .array(let items) = value else { problem(field, "\(value.shortDescription) is not a list of windows"); return [] }
+        return items.enumerated().compactMap { index, item in window(item, at: "\(field)[\(index)]") }
+    }
+
+    mutating func window(_ value: JSONValue, at field: String) -> TimeWindow? {
+        guard let fields = object(value, at: field, allowed: Self.windowKeys) else { return nil }
+        let from = time(fields["from"], at: "\(field).from")
+        let to = time(fields["to"], at: "\(field).to")
+        var days: Set<Weekday>?
+        if let value = fields["days"] {
+            if case .array(let names) = value, !names.isEmpty {
+                days = []
+                for (index, name) in names.enumerated() {
+                    if case .string(let text) = name, let day = Weekday(name: text) { days?.insert(day) } else {
+                        problem("\(field).days[\(index)]", "\(name.shortDescription) is not a day (expected mon, tue, wed, thu, fri, sat or sun)")
+                    }
+                }
+            } else {
+                problem("\(field).days", "\(value.shortDescription) is not a non-empty list of days such as [\"mon\", \"tue\"]")
+            }
+        }
+        guard let from, let to else { return nil }
+        if from == to || (from.minuteOfDay == 0 && to.minuteOfDay == 1440) && days == nil {
+            problem(field, from == to ? "from and to are both \(from): the window is empty" : "a window of the whole day restricts nothing; leave it out")
+            return nil
+        }
+        return TimeWindow(from: from, to: to.minuteOfDay == 1440 ? TimeOfDay(minuteOfDay: 0)! : to, days: days)
+    }
+
+    mutating func time(_ value: JSONValue?, at field: String) -> TimeOfDay? {
+        guard let value else { problem(field, "missing (expected HH:MM)"); return nil }
+        guard case .string(let text) = value, let time = TimeOfDay(text), text.count >= 4 else {
+            problem(field, "\(value.shortDescription) is not a time (expected HH:MM)")
+            return nil
+        }
+        if time.minuteOfDay == 1440, field.hasSuffix(".from") { problem(field, "\"24:00\" can only end a window"); return nil }
+        return time
+    }
+
+    mutating func duration(_ value: JSONValue, at field: String) -> Duration? {
+        let parsed: Duration?
+        switch value {
+        case .string(let text): parsed = DurationText.parse(text)
+        case .number(let seconds): parsed = DurationText.fromSeconds(seconds)
+        default: parsed = nil
+        }
+        if parsed == nil { problem(field, "\(value.shortDescription) is not a duration (expected e.g. \"45s\", \"3m\", \"1h30m\" or a number of seconds)") }
+        return parsed
+    }
+
+    mutating func object(_ value: JSONValue, at field: String, allowed: [String]) -> [String: JSONValue]? {
+        guard case .object(let fields) = value else {
+            problem(field, "\(value.shortDescription) is not an object")
+            return nil
+        }
+        for key in fields.keys.sorted() where !allowed.contains(key) {
+            let suggestion = allowed.min { editDistance($0, key) < editDistance($1, key) }
+                .flatMap { editDistance($0, key) <= 2 ? " (did you mean \"\($0)\"?)" : nil } ?? ""
+            problem(field.isEmpty ? key : "\(field).\(key)", "unknown key\(suggestion)")
+        }
+        return fields
+    }
+
+    mutating func nonEmptyString(_ value: JSONValue, at field: String) -> String? {
+        guard case .string(let text) = value, !text.isEmpty else {
+            problem(field, "\(value.shortDescription) is not a non-empty string")
+            return nil
+        }
+        return text
+    }
+
+    mutating func number(_ value: JSONValue, at field: String) -> Double? {
+        guard case .number(let number) = value else {
+            problem(field, "\(value.shortDescription) is not a number")
+            return nil
+        }
+        return number
+    }
+}
+
+/// Levenshtein distance, for "did you mean" hints on misspelt keys and clip ids.
+public func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a.lowercased()), b = Array(b.lowercased())
+    guard !a.isEmpty else { return b.count }
+    guard !b.isEmpty else { return a.count }
+    var previous = Array(0...b.count)
+    for i in 1...a.count {
+        var row = [i] + Array(repeating: 0, count: b.count)
+        for j in 1...b.count {
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        previous = row
+    }
+    return previous[b.count]
+}

@@ -1,0 +1,125 @@
+import CSndFile
+import JukeboxCore
+
+/// Decodes clips with libsndfile: every WAV flavour (8/16/24/32-bit integer, 32/64-bit float,
+/// any rate and channel count), plus FLAC, Ogg/Vorbis, AIFF and the rest libsndfile reads.
+/// This is the only file that imports libsndfile.
+public struct SndFileDecoder: ClipDecoder {
+    public init() {}
+
+    public func open(_ source: ClipSource) async throws -> any DecodedClip {
+        let queue = BlockingWorkQueue(label: "jukebox.decode")
+        return try await queue.run { try SndFileHandle(source: source, queue: queue) }
+    }
+
+    /// Opens and closes `source` to check it decodes, for start-up checks and `--check`.
+    public func probe(_ source: ClipSource) async throws -> (format: AudioFormat, duration: Duration) {
+        let clip = try await open(source)
+        let result = (clip.format, clip.duration)
+        await clip.close()
+        return result
+    }
+}
+
+/// Owns one `SNDFILE*`. It is `@unchecked Sendable` because the handle is only touched on
+/// `queue`, a serial queue, which serialises every libsndfile call made through it.
+final class SndFileHandle: DecodedClip, @unchecked Sendable {
+    let format: AudioFormat
+    let frameCount: Int
+    private let file: String
+    private let queue: BlockingWorkQueue
+    private var handle: OpaquePointer?
+
+    init(source: ClipSource, queue: BlockingWorkQueue) throws {
+        self.file = source.file
+        self.queue = queue
+        guard FilePath.isRegularFile(source.path) else {
+            let reason = FilePath.isDirectory(source.path) ? "is a folder, not an audio file" : "no such file (looked for \(source.path))"
+            throw ClipDecodeError(file: source.file, reason: reason)
+        }
+        var info = SF_INFO()
+        guard let handle = sf_open(source.path, Int32(SFM_READ), &info) else {
+            let reason = String(cString: sf_strerror(nil))
+            throw ClipDecodeError(file: source.file, reason: Self.explain(reason))
+        }
+        guard info.channels > 0, info.samplerate > 0 else {
+            sf_close(handle)
+            throw ClipDecodeError(file: source.file, reason: "has no audio channels or no sample rate")
+        }
+        self.handle = handle
+        self.frameCount = Int(info.frames)
+        self.format = AudioFormat(
+            sampleFormat: Self.sampleFormat(for: info.format), sampleRate: Int(info.samplerate), channels: Int(info.channels))
+        // Float files read as integers must saturate rather than wrap on overs.
+        sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+    }
+
+    deinit {
+        if let handle { sf_close(handle) }
+    }
+
+    /// The pipeline format that carries this file's samples without loss.
+    static func sampleFormat(for format: Int32) -> SampleFormat {
+        switch format & Int32(SF_FORMAT_SUBMASK) {
+        case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8), Int32(SF_FORMAT_PCM_16),
+             Int32(SF_FORMAT_ULAW), Int32(SF_FORMAT_ALAW), Int32(SF_FORMAT_IMA_ADPCM), Int32(SF_FORMAT_MS_ADPCM),
+             Int32(SF_FORMAT_GSM610), Int32(SF_FORMAT_DWVW_12), Int32(SF_FORMAT_DWVW_16):
+            return .s16
+        case Int32(SF_FORMAT_PCM_24), Int32(SF_FORMAT_PCM_32), Int32(SF_FORMAT_DWVW_24):
+            return .s32
+        default:
+            return .float32
+        }
+    }
+
+    static func explain(_ reason: String) -> String {
+        let lower = reason.lowercased()
+        if lower.contains("unknown format") || lower.contains("not recognised") {
+            return "not an audio file libsndfile can read (\(reason))"
+        }
+        if lower.contains("permission") { return "permission denied (check the file's owner and mode)" }
+        return reason
+    }
+
+    func read(maxFrames: Int) async throws -> AudioBuffer? {
+        try await queue.run { try self.readBlocking(maxFrames: maxFrames) }
+    }
+
+    private func readBlocking(maxFrames: Int) throws -> AudioBuffer? {
+        guard let handle else { return nil }
+        let channels = format.channels
+        let count = maxFrames * channels
+        let samples: AudioSamples
+        var frames = 0
+        switch format.sampleFormat {
+        case .s16:
+            var data = [Int16](repeating: 0, count: count)
+            frames = Int(data.withUnsafeMutableBufferPointer { sf_readf_short(handle, $0.baseAddress, sf_count_t(maxFrames)) })
+            data.removeLast(count - frames * channels)
+            samples = .s16(data)
+        case .s32:
+            var data = [Int32](repeating: 0, count: count)
+            frames = Int(data.withUnsafeMutableBufferPointer { sf_readf_int(handle, $0.baseAddress, sf_count_t(maxFrames)) })
+            data.removeLast(count - frames * channels)
+            samples = .s32(data)
+        case .float32:
+            var data = [Float](repeating: 0, count: count)
+            frames = Int(data.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, sf_count_t(maxFrames)) })
+            data.removeLast(count - frames * channels)
+            samples = .float32(data)
+        }
+        if frames == 0 {
+            let error = sf_error(handle)
+            if error != 0 { throw ClipDecodeError(file: file, reason: "cannot be decoded: " + String(cString: sf_strerror(handle))) }
+            return nil
+        }
+        return AudioBuffer(samples: samples, channels: channels)
+    }
+
+    func close() async {
+        await queue.run {
+            if let handle = self.handle { sf_close(handle) }
+            self.handle = nil
+        }
+    }
+}
