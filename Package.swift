@@ -12,7 +12,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
     ],
     targets: [
         // C libraries: found by pkg-config; each is imported by exactly one Swift file.
@@ -55,7 +54,7 @@ let package = Package(
             name: "JukeboxCoreTests",
             dependencies: [
                 "JukeboxCore",
-                .product(name: "Clocks", package: "swift-clocks"),
+                
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,0 +1,120 @@
+import JukeboxCore
+import Testing
+
+@Suite("Scheduler")
+struct ClipJukeboxTests {
+    let sink = FakeSink()
+    let clock = ManualClock()
+
+    func session(
+        clips: [Clip], interval: ClosedRange<Duration> = .seconds(10) ... .seconds(20), activeHours: [TimeWindow] = [],
+        duration: Duration? = nil, cue: ClipSource? = nil
+    ) -> Session {
+        Session(name: "test", sourcePath: "/clips/s.json", clipsDirectory: "/clips", interval: interval,
+                activeHours: activeHours, duration: duration, cue: cue, clips: clips)
+    }
+
+    func clip(_ id: String, windows: [TimeWindow] = [], enabled: Bool = true) -> Clip {
+        Clip(id: id, source: ClipSource(file: "\(id).wav", path: "/clips/\(id).wav"), windows: windows, enabled: enabled)
+    }
+
+    func make(_ session: Session, start: LocalTime = LocalTime(weekday: .mon, TimeOfDay("12:00")!), seed: UInt64 = 1)
+        -> (ClipJukebox<ManualClock>, ClipPlayQueue)
+    {
+        let tags = Dictionary(uniqueKeysWithValues: session.clips.enumerated().map { ($1.id, $0 + 1) })
+        var decoder = Fixtures.decoder(tags.map { ($0.key, $0.value, 100) })
+        decoder.clips["/clips/cue.wav"] = FakeDecoder.Spec(tag: 99, frames: 20)
+        let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
+        let queue = ClipPlayQueue(player: player, clock: ManualClock(), logger: .quiet)
+        let jukebox = ClipJukebox(
+            session: session, queue: queue, clock: clock, localTime: ClockDrivenLocalTime(clock: clock, start: start),
+            generator: SeededGenerator(seed: seed), logger: .quiet)
+        return (jukebox, queue)
+    }
+
+    @Test func picksAfterRandomGapsWithoutRepeatsWithinACycle() async throws {
+        let (jukebox, queue) = make(session(clips: ["a", "b", "c", "d"].map { clip($0) }))
+        let consumer = Task { try await queue.run() }
+        let scheduler = Task { try await jukebox.run() }
+        var gaps: [Duration] = []
+        for played in 1...12 {
+            await clock.waitForSleepers(1)
+            let before = clock.now
+            clock.advanceToNextDeadline()
+            gaps.append(before.duration(to: clock.now))
+            await sink.wait(until: { events in events.reduce(0) { if case .write = $1 { $0 + 1 } else { $0 } } >= played * 2 })
+        }
+        let runs = await sink.writeRuns
+        #expect(runs.count == 12)
+        for cycle in 0..<3 { #expect(Set(runs[(cycle * 4)..<(cycle * 4 + 4)]) == [1, 2, 3, 4], "\(runs)") }
+        #expect(gaps.allSatisfy { (.seconds(10) ... .seconds(20)).contains($0) }, "\(gaps)")
+        #expect(Set(gaps).count > 1, "gaps are random, not fixed")
+        scheduler.cancel()
+        consumer.cancel()
+    }
+
+    @Test func outsideActiveHoursNothingIsPicked() async throws {
+        let nineToTen = TimeWindow(from: TimeOfDay("09:00")!, to: TimeOfDay("10:00")!)
+        let (jukebox, queue) = make(
+            session(clips: [clip("a")], interval: .seconds(600) ... .seconds(600), activeHours: [nineToTen]),
+            start: LocalTime(weekday: .mon, TimeOfDay("07:55")!))
+        let scheduler = Task { try await jukebox.run() }
+        // 08:05, 08:15 … 08:55: all outside; 09:05: inside.
+        for _ in 0..<6 {
+            await clock.waitForSleepers(1)
+            clock.advanceToNextDeadline()
+        }
+        await clock.waitForSleepers(1)
+        #expect(await queue.waiting.isEmpty)
+        clock.advanceToNextDeadline()
+        await clock.waitForSleepers(1)
+        #expect(await queue.waiting.map(\.clip.id) == ["a"])
+        scheduler.cancel()
+    }
+
+    @Test func clipsWithClosedWindowsWaitForTheirWindow() async throws {
+        let evening = TimeWindow(from: TimeOfDay("18:00")!, to: TimeOfDay("19:00")!)
+        let (jukebox, queue) = make(session(clips: [clip("day"), clip("evening", windows: [evening]), clip("off", enabled: false)]))
+        for _ in 0..<5 { await jukebox.pick() }
+        #expect(await queue.waiting.map(\.clip.id) == Array(repeating: "day", count: 5))
+    }
+
+    @Test func scheduledPicksCarryTheCue() async throws {
+        let cue = ClipSource(file: "cue.wav", path: "/clips/cue.wav")
+        let (jukebox, queue) = make(session(clips: [clip("a"), clip("b")], cue: cue))
+        let consumer = Task { try await queue.run() }
+        let entry = try #require(await jukebox.pick())
+        #expect(entry.cue?.source == cue)
+        #expect(entry.origin == .scheduler)
+        await sink.wait(until: { $0.contains { if case .write(let tag, _) = $0 { tag != 99 } else { false } } })
+        await sink.wait(until: { events in events.reduce(0) { if case .write(let t, let f) = $1, t != 99 { $0 + f } else { $0 } } == 100 })
+        #expect(await sink.writeRuns.first == 99)
+        #expect(await sink.writeRuns.count == 2)
+        consumer.cancel()
+    }
+
+    @Test func sessionDurationEndsTheSchedulerAfterTheCurrentClip() async throws {
+        let (jukebox, queue) = make(session(clips: [clip("a"), clip("b")], interval: .seconds(10) ... .seconds(10), duration: .seconds(25)))
+        let consumer = Task { try await queue.run() }
+        let scheduler = Task { try await jukebox.run() }
+        for _ in 0..<3 {
+            await clock.waitForSleepers(1)
+            clock.advanceToNextDeadline()
+        }
+        try await scheduler.value
+        #expect(clock.now.offset == .seconds(25))
+        #expect(await queue.playedCount + queue.waiting.count == 2)
+        consumer.cancel()
+    }
+
+    @Test func sameSeedSamePicks() async {
+        func picks(seed: UInt64) async -> [String] {
+            let (jukebox, _) = make(session(clips: (0..<8).map { clip("c\($0)") }), seed: seed)
+            var ids: [String] = []
+            for _ in 0..<16 { ids.append(await jukebox.pick()!.clip.id) }
+            return ids
+        }
+        #expect(await picks(seed: 4) == picks(seed: 4))
+        #expect(await picks(seed: 4) != picks(seed: 5))
+    }
+}

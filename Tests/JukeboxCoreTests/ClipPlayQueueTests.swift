@@ -1,0 +1,159 @@
+import JukeboxCore
+import Logging
+import Testing
+
+@Suite("Play queue")
+struct ClipPlayQueueTests {
+    let sink = FakeSink()
+    let clock = ManualClock()
+
+    func makeQueue(
+        _ clips: [(String, Int, Int)], failing: [String: String] = [:], beforePlaying: ClipPlayQueue.BeforePlaying? = nil
+    ) -> ClipPlayQueue {
+        var decoder = Fixtures.decoder(clips)
+        for (id, reason) in failing { decoder.clips["/clips/\(id).wav"]?.failure = reason }
+        let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
+        return ClipPlayQueue(player: player, clock: clock, logger: .quiet, beforePlaying: beforePlaying)
+    }
+
+    func frames(_ tags: [Int], each: Int) -> @Sendable ([FakeSink.Event]) -> Bool {
+        { events in
+            tags.allSatisfy { tag in
+                events.reduce(0) { if case .write(tag, let f) = $1 { $0 + f } else { $0 } } >= each
+            }
+        }
+    }
+
+    @Test func concurrentEnqueuesPlayInAcceptanceOrderWithoutOverlap() async throws {
+        let queue = makeQueue((1...8).map { ("c\($0)", $0, 300) })
+        let consumer = Task { try await queue.run() }
+        // Eight producers at once: the daemon's order is whatever order it accepted them in.
+        let accepted = await withTaskGroup(of: QueueEntry.self) { group in
+            for n in 1...8 { group.addTask { await queue.enqueue(Fixtures.clip("c\(n)", tag: n), origin: .client("client \(n)")) } }
+            return await group.reduce(into: []) { $0.append($1) }.sorted { $0.ticket < $1.ticket }
+        }
+        await sink.wait(until: frames(Array(1...8), each: 300))
+        let runs = await sink.writeRuns
+        #expect(runs == accepted.map { Int($0.clip.id.dropFirst())! }, "each clip is one uninterrupted run, in ticket order")
+        #expect(accepted.map(\.ticket) == Array(1...8))
+        consumer.cancel()
+        _ = try? await consumer.value
+    }
+
+    @Test func beforePlayingRunsRightBeforeEachClipInOrder() async throws {
+        let sink = self.sink
+        let queue = makeQueue([("a", 1, 100), ("b", 2, 100)]) { entry, _ in await sink.mark("before \(entry.clip.id)") }
+        let consumer = Task { try await queue.run() }
+        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        await sink.wait(until: frames([1, 2], each: 100))
+        let steps = await sink.events.compactMap { event -> String? in
+            switch event {
+            case .mark(let text): text
+            case .write(let tag, _): "clip \(tag)"
+            default: nil
+            }
+        }
+        let collapsed = steps.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+        #expect(collapsed == ["before a", "clip 1", "before b", "clip 2"])
+        consumer.cancel()
+    }
+
+    @Test func cuePlaysInTheSameSlotBeforeItsClip() async throws {
+        let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("cue", 9, 40)])
+        let consumer = Task { try await queue.run() }
+        let cue = Fixtures.clip("cue", tag: 9)
+        await queue.enqueue(Fixtures.clip("a", tag: 1), cue: cue, origin: .scheduler)
+        await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .client("cli"))
+        await queue.enqueue(Fixtures.clip("a", tag: 1), cue: cue, origin: .scheduler)
+        await sink.wait(until: { events in events.reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } } == 200 })
+        #expect(await sink.writeRuns == [9, 1, 2, 9, 1])
+        consumer.cancel()
+    }
+
+    @Test func removedEntryIsSkippedAndTheRestKeepTheirOrder() async throws {
+        let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("c", 3, 100)])
+        await sink.gateWrites(true)
+        let consumer = Task { try await queue.run() }
+        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        let b = await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        await queue.enqueue(Fixtures.clip("c", tag: 3), origin: .scheduler)
+        await sink.waitForGatedWrite()
+        #expect(await queue.current?.clip.id == "a")
+        #expect(await queue.remove(ticket: b.ticket))
+        #expect(await queue.waiting.map(\.clip.id) == ["c"])
+        #expect(await !queue.remove(ticket: 999))
+        await sink.gateWrites(false)
+        await sink.wait(until: frames([1, 3], each: 100))
+        #expect(await sink.writeRuns == [1, 3])
+        consumer.cancel()
+    }
+
+    @Test func badClipIsSkippedAndTheQueueGoesOn() async throws {
+        let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("c", 3, 100)], failing: ["b": "not an audio file"])
+        let consumer = Task { try await queue.run() }
+        for (id, tag) in [("a", 1), ("b", 2), ("c", 3)] { await queue.enqueue(Fixtures.clip(id, tag: tag), origin: .scheduler) }
+        await sink.wait(until: frames([1, 3], each: 100))
+        #expect(await sink.writeRuns == [1, 3])
+        #expect(await queue.failedCount == 1)
+        #expect(await queue.playedCount == 2)
+        consumer.cancel()
+    }
+
+    @Test func deviceMissingAtStartKeepsTheClipAndRetriesWithBackoff() async throws {
+        let busy = AudioDeviceError(code: .busy, device: "fake", operation: "open", reason: "Device or resource busy")
+        await sink.failOpens([busy, busy, busy])
+        let queue = makeQueue([("a", 1, 100)])
+        let consumer = Task { try await queue.run() }
+        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        for expected in [Duration.milliseconds(500), .seconds(1), .seconds(2)] {
+            await clock.waitForSleepers(1)
+            #expect(await queue.deviceError == busy)
+            #expect(await queue.current?.clip.id == "a", "the clip stays at the head of the queue")
+            let before = clock.now
+            clock.advanceToNextDeadline()
+            #expect(before.duration(to: clock.now) == expected)
+        }
+        await sink.wait(until: frames([1], each: 100))
+        #expect(await queue.deviceError == nil)
+        #expect(await sink.framesWritten(tag: 1) == 100)
+        consumer.cancel()
+    }
+
+    @Test func deviceLostMidClipReplaysTheClipFromItsStart() async throws {
+        let unplugged = AudioDeviceError(code: .disconnected, device: "fake", operation: "write", reason: "No such device")
+        await sink.failWrite(at: 2, with: unplugged)
+        let queue = makeQueue([("a", 1, 200), ("b", 2, 100)])
+        let consumer = Task { try await queue.run() }
+        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        await clock.waitForSleepers(1)
+        #expect(await queue.current?.clip.id == "a")
+        #expect(await queue.waiting.map(\.clip.id) == ["b"])
+        clock.advanceToNextDeadline()
+        await sink.wait(until: frames([2], each: 100))
+        let events = await sink.events
+        let reopened = try #require(events.lastIndex(of: .close))
+        #expect(events[..<reopened].filter { if case .write = $0 { true } else { false } }.count == 2)
+        let afterwards = events[reopened...].reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } }
+        #expect(afterwards == 200, "the whole clip plays again after the device returns")
+        #expect(await sink.writeRuns == [1, 2])
+        consumer.cancel()
+    }
+
+    @Test func finishAfterCurrentLetsTheClipEndAndStartsNothingMore() async throws {
+        let queue = makeQueue([("a", 1, 100), ("b", 2, 100)])
+        await sink.gateWrites(true)
+        let consumer = Task { try await queue.run() }
+        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        await sink.waitForGatedWrite()
+        let finished = Task { await queue.finishAfterCurrent() }
+        await sink.gateWrites(false)
+        await finished.value
+        #expect(await sink.framesWritten(tag: 1) == 100)
+        #expect(await sink.framesWritten(tag: 2) == 0)
+        #expect(await queue.waiting.map(\.clip.id) == ["b"], "what was waiting is kept, not dropped")
+        consumer.cancel()
+    }
+}

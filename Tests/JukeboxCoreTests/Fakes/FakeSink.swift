@@ -1,0 +1,125 @@
+import JukeboxCore
+
+/// Records what a player asks of an audio device. Each write is tagged with the first sample
+/// of its block, which `FakeDecoder` sets to the clip's tag, so tests can see which clip every
+/// block came from and in what order. Writes yield a few times so that two concurrent writers
+/// would visibly interleave.
+actor FakeSink: AudioSink {
+    enum Event: Equatable, CustomStringConvertible {
+        case open(AudioFormat)
+        case write(tag: Int, frames: Int)
+        case drain
+        case cancel
+        case close
+        /// Written by test hooks (e.g. `beforePlaying`) to place their own steps in the timeline.
+        case mark(String)
+
+        var description: String {
+            switch self {
+            case .open(let format): "open(\(format))"
+            case .write(let tag, let frames): "write(\(tag)×\(frames))"
+            case .drain: "drain"
+            case .cancel: "cancel"
+            case .close: "close"
+            case .mark(let text): text
+            }
+        }
+    }
+
+    nonisolated let deviceName = "fake"
+    private(set) var events: [Event] = []
+    private var openFailures: [AudioDeviceError] = []
+    private var writeFailures: [Int: AudioDeviceError] = [:]
+    private var writeCount = 0
+    private var waiters: [(predicate: @Sendable ([Event]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+    /// When set, the sample formats the "device" accepts; others are negotiated to the first.
+    var acceptedFormats: [SampleFormat]?
+    /// When set, every write waits for the test to release it, so a test can act mid-clip.
+    private var writeGate: [CheckedContinuation<Void, Never>] = []
+    private var gated = false
+
+    func failOpens(_ errors: [AudioDeviceError]) { openFailures = errors }
+    /// Makes write number `index` (counting from 0 over the sink's life) fail with `error`.
+    func failWrite(at index: Int, with error: AudioDeviceError) { writeFailures[index] = error }
+    func mark(_ text: String) { record(.mark(text)) }
+    func accept(_ formats: [SampleFormat]) { acceptedFormats = formats }
+
+    func gateWrites(_ on: Bool) {
+        gated = on
+        if !on { writeGate.forEach { $0.resume() }; writeGate = [] }
+    }
+
+    /// Lets one gated write through.
+    func releaseOneWrite() { if !writeGate.isEmpty { writeGate.removeFirst().resume() } }
+    var gatedWriteCount: Int { writeGate.count }
+    private var gateWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Returns once a write is being held at the gate (a clip is mid-play).
+    func waitForGatedWrite() async {
+        if !writeGate.isEmpty { return }
+        await withCheckedContinuation { gateWaiters.append($0) }
+    }
+
+    func open(_ format: AudioFormat) async throws -> AudioFormat {
+        if !openFailures.isEmpty { throw openFailures.removeFirst() }
+        record(.open(format))
+        if let acceptedFormats, !acceptedFormats.contains(format.sampleFormat) {
+            return AudioFormat(sampleFormat: acceptedFormats[0], sampleRate: format.sampleRate, channels: format.channels)
+        }
+        return format
+    }
+
+    func write(_ buffer: AudioBuffer) async throws {
+        if gated {
+            await withCheckedContinuation {
+                writeGate.append($0)
+                gateWaiters.forEach { $0.resume() }
+                gateWaiters = []
+            }
+        }
+        defer { writeCount += 1 }
+        if let failure = writeFailures.removeValue(forKey: writeCount) { throw failure }
+        for _ in 0..<3 { await Task.yield() }
+        let tag: Int = switch buffer.samples {
+        case .s16(let samples): Int(samples.first ?? 0)
+        case .s32(let samples): Int(samples.first ?? 0)
+        case .float32(let samples): Int(samples.first ?? 0)
+        }
+        record(.write(tag: tag, frames: buffer.frames))
+    }
+
+    func drain() async throws { record(.drain) }
+    func cancel() async { record(.cancel) }
+    func close() async { record(.close) }
+
+    /// Returns once the recorded events satisfy `predicate`.
+    func wait(until predicate: @escaping @Sendable ([Event]) -> Bool) async {
+        if predicate(events) { return }
+        await withCheckedContinuation { waiters.append((predicate, $0)) }
+    }
+
+    /// The order clips were written in, one entry per uninterrupted run of blocks.
+    var writeRuns: [Int] {
+        var runs: [Int] = []
+        for case .write(let tag, _) in events where runs.last != tag { runs.append(tag) }
+        return runs
+    }
+
+    func framesWritten(tag: Int) -> Int {
+        events.reduce(0) { total, event in
+            if case .write(tag, let frames) = event { return total + frames }
+            return total
+        }
+    }
+
+    private func record(_ event: Event) {
+        events.append(event)
+        notify()
+    }
+
+    private func notify() {
+        let ready = waiters.filter { $0.predicate(events) }
+        waiters.removeAll { $0.predicate(events) }
+        ready.forEach { $0.continuation.resume() }
+    }
+}

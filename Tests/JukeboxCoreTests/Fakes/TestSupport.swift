@@ -1,0 +1,24 @@
+import JukeboxCore
+import Logging
+
+extension Logger {
+    /// Tests assert on behaviour, not on log text; keep their output clean.
+    static let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+}
+
+/// A local time source driven by a `ManualClock`, starting at a given weekday and time.
+struct ClockDrivenLocalTime: LocalTimeSource {
+    let clock: ManualClock
+    /// Seconds since the Unix epoch at the clock's zero, in local time.
+    let startEpochSeconds: Int64
+
+    init(clock: ManualClock, start: LocalTime) {
+        self.clock = clock
+        // 1970-01-04 was a Sunday: pick the first week's matching day.
+        startEpochSeconds = Int64(3 + start.weekday.rawValue) * 86_400 + Int64(start.secondOfDay)
+    }
+
+    func now() -> LocalTime {
+        LocalTime(epochSeconds: startEpochSeconds + clock.now.offset.components.seconds)
+    }
+}

@@ -1,0 +1,192 @@
+import JukeboxCore
+import Testing
+
+@Suite("Session file")
+struct SessionLoaderTests {
+    func load(_ text: String, path: String = "/srv/jukebox/session.json") throws(SessionLoadError) -> Session {
+        try SessionLoader.parse(Array(text.utf8), path: path)
+    }
+
+    func problems(_ text: String) -> [String] {
+        do {
+            _ = try load(text)
+            return []
+        } catch {
+            #expect(error.kind == .invalid)
+            #expect(error.exitCode == 65)
+            return error.problems
+        }
+    }
+
+    @Test func fullExampleFromTheFormatDescription() throws {
+        let session = try load("""
+            {
+              "name": "League practice",
+              "clipsDirectory": "/",
+              "device": "plughw:1,0",
+              "interval": { "min": "45s", "max": "3m" },
+              "activeHours": [ { "from": "08:00", "to": "22:30", "days": ["mon","tue","wed","thu","fri"] } ],
+              "duration": "40m",
+              "cue": "chime.wav",
+              "volume": 0.8,
+              "clips": [
+                { "id": "ward", "file": "ward-the-river.wav", "title": "Ward the river", "weight": 2, "gain": -3,
+                  "windows": [ { "from": "22:00", "to": "02:00" } ], "enabled": true }
+              ]
+            }
+            """)
+        #expect(session.name == "League practice")
+        #expect(session.device == "plughw:1,0")
+        #expect(session.interval == .seconds(45) ... .seconds(180))
+        #expect(session.activeHours == [TimeWindow(from: TimeOfDay("08:00")!, to: TimeOfDay("22:30")!, days: [.mon, .tue, .wed, .thu, .fri])])
+        #expect(session.duration == .seconds(2400))
+        #expect(session.cue == ClipSource(file: "chime.wav", path: "/chime.wav"))
+        #expect(session.volume == 0.8)
+        let clip = try #require(session.clips.first)
+        #expect(clip.id == "ward")
+        #expect(clip.title == "Ward the river")
+        #expect(clip.weight == 2)
+        #expect(clip.gainDecibels == -3)
+        #expect(clip.source == ClipSource(file: "ward-the-river.wav", path: "/ward-the-river.wav"))
+        #expect(clip.windows == [TimeWindow(from: TimeOfDay("22:00")!, to: TimeOfDay("02:00")!)])
+    }
+
+    @Test func defaultsAreFilledIn() throws {
+        let session = try load(#"{ "clips": [ { "file": "sub/Good morning.wav" } ] }"#, path: "/srv/jukebox/daily.json")
+        #expect(session.name == "daily")
+        #expect(session.clipsDirectory == "/srv/jukebox")
+        #expect(session.device == "default")
+        #expect(session.interval == Session.defaultInterval)
+        #expect(session.activeHours.isEmpty)
+        #expect(session.duration == nil)
+        #expect(session.cue == nil)
+        #expect(session.volume == 1)
+        let clip = try #require(session.clips.first)
+        #expect(clip.id == "Good morning")
+        #expect(clip.title == "Good morning")
+        #expect(clip.source.path == "/srv/jukebox/sub/Good morning.wav")
+        #expect((clip.weight, clip.gainDecibels, clip.enabled) == (1, 0, true))
+        #expect(clip.windows.isEmpty)
+    }
+
+    @Test func relativePathsResolveAgainstTheSessionFilesFolder() throws {
+        let session = try load(#"{ "clipsDirectory": "..", "clips": [ { "file": "a.wav" } ], "cue": "c.wav" }"#, path: "/srv/jukebox/s.json")
+        #expect(session.clipsDirectory == "/srv")
+        #expect(session.clips[0].source.path == "/srv/a.wav")
+        #expect(session.cue?.path == "/srv/c.wav")
+    }
+
+    @Test func durationsAcceptTextAndSeconds() throws {
+        let session = try load(#"{ "interval": { "min": 30, "max": "1h30m" }, "duration": "2h", "clips": [ { "file": "a.wav" } ] }"#)
+        #expect(session.interval == .seconds(30) ... .seconds(5400))
+        #expect(session.duration == .seconds(7200))
+    }
+
+    @Test func badTimeNamesTheFieldPath() {
+        let text = """
+            { "clips": [ { "file": "a.wav" }, { "file": "b.wav" }, { "file": "c.wav" },
+              { "file": "d.wav", "windows": [ { "from": "25:00", "to": "02:00" } ] } ] }
+            """
+        #expect(problems(text) == [#"/srv/jukebox/session.json: clips[3].windows[0].from: "25:00" is not a time (expected HH:MM)"#])
+    }
+
+    @Test func everyProblemIsReportedOnItsOwnLine() {
+        let lines = problems("""
+            { "volme": 0.5, "volume": 2, "interval": { "min": "5m", "max": "1m" },
+              "activeHours": [ { "from": "8:00", "to": "noon", "days": ["monday"] } ],
+              "clips": [ { "file": "a.wav", "weight": 0, "gain": "loud", "enabled": "yes" },
+                         { "file": "b/a.wav" }, { "id": "x" } ] }
+            """)
+        let fields = lines.map { String($0.split(separator: ":")[1].dropFirst()) }
+        #expect(lines.count == 10, "\(lines)")
+        #expect(lines.contains(#"/srv/jukebox/session.json: volme: unknown key (did you mean "volume"?)"#))
+        #expect(lines.contains("/srv/jukebox/session.json: volume: 2 is out of range (expected 0 to 1)"))
+        #expect(lines.contains("/srv/jukebox/session.json: interval: min (5m) is longer than max (1m)"))
+        #expect(fields.contains("activeHours[0].to"))
+        #expect(fields.contains("activeHours[0].days[0]"))
+        #expect(fields.contains("clips[0].weight"))
+        #expect(fields.contains("clips[0].gain"))
+        #expect(fields.contains("clips[0].enabled"))
+        #expect(lines.contains(#"/srv/jukebox/session.json: clips[1].file: id "a" is already used by clips[0] (ids must be unique; set "id")"#))
+        #expect(lines.contains("/srv/jukebox/session.json: clips[2].file: missing (the clip's audio file)"))
+    }
+
+    @Test(arguments: [
+        (#"{ }"#, "clips: missing (list the session's clips, each with a \"file\")"),
+        (#"{ "clips": [] }"#, "clips: is empty (a session needs at least one clip)"),
+        (#"{ "clips": "a.wav" }"#, #"clips: "a.wav" is not a list of clips"#),
+        (#"[1]"#, "a list is not an object"),
+        (#"{ "clips": [ { "file": "" } ] }"#, #"clips[0].file: "" is not a non-empty string"#),
+        (#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "10:00", "to": "10:00" } ] } ] }"#, "clips[0].windows[0]: from and to are both 10:00: the window is empty"),
+        (#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "10:00" } ] } ] }"#, "clips[0].windows[0].to: missing (expected HH:MM)"),
+        (#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "10:00", "to": "11:00", "days": [] } ] } ] }"#, #"clips[0].windows[0].days: a list is not a non-empty list of days such as ["mon", "tue"]"#),
+        (#"{ "clips": [ { "file": "a.wav", "weight": 1.5 } ] }"#, "clips[0].weight: 1.5 is not a whole number from 1 to 1000"),
+        (#"{ "clips": [ { "file": "a.wav", "gain": 40 } ] }"#, "clips[0].gain: 40 dB is out of range (expected -60 to 20)"),
+        (#"{ "clips": [ { "file": "a.wav" } ], "duration": "soon" }"#, #"duration: "soon" is not a duration (expected e.g. "45s", "3m", "1h30m" or a number of seconds)"#),
+        (#"{ "clips": [ { "file": "a.wav" } ], "duration": 0 }"#, "duration: must be longer than 0s (leave it out to run until stopped)"),
+        (#"{ "clips": [ { "file": "a.wav" } ], "version": 2 }"#, "version: 2 is not a format this jukeboxd reads (expected 1)"),
+        (#"{ "clips": [ { "file": "a.wav" } ], "clipsDirectory": "/nonexistent/folder" }"#, #"clipsDirectory: "/nonexistent/folder" is not a folder"#),
+        (#"{ "clips": [ { "file": "a.wav", "Title": "x" } ] }"#, #"clips[0].Title: unknown key (did you mean "title"?)"#),
+    ])
+    func singleProblem(text: String, expected: String) {
+        #expect(problems(text) == ["/srv/jukebox/session.json: " + expected])
+    }
+
+    @Test func notJSONSaysWhereWithLineAndColumn() {
+        #expect(problems("{\n  \"clips\": [\n    { \"file\": \"a.wav\" }\n    { \"file\": \"b.wav\" }\n  ]\n}") == [
+            "/srv/jukebox/session.json: not valid JSON: expected ',' or ']' at line 4, column 5",
+        ])
+        #expect(problems("clips: a.wav") == ["/srv/jukebox/session.json: not valid JSON: unexpected character at line 1, column 1"])
+        #expect(problems("{ \"clips\": [ ") == ["/srv/jukebox/session.json: not valid JSON: unexpected end of file, expected a value at line 1, column 14"])
+    }
+
+    @Test func missingFileIsUnreadableNotInvalid() {
+        #expect(throws: SessionLoadError(kind: .unreadable, problems: ["/nonexistent/session.json: no such file"])) {
+            try SessionLoader.load(path: "/nonexistent/session.json")
+        }
+        #expect(throws: SessionLoadError(kind: .unreadable, problems: ["/: is a folder, not a file"])) {
+            try SessionLoader.load(path: "/")
+        }
+        #expect(SessionLoadError(kind: .unreadable, problems: []).exitCode == 66)
+    }
+}
+
+@Suite("JSON syntax locator")
+struct JSONSyntaxLocatorTests {
+    @Test func validDocumentsHaveNoError() {
+        for text in [#"{"a": [1, -2.5e3, true, false, null, "x\"y\u00e9"]}"#, "  []  ", #""s""#, "0"] {
+            #expect(JSONSyntaxLocator.firstError(in: Array(text.utf8)) == nil, "\(text)")
+        }
+    }
+
+    @Test func positionsCountLinesAndCharacters() {
+        let failure = JSONSyntaxLocator.firstError(in: Array("{\n \"é\": 01 }".utf8))
+        #expect(failure?.description == "invalid number at line 2, column 7")
+        #expect(JSONSyntaxLocator.firstError(in: Array("{\"a\": 1} x".utf8))?.reason == "unexpected text after the end of the document")
+        #expect(JSONSyntaxLocator.firstError(in: Array("{\"a\" 1}".utf8))?.reason == "expected ':' after the key")
+        #expect(JSONSyntaxLocator.firstError(in: Array("\"open".utf8))?.reason == "unexpected end of file inside a string")
+    }
+}
+
+@Suite("Durations")
+struct DurationTextTests {
+    @Test(arguments: [
+        ("45s", Duration.seconds(45)), ("3m", .seconds(180)), ("1h30m", .seconds(5400)), ("250ms", .milliseconds(250)),
+        ("1.5s", .milliseconds(1500)), ("90", .seconds(90)), ("2h 5m 3s", .seconds(7503)),
+    ])
+    func parses(text: String, expected: Duration) {
+        #expect(DurationText.parse(text) == expected)
+    }
+
+    @Test(arguments: ["", "s", "5x", "-3s", "m5", "1h-2m"])
+    func rejects(text: String) {
+        #expect(DurationText.parse(text) == nil)
+    }
+
+    @Test func formatsShortly() {
+        #expect(DurationText.format(.seconds(5400)) == "1h30m")
+        #expect(DurationText.format(.seconds(45)) == "45s")
+        #expect(DurationText.format(.milliseconds(2340)) == "2.3s")
+        #expect(DurationText.format(.seconds(3600)) == "1h")
+    }
+}

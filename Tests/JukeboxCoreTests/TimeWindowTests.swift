@@ -1,0 +1,86 @@
+import Glibc
+import JukeboxCore
+import Testing
+
+@Suite("Time windows")
+struct TimeWindowTests {
+    func at(_ day: Weekday, _ time: String) -> LocalTime { LocalTime(weekday: day, TimeOfDay(time)!) }
+    func window(_ from: String, _ to: String, days: Set<Weekday>? = nil) -> TimeWindow {
+        TimeWindow(from: TimeOfDay(from)!, to: TimeOfDay(to)!, days: days)
+    }
+
+    @Test func sameDayWindowIsHalfOpen() {
+        let w = window("08:00", "22:30")
+        #expect(!w.contains(at(.mon, "07:59")))
+        #expect(w.contains(at(.mon, "08:00")))
+        #expect(w.contains(at(.mon, "22:29")))
+        #expect(!w.contains(at(.mon, "22:30")))
+    }
+
+    @Test func windowCrossingMidnight() {
+        let w = window("22:00", "02:00")
+        #expect(w.crossesMidnight)
+        #expect(w.contains(at(.tue, "22:00")))
+        #expect(w.contains(at(.tue, "23:59")))
+        #expect(w.contains(at(.wed, "00:00")))
+        #expect(w.contains(at(.wed, "01:59")))
+        #expect(!w.contains(at(.wed, "02:00")))
+        #expect(!w.contains(at(.wed, "12:00")))
+        #expect(!w.contains(at(.wed, "21:59")))
+    }
+
+    @Test func daysReferToTheDayTheWindowStarts() {
+        let w = window("22:00", "02:00", days: [.fri])
+        #expect(w.contains(at(.fri, "23:00")))
+        #expect(w.contains(at(.sat, "01:00")), "Friday night's window is still open early on Saturday")
+        #expect(!w.contains(at(.sat, "23:00")))
+        #expect(!w.contains(at(.fri, "01:00")), "early Friday belongs to Thursday's window")
+        let weekdays = window("08:00", "17:00", days: [.mon, .tue, .wed, .thu, .fri])
+        #expect(weekdays.contains(at(.fri, "09:00")))
+        #expect(!weekdays.contains(at(.sat, "09:00")))
+    }
+
+    @Test func endOfDayWindow() throws {
+        let session = try SessionLoader.parse(Array(#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "20:00", "to": "24:00", "days": ["sun"] } ] } ] }"#.utf8), path: "/s.json")
+        let w = session.clips[0].windows[0]
+        #expect(w.contains(at(.sun, "23:59")))
+        #expect(!w.contains(at(.mon, "00:00")))
+        #expect(!w.contains(at(.sun, "19:59")))
+    }
+
+    @Test func emptyListMeansAlways() {
+        #expect([TimeWindow]().allow(at(.sun, "03:00")))
+        #expect(![window("08:00", "09:00")].allow(at(.sun, "03:00")))
+        #expect([window("08:00", "09:00"), window("02:00", "04:00")].allow(at(.sun, "03:00")))
+    }
+
+    @Test func utcEpochConversion() {
+        // 2026-11-22 06:00:00 UTC is a Sunday.
+        #expect(LocalTime(epochSeconds: 1_795_327_200) == at(.sun, "06:00"))
+        #expect(LocalTime(epochSeconds: 1_795_327_200, utcOffsetSeconds: -7 * 3600) == at(.sat, "23:00"))
+        #expect(LocalTime(epochSeconds: 0) == at(.thu, "00:00"))
+    }
+
+    /// The daemon reads local time through the C library, so DST follows the zone's own rules.
+    /// This is the only test that touches `TZ`; every other test uses injected local time.
+    @Test func systemLocalTimeFollowsDaylightSavingTime() {
+        setenv("TZ", "Europe/London", 1)
+        tzset()
+        defer { unsetenv("TZ"); tzset() }
+        // 2026-03-29 00:59:59 UTC is 00:59:59 GMT; one second later clocks jump to 02:00 BST.
+        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_745_999) == LocalTime(weekday: .sun, secondOfDay: 3599))
+        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_746_000) == at(.sun, "02:00"))
+        // A 01:00–03:00 window on that day is open from the jump until 03:00 BST (02:00 UTC).
+        let w = window("01:00", "03:00")
+        #expect(w.contains(SystemLocalTime.localTime(epochSeconds: 1_774_746_000)))
+        #expect(!w.contains(SystemLocalTime.localTime(epochSeconds: 1_774_749_600)))
+        // 2026-10-25 00:30 UTC is 01:30 BST; 01:30 UTC is 01:30 GMT again: both inside the window.
+        #expect(SystemLocalTime.localTime(epochSeconds: 1_792_888_200) == at(.sun, "01:30"))
+        #expect(SystemLocalTime.localTime(epochSeconds: 1_792_891_800) == at(.sun, "01:30"))
+        #expect(w.contains(SystemLocalTime.localTime(epochSeconds: 1_792_891_800)))
+        // A 22:00-02:00 window opened on Saturday night in BST closes at 02:00 GMT.
+        let night = window("22:00", "02:00", days: [.sat])
+        #expect(night.contains(SystemLocalTime.localTime(epochSeconds: 1_792_891_800)))
+        #expect(!night.contains(SystemLocalTime.localTime(epochSeconds: 1_792_893_600)))
+    }
+}
