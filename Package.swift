@@ -58,17 +58,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // WAV writing and temporary folders shared by the tests that do real I/O.
+        .target(name: "JukeboxTestSupport", path: "Tests/JukeboxTestSupport"),
         .testTarget(
             name: "JukeboxSndFileTests",
-            dependencies: ["JukeboxSndFile", "JukeboxCore"]
+            dependencies: ["JukeboxSndFile", "JukeboxCore", "JukeboxTestSupport"]
         ),
         .testTarget(
             name: "JukeboxALSATests",
-            dependencies: ["JukeboxALSA", "JukeboxSndFile", "JukeboxCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "JukeboxALSA", "JukeboxSndFile", "JukeboxCore", "JukeboxTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["JukeboxCore"]
+            dependencies: ["JukeboxTestSupport", "jukeboxd"]
         ),
     ]
 )

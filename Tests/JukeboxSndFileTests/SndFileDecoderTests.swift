@@ -1,0 +1,94 @@
+import JukeboxCore
+import JukeboxSndFile
+import JukeboxTestSupport
+import Testing
+
+@Suite("libsndfile decoder")
+struct SndFileDecoderTests {
+    let folder: TemporaryDirectory
+    init() throws { folder = try TemporaryDirectory() }
+
+    func decodeAll(_ path: String) async throws -> (AudioFormat, Int, AudioSamples) {
+        let clip = try await SndFileDecoder().open(ClipSource(file: FilePath.lastComponent(path), path: path))
+        var all: AudioSamples?
+        while let block = try await clip.read(maxFrames: 1000) {
+            #expect(block.channels == clip.format.channels)
+            switch (all, block.samples) {
+            case (nil, let samples): all = samples
+            case (.s16(let a)?, .s16(let b)): all = .s16(a + b)
+            case (.s32(let a)?, .s32(let b)): all = .s32(a + b)
+            case (.float32(let a)?, .float32(let b)): all = .float32(a + b)
+            default: Issue.record("block format changed mid-clip")
+            }
+        }
+        await clip.close()
+        return (clip.format, clip.frameCount, try #require(all))
+    }
+
+    static let flavours: [(WAVFile.Encoding, Int, Int)] = [
+        (.u8, 8000, 1), (.s16, 12_000, 1), (.s16, 44_100, 2), (.s24, 48_000, 2), (.s32, 22_050, 1),
+        (.float32, 44_100, 2), (.float64, 12_000, 1),
+    ]
+
+    @Test(arguments: flavours)
+    func everyWAVFlavourDecodesToTheSamplesWritten(encoding: WAVFile.Encoding, rate: Int, channels: Int) async throws {
+        let samples = WAVFile.tone(frequency: 440, frames: 2500, rate: rate, channels: channels) + [1, -1, 0].flatMap { Array(repeating: $0, count: channels) }
+        let path = try folder.write("\(encoding)-\(rate)-\(channels).wav", WAVFile.bytes(samples, encoding: encoding, rate: rate, channels: channels))
+        let (format, frames, decoded) = try await decodeAll(path)
+        #expect(format.sampleRate == rate)
+        #expect(format.channels == channels)
+        #expect(frames == 2503)
+        #expect(decoded.count == samples.count)
+        switch (encoding, decoded) {
+        case (.u8, .s16(let values)):
+            #expect(values == samples.map { Int16((min(max($0, -1), 1) * 127).rounded()) << 8 })
+        case (.s16, .s16(let values)):
+            #expect(values == samples.map { Int16(($0 * 32_767).rounded()) })
+        case (.s24, .s32(let values)):
+            #expect(values == samples.map { Int32(($0 * 8_388_607).rounded()) << 8 })
+        case (.s32, .s32(let values)):
+            #expect(values == samples.map { Int32(($0 * 2_147_483_647).rounded()) })
+        case (.float32, .float32(let values)), (.float64, .float32(let values)):
+            #expect(values == samples.map { Float($0) })
+        default:
+            Issue.record("\(encoding) decoded as \(decoded.format)")
+        }
+    }
+
+    @Test func missingFileNamesTheFile() async throws {
+        await #expect(throws: ClipDecodeError(file: "gone.wav", reason: "no such file (looked for \(folder.file("gone.wav")))")) {
+            _ = try await SndFileDecoder().open(ClipSource(file: "gone.wav", path: folder.file("gone.wav")))
+        }
+    }
+
+    @Test func corruptFileIsRejectedWithAReason() async throws {
+        let path = try folder.write("noise.wav", Array("this is not audio at all, just text".utf8))
+        do {
+            _ = try await SndFileDecoder().open(ClipSource(file: "noise.wav", path: path))
+            Issue.record("a text file decoded")
+        } catch let error as ClipDecodeError {
+            #expect(error.file == "noise.wav")
+            #expect(error.reason.hasPrefix("not an audio file libsndfile can read"), "\(error.reason)")
+        }
+    }
+
+    @Test func truncatedWAVStillPlaysWhatItHas() async throws {
+        let full = WAVFile.bytes(WAVFile.tone(frequency: 300, frames: 1000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
+        let path = try folder.write("cut.wav", Array(full.prefix(44 + 600)))
+        let (_, _, decoded) = try await decodeAll(path)
+        #expect(decoded.count == 300)
+    }
+
+    @Test func folderIsNotAClip() async throws {
+        await #expect(throws: ClipDecodeError(file: "dir", reason: "is a folder, not an audio file")) {
+            _ = try await SndFileDecoder().open(ClipSource(file: "dir", path: folder.path))
+        }
+    }
+
+    @Test func probeReportsFormatAndDuration() async throws {
+        let path = try folder.write("two.wav", WAVFile.bytes(Array(repeating: 0, count: 24_000), encoding: .s16, rate: 12_000, channels: 1))
+        let probe = try await SndFileDecoder().probe(ClipSource(file: "two.wav", path: path))
+        #expect(probe.format == AudioFormat(sampleFormat: .s16, sampleRate: 12_000, channels: 1))
+        #expect(probe.duration == .seconds(2))
+    }
+}
