@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
     ],
     targets: [
         // C libraries: found by pkg-config; each is imported by exactly one Swift file.
@@ -73,7 +74,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["JukeboxTestSupport", "jukeboxd"]
+            dependencies: [
+                "JukeboxTestSupport", "jukeboxd",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ]
         ),
     ]
 )

@@ -1,0 +1,129 @@
+import Foundation
+import JukeboxTestSupport
+import Testing
+
+/// The built `jukeboxd` binary, end to end: arguments, exit codes, messages, and real playback
+/// through ALSA's `file` plugin.
+@Suite("jukeboxd end to end")
+struct JukeboxdCommandTests {
+    let folder: TemporaryDirectory
+    let tones: [(id: String, samples: [Double])]
+
+    init() throws {
+        folder = try TemporaryDirectory()
+        tones = [("low", 220, 9000), ("mid", 440, 13_000), ("high", 880, 5000)].map { id, frequency, frames in
+            (id, WAVFile.tone(frequency: Double(frequency), frames: frames, rate: 44_100, channels: 2))
+        }
+        for tone in tones {
+            try folder.write("\(tone.id).wav", WAVFile.bytes(tone.samples, encoding: .s16, rate: 44_100, channels: 2))
+        }
+    }
+
+    func session(_ body: String) throws -> String {
+        try folder.write("session.json", text: body)
+    }
+
+    var fileDevice: String { "file:FILE=\(folder.file("out.raw")),FORMAT=raw" }
+
+    func outcome(_ arguments: [String]) async throws -> (Int32?, String, String) {
+        let outcome = try await DaemonProcess.run(arguments)
+        return (outcome.status, outcome.stdout, outcome.stderr)
+    }
+
+    @Test func checkAcceptsAGoodSession() async throws {
+        let path = try session(#"{ "name": "Tones", "clips": [ { "file": "low.wav" }, { "file": "mid.wav" } ] }"#)
+        let (status, stdout, stderr) = try await outcome([path, "--check"])
+        #expect(status == 0, "\(stderr)")
+        #expect(stdout == "\(path): OK: \"Tones\", 2 clips (2 enabled), device \"default\"\n")
+    }
+
+    @Test func checkNamesAClipThatDoesNotDecode() async throws {
+        try folder.write("broken.wav", Array("RIFF....WAVEjunk".utf8))
+        let path = try session(#"{ "clips": [ { "file": "low.wav" }, { "file": "broken.wav" }, { "file": "gone.wav" } ] }"#)
+        let (status, _, stderr) = try await outcome([path, "--check"])
+        #expect(status == 65)
+        #expect(stderr.contains("\(path): clip broken: broken.wav: "))
+        #expect(stderr.contains("\(path): clip gone: gone.wav: no such file"))
+    }
+
+    @Test func invalidSessionExits65WithOneLinePerProblem() async throws {
+        let path = try session("""
+            { "clips": [ { "file": "low.wav", "windows": [ { "from": "25:00", "to": "02:00" } ] } ], "volume": 3 }
+            """)
+        let (status, stdout, stderr) = try await outcome([path])
+        #expect(status == 65)
+        #expect(stdout.isEmpty)
+        #expect(stderr == """
+            \(path): volume: 3 is out of range (expected 0 to 1)
+            \(path): clips[0].windows[0].from: "25:00" is not a time (expected HH:MM)
+
+            """)
+    }
+
+    @Test func notJSONExits65WithLineAndColumn() async throws {
+        let path = try session("{\n  \"clips\": [ { \"file\": \"low.wav\" } \n")
+        let (status, _, stderr) = try await outcome([path])
+        #expect(status == 65)
+        #expect(stderr == "\(path): not valid JSON: unexpected end of file, expected ',' or ']' at line 3, column 1\n")
+    }
+
+    @Test func missingSessionExits66() async throws {
+        let (status, _, stderr) = try await outcome([folder.file("nope.json")])
+        #expect(status == 66)
+        #expect(stderr == "\(folder.file("nope.json")): no such file\n")
+    }
+
+    @Test(arguments: [[], ["a.json", "--log-level", "loud"], ["a.json", "--seed", "-1"], ["a.json", "--frobnicate"]])
+    func badCommandLineExits64(arguments: [String]) async throws {
+        let (status, _, stderr) = try await outcome(arguments)
+        #expect(status == 64)
+        #expect(stderr.lowercased().contains("usage: jukeboxd"))
+    }
+
+    @Test func noPlayableClipExits65() async throws {
+        let path = try session(#"{ "clips": [ { "file": "gone.wav" } ] }"#)
+        let (status, _, stderr) = try await outcome([path, "--device", fileDevice])
+        #expect(status == 65)
+        #expect(stderr.contains("clip gone left out: gone.wav: no such file"))
+        #expect(stderr.contains("none of the session's clips can be played"))
+    }
+
+    @Test func playsWholeClipsOneAfterAnotherUntilTheDurationEnds() async throws {
+        let path = try session("""
+            { "interval": { "min": "200ms", "max": "400ms" }, "duration": "3s",
+              "clips": [ { "file": "low.wav" }, { "file": "mid.wav" }, { "file": "high.wav" } ] }
+            """)
+        let (status, _, stderr) = try await outcome([path, "--device", fileDevice, "--seed", "7"])
+        #expect(status == 0, "\(stderr)")
+        let played = stderr.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "played ") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != " " })
+        }
+        #expect(played.count >= 5, "\(stderr)")
+        for cycle in stride(from: 0, to: played.count - 2, by: 3) {
+            #expect(Set(played[cycle..<(cycle + 3)]) == ["low", "mid", "high"], "no repeats within a cycle: \(played)")
+        }
+        let expected = played.flatMap { id in WAVFile.pcm16(tones.first { $0.id == id }!.samples) }
+        let out = try folder.read("out.raw")
+        #expect(out.count == expected.count)
+        #expect(out == expected, "every clip whole, in the logged order, nothing between them")
+        #expect(stderr.contains("reached its duration of 3s"))
+    }
+
+    @Test func sigtermStopsAndExits0() async throws {
+        let path = try session(#"{ "interval": { "min": "1h", "max": "2h" }, "clips": [ { "file": "low.wav" } ] }"#)
+        let run = try await DaemonProcess.run([path, "--device", fileDevice], until: "session \"session\": 1 clips", then: .terminate)
+        #expect(run.triggered)
+        #expect(run.status == 0)
+        #expect(run.lines.last?.hasSuffix("stopped") == true, "\(run.lines)")
+    }
+
+    @Test func deviceThatDoesNotExistIsRetriedNotFatal() async throws {
+        let path = try session(#"{ "interval": { "min": "100ms", "max": "100ms" }, "clips": [ { "file": "low.wav" } ] }"#)
+        let run = try await DaemonProcess.run([path, "--device", "jukebox_absent_pcm"], until: "cannot open", then: .interrupt)
+        let line = run.lines.first { $0.contains("cannot open") }
+        #expect(line?.contains(#"audio device "jukebox_absent_pcm": cannot open: No such file or directory (check the name with `aplay -L`"#) == true)
+        #expect(line?.contains("low stays queued, retrying in 0.5s") == true)
+        #expect(run.status == 0)
+    }
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs what is needed, builds jukeboxd and plays the demo session in clips/.
+# Extra arguments go to jukeboxd, e.g. --device plughw:1,0 or --log-level debug.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+swift build -c release --product jukeboxd
+exec .build/release/jukeboxd clips/session.json "$@"
