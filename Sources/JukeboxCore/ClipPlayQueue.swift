@@ -93,8 +93,10 @@ public actor ClipPlayQueue: Service {
             do {
                 try await beforePlaying(entry, player)
                 let outcome = try await player.play(entry.clip)
-                if deviceError != nil { logger.notice("audio device \"\(deviceError!.device)\" is working again") }
-                deviceError = nil
+                if let recovered = deviceError {
+                    logger.notice("audio device \"\(recovered.device)\" is working again")
+                    deviceError = nil
+                }
                 record(outcome, for: entry.clip)
                 return
             } catch let error as AudioDeviceError {

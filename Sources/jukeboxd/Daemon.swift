@@ -18,8 +18,9 @@ struct Daemon {
         var problems: [String]
     }
 
-    /// Opens every clip once; the ones that do not decode are left out with a warning.
-    func playableClips() async -> Playable {
+    /// Opens every clip once; the ones that do not decode are left out, with a warning
+    /// when `warn` is set (`--check` reports them in its verdict instead).
+    func playableClips(warn: Bool = true) async -> Playable {
         var result = Playable(clips: [], cue: session.cue, problems: [])
         for clip in session.clips {
             do {
@@ -28,7 +29,7 @@ struct Daemon {
                 result.clips.append(clip)
             } catch {
                 result.problems.append("clip \(clip.id): \(error)")
-                logger.warning("clip \(clip.id) left out: \(error)")
+                if warn { logger.warning("clip \(clip.id) left out: \(error)") }
             }
         }
         if let cue = session.cue {
@@ -37,13 +38,13 @@ struct Daemon {
             } catch {
                 result.cue = nil
                 result.problems.append("cue: \(error)")
-                logger.warning("cue left out: \(error)")
+                if warn { logger.warning("cue left out: \(error)") }
             }
         }
         return result
     }
 
-    /// `--check`: a one-line verdict on stdout; problems were already logged. Returns the exit status.
+    /// `--check`: a one-line verdict on stdout, or one line per problem on stderr. Returns the exit status.
     func report(_ playable: Playable) -> Int32 {
         let enabled = playable.clips.filter(\.enabled).count
         if playable.problems.isEmpty {

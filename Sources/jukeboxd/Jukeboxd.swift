@@ -48,7 +48,7 @@ struct Jukeboxd: AsyncParsableCommand {
         if let device { session.device = device }
 
         let daemon = Daemon(session: session, seed: seed, logger: logger)
-        let playable = await daemon.playableClips()
+        let playable = await daemon.playableClips(warn: !check)
         if check {
             throw ExitCode(daemon.report(playable))
         }

@@ -44,6 +44,7 @@ struct JukeboxdCommandTests {
         #expect(status == 65)
         #expect(stderr.contains("\(path): clip broken: broken.wav: "))
         #expect(stderr.contains("\(path): clip gone: gone.wav: no such file"))
+        #expect(stderr.split(separator: "\n").count == 2, "one line per problem, nothing twice: \(stderr)")
     }
 
     @Test func invalidSessionExits65WithOneLinePerProblem() async throws {
