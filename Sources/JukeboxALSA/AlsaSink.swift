@@ -58,11 +58,17 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
     }
 
-    public func cancel() async {
+    public func cancel() async -> Int {
         await queue.run {
-            guard let pcm = self.pcm else { return }
+            guard let pcm = self.pcm else { return 0 }
+            // What is written but not yet heard: the caller rewinds by this much on pause.
+            var delay: snd_pcm_sframes_t = 0
+            if snd_pcm_delay(pcm, &delay) < 0 || snd_pcm_state(pcm) != SND_PCM_STATE_RUNNING && snd_pcm_state(pcm) != SND_PCM_STATE_PREPARED {
+                delay = 0
+            }
             snd_pcm_drop(pcm)
             snd_pcm_prepare(pcm)
+            return max(0, Int(delay))
         }
     }
 

@@ -15,8 +15,10 @@ public protocol AudioSink: Sendable {
     /// Waits until everything written so far has been played.
     func drain() async throws
 
-    /// Discards what is buffered but not yet played, so a stop is immediate.
-    func cancel() async
+    /// Discards what is buffered but not yet played, so a stop is immediate. Returns how many
+    /// frames were discarded, so a pause can resume exactly where the listener stopped hearing.
+    @discardableResult
+    func cancel() async -> Int
 
     /// Releases the device so other programs can use it.
     func close() async

@@ -13,6 +13,9 @@ public protocol DecodedClip: Sendable {
     /// Up to `maxFrames` frames, or nil at the end. Throws `ClipDecodeError`.
     func read(maxFrames: Int) async throws -> AudioBuffer?
 
+    /// Moves the read position to `frame` (used to resume after a pause).
+    func seek(toFrame frame: Int) async throws
+
     func close() async
 }
 

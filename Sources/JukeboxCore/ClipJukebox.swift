@@ -6,22 +6,26 @@ import ServiceLifecycle
 /// queue with the session's cue. Outside the session's active hours it picks nothing.
 /// When the session's duration has passed it lets the current clip finish and returns.
 public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
-    public let session: Session
+    public private(set) var session: Session
     /// The clips that can be scheduled: enabled and playable. Bag items index this array.
-    public let clips: [Clip]
+    public private(set) var clips: [Clip]
     private let queue: ClipPlayQueue
     private let clock: C
     private let localTime: any LocalTimeSource
     private let logger: Logger
+    private let wallClock: WallClock
     private var generator: SeededGenerator
     public private(set) var bag: ShuffleBag
     public private(set) var nextPickAt: C.Instant?
+    /// When the next pick is due, in seconds since the Unix epoch, for people to read.
+    public private(set) var nextPickWallTime: Double?
 
     public init(
         session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, clock: C,
         localTime: any LocalTimeSource = SystemLocalTime(), generator: SeededGenerator = SeededGenerator(),
-        logger: Logger
+        wallClock: @escaping WallClock = SystemWallClock.now, logger: Logger
     ) {
+        self.wallClock = wallClock
         self.session = session
         self.clips = (clips ?? session.clips).filter(\.enabled)
         self.queue = queue
@@ -47,15 +51,22 @@ public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
             let pickAt = clock.now.advanced(by: gap)
             if let end, end <= pickAt {
                 nextPickAt = nil
+                nextPickWallTime = nil
                 try await clock.sleep(until: end, tolerance: nil)
                 logger.notice("session \"\(session.name)\" reached its duration of \(DurationText.format(session.duration!)); finishing the current clip")
                 await queue.finishAfterCurrent()
                 return
             }
             nextPickAt = pickAt
+            nextPickWallTime = wallClock() + gap.secondsDouble
+            queue.events.publish(.scheduled(nextPickEpochSeconds: nextPickWallTime))
             logger.debug("next pick in \(DurationText.format(gap))")
             try await clock.sleep(until: pickAt, tolerance: nil)
-            await pick()
+            if await queue.player.isPaused {
+                logger.debug("paused; nothing picked")
+            } else {
+                await pick()
+            }
         }
     }
 
@@ -73,7 +84,25 @@ public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
         }
         let clip = clips[index]
         let cue = session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") }
-        return await queue.enqueue(PlayableClip(clip), cue: cue, origin: .scheduler)
+        do {
+            return try await queue.enqueue(PlayableClip(clip), cue: cue, origin: .scheduler).entry
+        } catch {
+            logger.warning("scheduled pick \(clip.id) dropped: \(error)")
+            return nil
+        }
+    }
+
+    /// Swaps in a reloaded session. The bag keeps its cycle for clips that still exist, so a
+    /// reload never causes early repeats; new clips join at the next cycle.
+    public func reload(_ session: Session, clips: [Clip]) {
+        let oldIDs = self.clips.map(\.id)
+        let enabled = clips.filter(\.enabled)
+        let newIndex = Dictionary(uniqueKeysWithValues: enabled.enumerated().map { ($1.id, $0) })
+        let remaining = bag.remaining.compactMap { newIndex[oldIDs[$0]] }
+        let lastPick = bag.lastPick.flatMap { newIndex[oldIDs[$0]] }
+        self.session = session
+        self.clips = enabled
+        bag = ShuffleBag(weights: enabled.map(\.weight), remaining: remaining, lastPick: lastPick, cycle: bag.cycle)
     }
 
     private func randomGap() -> Duration {

@@ -14,41 +14,58 @@ public actor ClipPlayQueue: Service {
     /// Throwing `AudioDeviceError` makes the whole slot wait for the device and start over.
     public typealias BeforePlaying = @Sendable (QueueEntry, Player) async throws -> Void
 
+    public static let defaultCapacity = 10_000
+    public static let historyLimit = 200
+
     public let player: Player
+    public let events: EventBus
     private let beforePlaying: BeforePlaying
     private let clock: any Clock<Duration>
+    private let wallClock: WallClock
     private let logger: Logger
+    private let capacity: Int
     private let stream: AsyncStream<QueueEntry>
     private let continuation: AsyncStream<QueueEntry>.Continuation
 
     public private(set) var waiting = Deque<QueueEntry>()
     public private(set) var current: QueueEntry?
+    public private(set) var currentStartedAt: Double?
     public private(set) var playedCount = 0
     public private(set) var failedCount = 0
     public private(set) var deviceError: AudioDeviceError?
+    public private(set) var deviceState: DeviceState = .closed
+    public private(set) var history = Deque<PlayRecord>()
+    public private(set) var stats: [String: ClipStats] = [:]
     private var nextTicket: UInt64 = 1
     private var closing = false
     private var currentEnded: [CheckedContinuation<Void, Never>] = []
 
     public init(
-        player: Player, clock: any Clock<Duration> = ContinuousClock(), logger: Logger,
-        beforePlaying: BeforePlaying? = nil
+        player: Player, events: EventBus = EventBus(), clock: any Clock<Duration> = ContinuousClock(),
+        wallClock: @escaping WallClock = SystemWallClock.now, capacity: Int = ClipPlayQueue.defaultCapacity,
+        logger: Logger, beforePlaying: BeforePlaying? = nil
     ) {
         self.player = player
+        self.events = events
         self.clock = clock
+        self.wallClock = wallClock
+        self.capacity = capacity
         self.logger = logger
         self.beforePlaying = beforePlaying ?? Self.playingCue(logger: logger)
         (stream, continuation) = AsyncStream.makeStream(of: QueueEntry.self)
     }
 
-    /// Appends a clip; it plays after everything already accepted.
+    /// Appends a clip; it plays after everything already accepted. Returns the entry and its
+    /// position among the waiting entries (1 = next).
     @discardableResult
-    public func enqueue(_ clip: PlayableClip, cue: PlayableClip? = nil, origin: QueueEntry.Origin) -> QueueEntry {
+    public func enqueue(_ clip: PlayableClip, cue: PlayableClip? = nil, origin: QueueEntry.Origin) throws(QueueFullError) -> (entry: QueueEntry, position: Int) {
+        guard waiting.count < capacity else { throw QueueFullError(capacity: capacity) }
         let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin)
         nextTicket += 1
         waiting.append(entry)
         continuation.yield(entry)
-        return entry
+        events.publish(.queued(entry, position: waiting.count))
+        return (entry, waiting.count)
     }
 
     /// Removes a waiting entry; returns false if it is not waiting (playing, played or unknown).
@@ -56,7 +73,36 @@ public actor ClipPlayQueue: Service {
     public func remove(ticket: UInt64) -> Bool {
         guard let index = waiting.firstIndex(where: { $0.ticket == ticket }) else { return false }
         waiting.remove(at: index)
+        events.publish(.removed([ticket]))
         return true
+    }
+
+    /// Drops every waiting entry; the clip playing now goes on. Returns the removed tickets.
+    @discardableResult
+    public func clear() -> [UInt64] {
+        let tickets = waiting.map(\.ticket)
+        waiting.removeAll()
+        if !tickets.isEmpty { events.publish(.removed(tickets)) }
+        return tickets
+    }
+
+    /// Stops the clip playing now; the queue goes on. Returns the entry that was stopped.
+    public func skip() async -> QueueEntry? {
+        guard let current else { return nil }
+        await player.stopCurrent()
+        return current
+    }
+
+    public func pause() async {
+        guard await !player.isPaused else { return }
+        await player.pause()
+        events.publish(.paused)
+    }
+
+    public func resume() async {
+        guard await player.isPaused else { return }
+        await player.resume()
+        events.publish(.resumed)
     }
 
     /// Lets the clip playing now finish, starts nothing more, and returns once it has ended.
@@ -74,20 +120,21 @@ public actor ClipPlayQueue: Service {
 
     private func consume() async {
         for await entry in stream {
-            guard !closing, waiting.first?.ticket == entry.ticket else { continue }
+            await player.waitWhilePaused()
+            guard !closing, !Task.isCancelled, waiting.first?.ticket == entry.ticket else { continue }
             waiting.removeFirst()
             current = entry
-            await playSlot(entry)
-            current = nil
-            for waiter in currentEnded { waiter.resume() }
-            currentEnded = []
+            currentStartedAt = wallClock()
+            events.publish(.playing(entry))
+            let outcome = await playSlot(entry)
+            finish(entry, outcome)
             if waiting.isEmpty { await player.becameIdle() }
         }
     }
 
     /// Plays one entry. A device problem keeps the entry here, at the head of the queue, and
     /// retries with backoff until the device is back; the clip then starts from the beginning.
-    private func playSlot(_ entry: QueueEntry) async {
+    private func playSlot(_ entry: QueueEntry) async -> PlayOutcome {
         var backoff = Backoff()
         while !Task.isCancelled {
             do {
@@ -97,8 +144,8 @@ public actor ClipPlayQueue: Service {
                     logger.notice("audio device \"\(recovered.device)\" is working again")
                     deviceError = nil
                 }
-                record(outcome, for: entry.clip)
-                return
+                setDeviceState(.open)
+                return outcome
             } catch let error as AudioDeviceError {
                 let delay = backoff.next()
                 // One warning per distinct problem; repeats of the same one go to debug.
@@ -108,19 +155,23 @@ public actor ClipPlayQueue: Service {
                     logger.debug("\(error); retrying in \(DurationText.format(delay))")
                 }
                 deviceError = error
-                guard (try? await clock.sleep(for: delay)) != nil else { return }
+                setDeviceState(.retrying(after: delay, error: error))
+                guard (try? await clock.sleep(for: delay)) != nil else { break }
+                currentStartedAt = wallClock()
             } catch {
-                failedCount += 1
-                logger.error("failed \(entry.clip): \(error)")
-                return
+                return .failed(reason: "\(error)")
             }
         }
+        return .stopped
     }
 
-    private func record(_ outcome: PlayOutcome, for clip: PlayableClip) {
+    private func finish(_ entry: QueueEntry, _ outcome: PlayOutcome) {
+        let clip = entry.clip
         switch outcome {
         case .completed(let duration):
             playedCount += 1
+            stats[clip.id, default: ClipStats()].timesPlayed += 1
+            stats[clip.id]?.lastPlayed = currentStartedAt
             logger.info("played \(clip.id) (\(clip.source.file), \(DurationText.format(duration)))")
         case .stopped:
             logger.info("stopped \(clip.id) (\(clip.source.file))")
@@ -128,6 +179,19 @@ public actor ClipPlayQueue: Service {
             failedCount += 1
             logger.warning("skipped \(clip.id): \(reason)")
         }
+        history.append(PlayRecord(entry: entry, startedAt: currentStartedAt ?? wallClock(), outcome: outcome))
+        if history.count > Self.historyLimit { history.removeFirst() }
+        current = nil
+        currentStartedAt = nil
+        events.publish(.finished(entry, outcome))
+        for waiter in currentEnded { waiter.resume() }
+        currentEnded = []
+    }
+
+    private func setDeviceState(_ state: DeviceState) {
+        guard state != deviceState else { return }
+        deviceState = state
+        events.publish(.device(state))
     }
 
     /// The standard `beforePlaying`: plays the entry's cue, if any, in the same queue slot.

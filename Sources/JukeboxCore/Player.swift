@@ -16,12 +16,16 @@ public actor Player {
     private var idleCloser: Task<Void, Never>?
     /// Bumped on every play so a pending idle close can tell it is stale.
     private var generation = 0
+    private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
     public private(set) var volume: Double
     public private(set) var isPlaying = false
+    public private(set) var isPaused = false
+    /// Frames of the current clip sent to the device, and its length.
+    private var progress: (frames: Int, total: Int, format: AudioFormat)?
 
-    /// About 50 ms per block: small enough that a stop is heard at once, large enough that the
-    /// hop to the device thread costs nothing measurable.
-    static let blockDuration = 20
+    /// 50 ms blocks: small enough that a stop or pause is heard at once, large enough that
+    /// the hop to the device thread costs nothing measurable.
+    static let blocksPerSecond = 20
 
     public init(
         sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
@@ -36,6 +40,12 @@ public actor Player {
     }
 
     public var isDeviceOpen: Bool { openFormat != nil }
+    public var deviceName: String { sink.deviceName }
+
+    /// How far into the current clip playback is, and how long the clip is.
+    public var position: (elapsed: Duration, total: Duration)? {
+        progress.map { ($0.format.duration(frames: $0.frames), $0.format.duration(frames: $0.total)) }
+    }
 
     public func setVolume(_ volume: Double) { self.volume = min(max(volume, 0), 1) }
 
@@ -46,8 +56,10 @@ public actor Player {
         cancelIdleClose()
         stopRequested = false
         isPlaying = true
-        defer { isPlaying = false }
-
+        defer {
+            isPlaying = false
+            progress = nil
+        }
         let decoded: any DecodedClip
         do {
             decoded = try await decoder.open(clip.source)
@@ -70,7 +82,30 @@ public actor Player {
     }
 
     /// Stops the clip being played now (skip); the sink's buffer is discarded.
-    public func stopCurrent() { if isPlaying { stopRequested = true } }
+    public func stopCurrent() {
+        guard isPlaying else { return }
+        stopRequested = true
+        wakeResumeWaiters()
+    }
+
+    /// Pauses mid-clip at the next block; nothing new starts until `resume()`.
+    public func pause() { isPaused = true }
+
+    public func resume() {
+        isPaused = false
+        wakeResumeWaiters()
+    }
+
+    /// Returns once playback is not paused (or the task is cancelled).
+    public func waitWhilePaused() async {
+        while isPaused, !Task.isCancelled, !(isPlaying && stopRequested) {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { resumeWaiters.append($0) }
+            } onCancel: {
+                Task { await self.wakeResumeWaiters() }
+            }
+        }
+    }
 
     /// Called when the queue has run dry: lets buffered audio finish, then closes the device
     /// if nothing else starts within `idleTimeout`.
@@ -114,9 +149,18 @@ public actor Player {
     }
 
     private func stream(_ decoded: any DecodedClip, to deviceFormat: AudioFormat, gain: Double) async throws -> PlayOutcome {
-        let blockFrames = max(decoded.format.sampleRate / Self.blockDuration, 64)
+        let blockFrames = max(decoded.format.sampleRate / Self.blocksPerSecond, 64)
         var frames = 0
+        progress = (0, decoded.frameCount, decoded.format)
         while true {
+            if isPaused, !stopRequested {
+                // Drop what the device holds and rewind by as much, so resuming starts with
+                // exactly the first sample the listener did not hear.
+                frames = max(0, frames - (await sink.cancel()))
+                try await decoded.seek(toFrame: frames)
+                progress?.frames = frames
+                await waitWhilePaused()
+            }
             if stopRequested || Task.isCancelled {
                 await sink.cancel()
                 return .stopped
@@ -126,8 +170,15 @@ public actor Player {
             SampleMath.scale(&block, by: gain * volume)
             try await sink.write(SampleMath.convert(block, to: deviceFormat.sampleFormat))
             frames += block.frames
+            progress?.frames = frames
         }
         return .completed(duration: decoded.format.duration(frames: frames))
+    }
+
+    private func wakeResumeWaiters() {
+        let waiters = resumeWaiters
+        resumeWaiters = []
+        waiters.forEach { $0.resume() }
     }
 
     private func closeIfStill(idleSince expected: Int) async {

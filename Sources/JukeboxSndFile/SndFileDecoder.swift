@@ -116,6 +116,16 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
         return AudioBuffer(samples: samples, channels: channels)
     }
 
+    func seek(toFrame frame: Int) async throws {
+        let file = self.file
+        try await queue.run {
+            guard let handle = self.handle else { return }
+            if sf_seek(handle, sf_count_t(frame), SEEK_SET) < 0 {
+                throw ClipDecodeError(file: file, reason: "cannot seek to frame \(frame): " + String(cString: sf_strerror(handle)))
+            }
+        }
+    }
+
     func close() async {
         await queue.run {
             if let handle = self.handle { sf_close(handle) }

@@ -4,7 +4,7 @@ import Testing
 
 /// The built `jukeboxd` binary, end to end: arguments, exit codes, messages, and real playback
 /// through ALSA's `file` plugin.
-@Suite("jukeboxd end to end")
+@Suite("jukeboxd end to end", .timeLimit(.minutes(1)))
 struct JukeboxdCommandTests {
     let folder: TemporaryDirectory
     let tones: [(id: String, samples: [Double])]

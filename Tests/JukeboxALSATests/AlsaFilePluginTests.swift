@@ -9,7 +9,7 @@ import Testing
 /// Real ALSA, no sound card: the `file` PCM plugin writes everything it is sent to a file
 /// (with the `null` PCM behind it), so the bytes that reached ALSA can be compared with the
 /// clip's PCM. The plugin truncates its file on every open.
-@Suite("ALSA through the file plugin")
+@Suite("ALSA through the file plugin", .timeLimit(.minutes(1)))
 struct AlsaFilePluginTests {
     let folder: TemporaryDirectory
     init() throws { folder = try TemporaryDirectory() }

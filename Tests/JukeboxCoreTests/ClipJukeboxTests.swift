@@ -1,7 +1,7 @@
 import JukeboxCore
 import Testing
 
-@Suite("Scheduler")
+@Suite("Scheduler", .timeLimit(.minutes(1)))
 struct ClipJukeboxTests {
     let sink = FakeSink()
     let clock = ManualClock()

@@ -2,7 +2,7 @@ import JukeboxCore
 import Logging
 import Testing
 
-@Suite("Play queue")
+@Suite("Play queue", .timeLimit(.minutes(1)))
 struct ClipPlayQueueTests {
     let sink = FakeSink()
     let clock = ManualClock()
@@ -29,7 +29,7 @@ struct ClipPlayQueueTests {
         let consumer = Task { try await queue.run() }
         // Eight producers at once: the daemon's order is whatever order it accepted them in.
         let accepted = await withTaskGroup(of: QueueEntry.self) { group in
-            for n in 1...8 { group.addTask { await queue.enqueue(Fixtures.clip("c\(n)", tag: n), origin: .client("client \(n)")) } }
+            for n in 1...8 { group.addTask { try! await queue.enqueue(Fixtures.clip("c\(n)", tag: n), origin: .client("client \(n)")).entry } }
             return await group.reduce(into: []) { $0.append($1) }.sorted { $0.ticket < $1.ticket }
         }
         await sink.wait(until: frames(Array(1...8), each: 300))
@@ -44,8 +44,8 @@ struct ClipPlayQueueTests {
         let sink = self.sink
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100)]) { entry, _ in await sink.mark("before \(entry.clip.id)") }
         let consumer = Task { try await queue.run() }
-        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
-        await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
         await sink.wait(until: frames([1, 2], each: 100))
         let steps = await sink.events.compactMap { event -> String? in
             switch event {
@@ -63,9 +63,9 @@ struct ClipPlayQueueTests {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("cue", 9, 40)])
         let consumer = Task { try await queue.run() }
         let cue = Fixtures.clip("cue", tag: 9)
-        await queue.enqueue(Fixtures.clip("a", tag: 1), cue: cue, origin: .scheduler)
-        await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .client("cli"))
-        await queue.enqueue(Fixtures.clip("a", tag: 1), cue: cue, origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), cue: cue, origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .client("cli"))
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), cue: cue, origin: .scheduler)
         await sink.wait(until: { events in events.reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } } == 200 })
         #expect(await sink.writeRuns == [9, 1, 2, 9, 1])
         consumer.cancel()
@@ -75,9 +75,9 @@ struct ClipPlayQueueTests {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("c", 3, 100)])
         await sink.gateWrites(true)
         let consumer = Task { try await queue.run() }
-        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
-        let b = await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
-        await queue.enqueue(Fixtures.clip("c", tag: 3), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        let b = try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler).entry
+        try await queue.enqueue(Fixtures.clip("c", tag: 3), origin: .scheduler)
         await sink.waitForGatedWrite()
         #expect(await queue.current?.clip.id == "a")
         #expect(await queue.remove(ticket: b.ticket))
@@ -92,7 +92,7 @@ struct ClipPlayQueueTests {
     @Test func badClipIsSkippedAndTheQueueGoesOn() async throws {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("c", 3, 100)], failing: ["b": "not an audio file"])
         let consumer = Task { try await queue.run() }
-        for (id, tag) in [("a", 1), ("b", 2), ("c", 3)] { await queue.enqueue(Fixtures.clip(id, tag: tag), origin: .scheduler) }
+        for (id, tag) in [("a", 1), ("b", 2), ("c", 3)] { try await queue.enqueue(Fixtures.clip(id, tag: tag), origin: .scheduler) }
         await sink.wait(until: frames([1, 3], each: 100))
         #expect(await sink.writeRuns == [1, 3])
         #expect(await queue.failedCount == 1)
@@ -105,7 +105,7 @@ struct ClipPlayQueueTests {
         await sink.failOpens([busy, busy, busy])
         let queue = makeQueue([("a", 1, 100)])
         let consumer = Task { try await queue.run() }
-        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
         for expected in [Duration.milliseconds(500), .seconds(1), .seconds(2)] {
             await clock.waitForSleepers(1)
             #expect(await queue.deviceError == busy)
@@ -125,8 +125,8 @@ struct ClipPlayQueueTests {
         await sink.failWrite(at: 2, with: unplugged)
         let queue = makeQueue([("a", 1, 200), ("b", 2, 100)])
         let consumer = Task { try await queue.run() }
-        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
-        await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
         await clock.waitForSleepers(1)
         #expect(await queue.current?.clip.id == "a")
         #expect(await queue.waiting.map(\.clip.id) == ["b"])
@@ -145,8 +145,8 @@ struct ClipPlayQueueTests {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100)])
         await sink.gateWrites(true)
         let consumer = Task { try await queue.run() }
-        await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
-        await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
         await sink.waitForGatedWrite()
         let finished = Task { await queue.finishAfterCurrent() }
         await sink.gateWrites(false)

@@ -1,7 +1,7 @@
 import JukeboxCore
 import Testing
 
-@Suite("Player")
+@Suite("Player", .timeLimit(.minutes(1)))
 struct PlayerTests {
     let sink = FakeSink()
     let idleClock = ManualClock()
@@ -112,7 +112,7 @@ struct PlayerTests {
     }
 }
 
-@Suite("Sample math")
+@Suite("Sample math", .timeLimit(.minutes(1)))
 struct SampleMathTests {
     @Test func unityLeavesSamplesBitExact() {
         var buffer = AudioBuffer(samples: .s32([Int32.max, Int32.min, 12_345]), channels: 1)

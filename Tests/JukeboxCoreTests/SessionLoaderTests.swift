@@ -1,7 +1,7 @@
 import JukeboxCore
 import Testing
 
-@Suite("Session file")
+@Suite("Session file", .timeLimit(.minutes(1)))
 struct SessionLoaderTests {
     func load(_ text: String, path: String = "/srv/jukebox/session.json") throws(SessionLoadError) -> Session {
         try SessionLoader.parse(Array(text.utf8), path: path)
@@ -151,7 +151,7 @@ struct SessionLoaderTests {
     }
 }
 
-@Suite("JSON syntax locator")
+@Suite("JSON syntax locator", .timeLimit(.minutes(1)))
 struct JSONSyntaxLocatorTests {
     @Test func validDocumentsHaveNoError() {
         for text in [#"{"a": [1, -2.5e3, true, false, null, "x\"y\u00e9"]}"#, "  []  ", #""s""#, "0"] {
@@ -168,7 +168,7 @@ struct JSONSyntaxLocatorTests {
     }
 }
 
-@Suite("Durations")
+@Suite("Durations", .timeLimit(.minutes(1)))
 struct DurationTextTests {
     @Test(arguments: [
         ("45s", Duration.seconds(45)), ("3m", .seconds(180)), ("1h30m", .seconds(5400)), ("250ms", .milliseconds(250)),

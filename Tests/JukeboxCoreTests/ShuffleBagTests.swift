@@ -1,7 +1,7 @@
 import JukeboxCore
 import Testing
 
-@Suite("Shuffle bag")
+@Suite("Shuffle bag", .timeLimit(.minutes(1)))
 struct ShuffleBagTests {
     @Test(arguments: 0..<20)
     func everyItemOncePerCycle(seed: UInt64) {

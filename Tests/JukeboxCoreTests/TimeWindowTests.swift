@@ -2,7 +2,7 @@ import Glibc
 import JukeboxCore
 import Testing
 
-@Suite("Time windows")
+@Suite("Time windows", .timeLimit(.minutes(1)))
 struct TimeWindowTests {
     func at(_ day: Weekday, _ time: String) -> LocalTime { LocalTime(weekday: day, TimeOfDay(time)!) }
     func window(_ from: String, _ to: String, days: Set<Weekday>? = nil) -> TimeWindow {

@@ -3,7 +3,7 @@ import JukeboxSndFile
 import JukeboxTestSupport
 import Testing
 
-@Suite("libsndfile decoder")
+@Suite("libsndfile decoder", .timeLimit(.minutes(1)))
 struct SndFileDecoderTests {
     let folder: TemporaryDirectory
     init() throws { folder = try TemporaryDirectory() }

@@ -8,6 +8,9 @@ struct FakeDecoder: ClipDecoder {
         var frames: Int
         var format = AudioFormat(sampleFormat: .s16, sampleRate: 1000, channels: 1)
         var failure: String?
+        /// When set, sample n of the clip is `tag + n` instead of `tag`, so a test can see
+        /// exactly which frames were written (the write's tag is then its first frame).
+        var counting = false
     }
 
     var clips: [String: Spec]
@@ -23,26 +26,32 @@ actor FakeDecodedClip: DecodedClip {
     nonisolated let format: AudioFormat
     nonisolated let frameCount: Int
     private let tag: Int
+    private let counting: Bool
     private var position = 0
 
     init(spec: FakeDecoder.Spec) {
         format = spec.format
         frameCount = spec.frames
         tag = spec.tag
+        counting = spec.counting
     }
 
     func read(maxFrames: Int) async throws -> AudioBuffer? {
         let frames = min(maxFrames, frameCount - position)
         guard frames > 0 else { return nil }
+        let values = (position..<(position + frames)).flatMap { frame in
+            Array(repeating: counting ? tag + frame : tag, count: format.channels)
+        }
         position += frames
-        let count = frames * format.channels
         let samples: AudioSamples = switch format.sampleFormat {
-        case .s16: .s16(Array(repeating: Int16(tag), count: count))
-        case .s32: .s32(Array(repeating: Int32(tag), count: count))
-        case .float32: .float32(Array(repeating: Float(tag), count: count))
+        case .s16: .s16(values.map { Int16(truncatingIfNeeded: $0) })
+        case .s32: .s32(values.map { Int32(truncatingIfNeeded: $0) })
+        case .float32: .float32(values.map { Float($0) })
         }
         return AudioBuffer(samples: samples, channels: format.channels)
     }
+
+    func seek(toFrame frame: Int) async throws { position = min(max(frame, 0), frameCount) }
 
     func close() async {}
 }

@@ -89,7 +89,14 @@ actor FakeSink: AudioSink {
     }
 
     func drain() async throws { record(.drain) }
-    func cancel() async { record(.cancel) }
+    /// Frames the fake "device" reports as written but not yet played when cancelled.
+    var unplayedOnCancel = 0
+    func setUnplayedOnCancel(_ frames: Int) { unplayedOnCancel = frames }
+
+    func cancel() async -> Int {
+        record(.cancel)
+        return unplayedOnCancel
+    }
     func close() async { record(.close) }
 
     /// Returns once the recorded events satisfy `predicate`.

@@ -1,0 +1,125 @@
+import JukeboxCore
+import Testing
+
+@Suite("Queue control: skip, clear, pause, history, limits, events", .timeLimit(.minutes(1)))
+struct QueueControlTests {
+    let sink = FakeSink()
+    let events = EventBus()
+
+    func makeQueue(_ clips: [(String, Int, Int)], capacity: Int = 100, counting: Bool = false) -> ClipPlayQueue {
+        var decoder = Fixtures.decoder(clips)
+        if counting { for key in decoder.clips.keys { decoder.clips[key]?.counting = true } }
+        let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
+        return ClipPlayQueue(
+            player: player, events: events, clock: ManualClock(), wallClock: { 1_000 }, capacity: capacity, logger: .quiet)
+    }
+
+    @Test func skipStopsTheCurrentClipAndTheQueueGoesOn() async throws {
+        let queue = makeQueue([("a", 1, 10_000), ("b", 2, 100)])
+        await sink.gateWrites(true)
+        let consumer = Task { try await queue.run() }
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        await sink.waitForGatedWrite()
+        #expect(await queue.skip()?.clip.id == "a")
+        await sink.gateWrites(false)
+        await sink.wait(until: { $0.contains(.write(tag: 2, frames: 36)) })
+        #expect(await sink.framesWritten(tag: 1) < 10_000)
+        #expect(await sink.writeRuns == [1, 2])
+        let history = await queue.history.map { ($0.entry.clip.id, $0.outcome) }
+        #expect(history.map(\.0) == ["a", "b"])
+        #expect(history.map(\.1) == [.stopped, .completed(duration: .milliseconds(100))])
+        #expect(await queue.skip() == nil)
+        consumer.cancel()
+    }
+
+    @Test func pauseStopsMidClipAndResumeContinuesFromTheFirstUnheardFrame() async throws {
+        let queue = makeQueue([("long", 0, 1000)], counting: true)
+        await sink.gateWrites(true)
+        await sink.setUnplayedOnCancel(40)
+        let consumer = Task { try await queue.run() }
+        try await queue.enqueue(Fixtures.clip("long", tag: 0), origin: .client("cli"))
+        // Let three blocks (frames 0–191) through, then pause during the fourth.
+        for _ in 0..<3 {
+            await sink.waitForGatedWrite()
+            await sink.releaseOneWrite()
+        }
+        await sink.waitForGatedWrite()
+        await queue.pause()
+        await sink.releaseOneWrite()
+        await sink.wait(until: { $0.contains(.cancel) })
+        #expect(await queue.player.isPaused)
+        await sink.gateWrites(false)
+        await queue.resume()
+        await sink.wait(until: { $0.contains(.write(tag: 984, frames: 16)) })
+        // Four blocks of 64 were written (0…255); 40 were still in the device when paused,
+        // so playback resumes at frame 216.
+        let starts = await sink.events.compactMap { if case .write(let tag, _) = $0 { tag } else { nil } }
+        #expect(starts.prefix(6) == [0, 64, 128, 192, 216, 280])
+        consumer.cancel()
+    }
+
+    @Test func pausedQueueStartsNothingNewUntilResumed() async throws {
+        let queue = makeQueue([("a", 1, 100)])
+        let consumer = Task { try await queue.run() }
+        await queue.pause()
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        let subscription = events.subscribe()
+        await queue.resume()
+        await sink.wait(until: { events in events.reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } } == 100 })
+        var seen: [String] = []
+        for await event in subscription {
+            switch event {
+            case .resumed: seen.append("resumed")
+            case .playing(let entry): seen.append("playing \(entry.clip.id)")
+            case .finished(let entry, _): seen.append("finished \(entry.clip.id)")
+            default: continue
+            }
+            if seen.count == 3 { break }
+        }
+        #expect(seen == ["resumed", "playing a", "finished a"])
+        consumer.cancel()
+    }
+
+    @Test func clearDropsWaitingEntriesButNotTheCurrentClip() async throws {
+        let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("c", 3, 100)])
+        await sink.gateWrites(true)
+        let consumer = Task { try await queue.run() }
+        let tickets = try await [("a", 1), ("b", 2), ("c", 3)].asyncMap { try await queue.enqueue(Fixtures.clip($0.0, tag: $0.1), origin: .scheduler).entry.ticket }
+        await sink.waitForGatedWrite()
+        #expect(await queue.clear() == Array(tickets.dropFirst()))
+        await sink.gateWrites(false)
+        await sink.wait(until: { events in events.reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } } == 100 })
+        #expect(await queue.waiting.isEmpty)
+        #expect(await sink.writeRuns == [1])
+        consumer.cancel()
+    }
+
+    @Test func queueRefusesEntriesBeyondItsCapacity() async throws {
+        let queue = makeQueue([("a", 1, 100)], capacity: 3)
+        for position in 1...3 { #expect(try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler).position == position) }
+        await #expect(throws: QueueFullError(capacity: 3)) { try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler) }
+        #expect(await queue.waiting.count == 3)
+    }
+
+    @Test func statsCountCompletedPlaysOnly() async throws {
+        let queue = makeQueue([("a", 1, 100), ("b", 2, 100)])
+        let consumer = Task { try await queue.run() }
+        for id in ["a", "b", "a"] { try await queue.enqueue(Fixtures.clip(id, tag: id == "a" ? 1 : 2), origin: .scheduler) }
+        await sink.wait(until: { events in events.reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } } == 200 })
+        await sink.wait(until: { $0.last == .drain })
+        #expect(await queue.stats["a"]?.timesPlayed == 2)
+        #expect(await queue.stats["b"]?.timesPlayed == 1)
+        #expect(await queue.stats["a"]?.lastPlayed == 1_000)
+        #expect(await queue.playedCount == 3)
+        consumer.cancel()
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}
