@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "jukeboxd", targets: ["jukeboxd"]),
+        .executable(name: "jukebox", targets: ["jukebox"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -13,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // C libraries: found by pkg-config; each is imported by exactly one Swift file.
@@ -33,6 +35,18 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // The JSON-RPC types the daemon and the `jukebox` client share; no NIO, no Foundation.
+        .target(name: "JukeboxProtocol"),
+        .target(
+            name: "JukeboxControl",
+            dependencies: [
+                "JukeboxCore", "JukeboxProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "JukeboxALSA",
             dependencies: ["CALSA", "JukeboxCore", .product(name: "Logging", package: "swift-log")]
@@ -44,10 +58,19 @@ let package = Package(
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSndFile",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSndFile", "JukeboxControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        .executableTarget(
+            name: "jukebox",
+            dependencies: [
+                "JukeboxProtocol", "JukeboxCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 

@@ -17,8 +17,8 @@ public actor ClipPlayQueue: Service {
     public static let defaultCapacity = 10_000
     public static let historyLimit = 200
 
-    public let player: Player
-    public let events: EventBus
+    public nonisolated let player: Player
+    public nonisolated let events: EventBus
     private let beforePlaying: BeforePlaying
     private let clock: any Clock<Duration>
     private let wallClock: WallClock
@@ -66,6 +66,14 @@ public actor ClipPlayQueue: Service {
         continuation.yield(entry)
         events.publish(.queued(entry, position: waiting.count))
         return (entry, waiting.count)
+    }
+
+    /// Appends several clips as one request: all are accepted, in order, or none.
+    public func enqueue(contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin) throws(QueueFullError) -> [(entry: QueueEntry, position: Int)] {
+        guard waiting.count + clips.count <= capacity else { throw QueueFullError(capacity: capacity) }
+        var accepted: [(entry: QueueEntry, position: Int)] = []
+        for clip in clips { accepted.append(try enqueue(clip, cue: cue, origin: origin)) }
+        return accepted
     }
 
     /// Removes a waiting entry; returns false if it is not waiting (playing, played or unknown).

@@ -93,6 +93,8 @@ public enum FilePath {
 public struct FileReadError: Error, Sendable, Equatable, CustomStringConvertible {
     public var errno: Int32
 
+    public init(errno: Int32) { self.errno = errno }
+
     public var isMissing: Bool { errno == ENOENT || errno == ENOTDIR }
 
     public var description: String {

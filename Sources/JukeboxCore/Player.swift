@@ -4,7 +4,7 @@ import Logging
 /// blocks, applies gain and volume, keeps the device open across clips of the same format
 /// (gapless) and closes it after `idleTimeout` without audio so other programs can use it.
 public actor Player {
-    private let sink: any AudioSink
+    private nonisolated let sink: any AudioSink
     private let decoder: any ClipDecoder
     private let clock: any Clock<Duration>
     private let idleTimeout: Duration
@@ -40,7 +40,7 @@ public actor Player {
     }
 
     public var isDeviceOpen: Bool { openFormat != nil }
-    public var deviceName: String { sink.deviceName }
+    public nonisolated var deviceName: String { sink.deviceName }
 
     /// How far into the current clip playback is, and how long the clip is.
     public var position: (elapsed: Duration, total: Duration)? {

@@ -1,34 +1,38 @@
 import JukeboxALSA
+import JukeboxControl
 import JukeboxCore
 import JukeboxSndFile
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
-/// Wires the session to the decoder, the ALSA sink, the player, the queue and the scheduler,
-/// and runs them as services until a signal or the session's end.
+/// Wires the session to the decoder, the ALSA sink, the player, the queue, the scheduler and
+/// the control socket, and runs them as services until a signal or the session's end.
 struct Daemon {
-    let session: Session
+    let sessionPath: String
+    let deviceOverride: String?
     let seed: UInt64?
+    let socketPath: String
+    let socketGroup: String?
     let logger: Logger
     let decoder = SndFileDecoder()
 
-    struct Playable {
-        var clips: [Clip]
-        var cue: ClipSource?
-        var problems: [String]
+    /// Reads the session file and applies the command line's overrides.
+    func loadSession() throws(SessionLoadError) -> Session {
+        var session = try SessionLoader.load(path: sessionPath)
+        if let deviceOverride { session.device = deviceOverride }
+        return session
     }
 
-    /// Opens every clip once; the ones that do not decode are left out, with a warning
-    /// when `warn` is set (`--check` reports them in its verdict instead).
-    func playableClips(warn: Bool = true) async -> Playable {
-        var result = Playable(clips: [], cue: session.cue, problems: [])
+    /// Opens every clip once: clips that do not decode are kept in the catalog with their
+    /// problem (so `jukebox clips` can show it) but are never scheduled.
+    func catalog(for session: Session, warn: Bool = true) async -> ClipCatalog {
+        var catalog = ClipCatalog(session: session)
         for clip in session.clips {
             do {
-                let probe = try await decoder.probe(clip.source)
-                logger.debug("\(clip.id): \(probe.format), \(DurationText.format(probe.duration))")
-                result.clips.append(clip)
+                catalog.durations[clip.id] = try await decoder.probe(clip.source).duration
             } catch {
-                result.problems.append("clip \(clip.id): \(error)")
+                catalog.problems[clip.id] = "\(error)"
                 if warn { logger.warning("clip \(clip.id) left out: \(error)") }
             }
         }
@@ -36,47 +40,75 @@ struct Daemon {
             do {
                 _ = try await decoder.probe(cue)
             } catch {
-                result.cue = nil
-                result.problems.append("cue: \(error)")
+                catalog.session.cue = nil
+                catalog.problems["cue"] = "\(error)"
                 if warn { logger.warning("cue left out: \(error)") }
             }
         }
-        return result
+        return catalog
     }
 
     /// `--check`: a one-line verdict on stdout, or one line per problem on stderr. Returns the exit status.
-    func report(_ playable: Playable) -> Int32 {
-        let enabled = playable.clips.filter(\.enabled).count
-        if playable.problems.isEmpty {
-            print("\(session.sourcePath): OK: \"\(session.name)\", \(playable.clips.count) clips (\(enabled) enabled), device \"\(session.device)\"")
+    func report(_ catalog: ClipCatalog) -> Int32 {
+        let session = catalog.session
+        if catalog.problems.isEmpty {
+            let enabled = session.clips.filter(\.enabled).count
+            print("\(session.sourcePath): OK: \"\(session.name)\", \(session.clips.count) clips (\(enabled) enabled), device \"\(session.device)\"")
             return 0
         }
-        for problem in playable.problems { printError("\(session.sourcePath): \(problem)") }
+        for (id, problem) in catalog.problems.sorted(by: { $0.key < $1.key }) {
+            printError("\(session.sourcePath): \(id == "cue" ? "cue" : "clip \(id)"): \(problem)")
+        }
         return 65
     }
 
-    func run(clips: [Clip], cue: ClipSource?) async throws {
+    func run(_ catalog: ClipCatalog) async throws {
         AlsaSink.routeLibraryMessages(to: logger)
-        var session = self.session
-        session.cue = cue
-        let player = Player(
-            sink: AlsaSink(device: session.device), decoder: decoder, volume: session.volume, logger: logger)
+        let session = catalog.session
+        let player = Player(sink: AlsaSink(device: session.device), decoder: decoder, volume: session.volume, logger: logger)
         let queue = ClipPlayQueue(player: player, logger: logger)
         let jukebox = ClipJukebox(
-            session: session, clips: clips, queue: queue, clock: ContinuousClock(),
+            session: session, clips: catalog.playableClips, queue: queue, clock: ContinuousClock(),
             generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(), logger: logger)
+        let controller = DaemonController(catalog: catalog, queue: queue, jukebox: jukebox) { () async throws(SessionLoadError) -> ClipCatalog in
+            let fresh = await self.catalog(for: try self.loadSession())
+            self.logger.notice("session reloaded from \(self.sessionPath): \(fresh.playableClips.count) playable clips")
+            return fresh
+        }
+        let server = ControlServer(path: socketPath, group: socketGroup, control: controller, logger: logger)
 
-        logger.info("session \"\(session.name)\": \(clips.count) clips, device \"\(session.device)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
+        logger.info("session \"\(session.name)\": \(catalog.playableClips.count) clips, device \"\(session.device)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
                     .init(service: queue),
                     .init(service: jukebox, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: server),
+                    .init(service: ReloadOnHangup(controller: controller, logger: logger)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             ))
         try await group.run()
         logger.info("stopped")
+    }
+}
+
+/// SIGHUP re-reads the session file, exactly like `jukebox reload`.
+struct ReloadOnHangup: Service {
+    let controller: any JukeboxControlling
+    let logger: Logger
+
+    func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in hangups {
+                do {
+                    _ = try await controller.reload()
+                } catch {
+                    logger.error("SIGHUP: \(error)")
+                }
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import JukeboxControl
 import JukeboxCore
 import Logging
 
@@ -11,7 +12,8 @@ struct Jukeboxd: AsyncParsableCommand {
         discussion: """
             Exit status: 0 after SIGINT/SIGTERM or when the session's duration is reached, \
             64 for a bad command line, 65 for an invalid session, 66 when the session file \
-            cannot be read.
+            cannot be read, 75 when another jukeboxd already listens on the control socket.
+            SIGHUP re-reads the session file.
             """
     )
 
@@ -27,6 +29,12 @@ struct Jukeboxd: AsyncParsableCommand {
     @Option(help: "Seed for the shuffle and the gaps, to reproduce a run.")
     var seed: UInt64?
 
+    @Option(help: "The control socket (default: $JUKEBOX_SOCKET, $XDG_RUNTIME_DIR/jukeboxd.sock, /run/jukeboxd/jukeboxd.sock as root, else /tmp/jukeboxd-UID.sock).")
+    var socket: String?
+
+    @Option(help: "Group that may use the control socket (its mode is 0660).")
+    var socketGroup: String?
+
     @Flag(help: "Check the session and every clip file, then exit.")
     var check = false
 
@@ -37,26 +45,31 @@ struct Jukeboxd: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
-        let logger = Logger(label: "jukeboxd")
-        var session: Session
+        let daemon = Daemon(
+            sessionPath: session, deviceOverride: device, seed: seed, socketPath: SocketPath.resolve(explicit: socket),
+            socketGroup: socketGroup, logger: Logger(label: "jukeboxd"))
+        let session: Session
         do {
-            session = try SessionLoader.load(path: self.session)
+            session = try daemon.loadSession()
         } catch {
             for line in error.problems { printError(line) }
             throw ExitCode(error.exitCode)
         }
-        if let device { session.device = device }
-
-        let daemon = Daemon(session: session, seed: seed, logger: logger)
-        let playable = await daemon.playableClips(warn: !check)
+        let catalog = await daemon.catalog(for: session, warn: !check)
         if check {
-            throw ExitCode(daemon.report(playable))
+            throw ExitCode(daemon.report(catalog))
         }
-        guard !playable.clips.isEmpty else {
+        guard !catalog.playableClips.isEmpty else {
             printError("\(session.sourcePath): none of the session's clips can be played (see the warnings above)")
             throw ExitCode(65)
         }
-        try await daemon.run(clips: playable.clips, cue: playable.cue)
+        do {
+            try SocketFile.prepare(daemon.socketPath)
+        } catch {
+            printError("jukeboxd: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+        try await daemon.run(catalog)
     }
 }
 

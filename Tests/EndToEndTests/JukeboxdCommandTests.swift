@@ -24,6 +24,8 @@ struct JukeboxdCommandTests {
     }
 
     var fileDevice: String { "file:FILE=\(folder.file("out.raw")),FORMAT=raw" }
+    /// Each test's daemon gets its own control socket, so tests can run side by side.
+    var socket: [String] { ["--socket", folder.file("control.sock")] }
 
     func outcome(_ arguments: [String]) async throws -> (Int32?, String, String) {
         let outcome = try await DaemonProcess.run(arguments)
@@ -51,7 +53,7 @@ struct JukeboxdCommandTests {
         let path = try session("""
             { "clips": [ { "file": "low.wav", "windows": [ { "from": "25:00", "to": "02:00" } ] } ], "volume": 3 }
             """)
-        let (status, stdout, stderr) = try await outcome([path])
+        let (status, stdout, stderr) = try await outcome([path] + socket)
         #expect(status == 65)
         #expect(stdout.isEmpty)
         #expect(stderr == """
@@ -63,7 +65,7 @@ struct JukeboxdCommandTests {
 
     @Test func notJSONExits65WithLineAndColumn() async throws {
         let path = try session("{\n  \"clips\": [ { \"file\": \"low.wav\" } \n")
-        let (status, _, stderr) = try await outcome([path])
+        let (status, _, stderr) = try await outcome([path] + socket)
         #expect(status == 65)
         #expect(stderr == "\(path): not valid JSON: unexpected end of file, expected ',' or ']' at line 3, column 1\n")
     }
@@ -83,7 +85,7 @@ struct JukeboxdCommandTests {
 
     @Test func noPlayableClipExits65() async throws {
         let path = try session(#"{ "clips": [ { "file": "gone.wav" } ] }"#)
-        let (status, _, stderr) = try await outcome([path, "--device", fileDevice])
+        let (status, _, stderr) = try await outcome([path, "--device", fileDevice] + socket)
         #expect(status == 65)
         #expect(stderr.contains("clip gone left out: gone.wav: no such file"))
         #expect(stderr.contains("none of the session's clips can be played"))
@@ -94,7 +96,7 @@ struct JukeboxdCommandTests {
             { "interval": { "min": "200ms", "max": "400ms" }, "duration": "3s",
               "clips": [ { "file": "low.wav" }, { "file": "mid.wav" }, { "file": "high.wav" } ] }
             """)
-        let (status, _, stderr) = try await outcome([path, "--device", fileDevice, "--seed", "7"])
+        let (status, _, stderr) = try await outcome([path, "--device", fileDevice, "--seed", "7"] + socket)
         #expect(status == 0, "\(stderr)")
         let played = stderr.split(separator: "\n").compactMap { line -> String? in
             guard let range = line.range(of: "played ") else { return nil }
@@ -113,7 +115,7 @@ struct JukeboxdCommandTests {
 
     @Test func sigtermStopsAndExits0() async throws {
         let path = try session(#"{ "interval": { "min": "1h", "max": "2h" }, "clips": [ { "file": "low.wav" } ] }"#)
-        let run = try await DaemonProcess.run([path, "--device", fileDevice], until: "session \"session\": 1 clips", then: .terminate)
+        let run = try await DaemonProcess.run([path, "--device", fileDevice] + socket, until: "session \"session\": 1 clips", then: .terminate)
         #expect(run.triggered)
         #expect(run.status == 0)
         #expect(run.lines.last?.hasSuffix("stopped") == true, "\(run.lines)")
@@ -121,7 +123,7 @@ struct JukeboxdCommandTests {
 
     @Test func deviceThatDoesNotExistIsRetriedNotFatal() async throws {
         let path = try session(#"{ "interval": { "min": "100ms", "max": "100ms" }, "clips": [ { "file": "low.wav" } ] }"#)
-        let run = try await DaemonProcess.run([path, "--device", "jukebox_absent_pcm"], until: "cannot open", then: .interrupt)
+        let run = try await DaemonProcess.run([path, "--device", "jukebox_absent_pcm"] + socket, until: "cannot open", then: .interrupt)
         let line = run.lines.first { $0.contains("cannot open") }
         #expect(line?.contains(#"audio device "jukebox_absent_pcm": cannot open: No such file or directory (check the name with `aplay -L`"#) == true)
         #expect(line?.contains("low stays queued, retrying in 0.5s") == true)

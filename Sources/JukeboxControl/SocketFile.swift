@@ -1,0 +1,78 @@
+import Glibc
+import JukeboxCore
+import JukeboxProtocol
+
+/// Why the control socket could not be set up; `exitCode` follows sysexits.
+public struct ControlSocketError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var exitCode: Int32
+    public var description: String { message }
+}
+
+/// Preparing the socket path: a live daemon already there is an error, a stale socket file
+/// from a daemon that died is removed, and the folder is created if it is missing.
+public enum SocketFile {
+    /// True when something accepts connections on `path`.
+    public static func isLive(_ path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        guard var address = UnixAddress(path) else { return false }
+        return address.withSockaddr { connect(descriptor, $0, $1) } == 0
+    }
+
+    public static func prepare(_ path: String) throws(ControlSocketError) {
+        guard UnixAddress(path) != nil else {
+            throw ControlSocketError(message: "control socket path \"\(path)\" is too long (at most 107 bytes); choose a shorter --socket", exitCode: 64)
+        }
+        if isLive(path) {
+            throw ControlSocketError(message: "another jukeboxd is already running on \(path); stop it first, or give this one its own --socket", exitCode: 75)
+        }
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+                throw ControlSocketError(message: "\(path) exists and is not a socket; remove it or choose another --socket", exitCode: 73)
+            }
+            unlink(path)
+        }
+        let folder = FilePath.directory(of: path)
+        if !FilePath.isDirectory(folder), mkdir(folder, 0o755) != 0 {
+            throw ControlSocketError(message: "cannot create the socket folder \(folder): \(FileReadError(errno: errno))", exitCode: 73)
+        }
+    }
+
+    /// Owner and group may connect; nobody else (never world-writable).
+    public static func restrict(_ path: String, group: String?) throws(ControlSocketError) {
+        if let group {
+            guard let entry = getgrnam(group) else {
+                throw ControlSocketError(message: "--socket-group: no group named \"\(group)\"", exitCode: 67)
+            }
+            if chown(path, uid_t.max, entry.pointee.gr_gid) != 0 {
+                throw ControlSocketError(message: "cannot give \(path) to group \"\(group)\": \(FileReadError(errno: errno))", exitCode: 77)
+            }
+        }
+        chmod(path, 0o660)
+    }
+}
+
+/// A `sockaddr_un` for a path, or nil when the path does not fit.
+public struct UnixAddress {
+    private var storage = sockaddr_un()
+
+    public init?(_ path: String) {
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: storage.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity else { return nil }
+        storage.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &storage.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+    }
+
+    public mutating func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+}

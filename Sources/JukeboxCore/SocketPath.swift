@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the control socket lives; `jukeboxd` and `jukebox` resolve it the same way:
+/// `--socket`, else `$JUKEBOX_SOCKET`, else `$XDG_RUNTIME_DIR/jukeboxd.sock`, else
+/// `/run/jukeboxd/jukeboxd.sock` for root, else `/tmp/jukeboxd-$UID.sock`.
+public enum SocketPath {
+    public static func resolve(explicit: String?, environment: [String: String] = ProcessEnvironment.current, uid: UInt32 = getuid()) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let path = environment["JUKEBOX_SOCKET"], !path.isEmpty { return path }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return FilePath.join(runtime, "jukeboxd.sock") }
+        return uid == 0 ? "/run/jukeboxd/jukeboxd.sock" : "/tmp/jukeboxd-\(uid).sock"
+    }
+}
+
+/// The process environment without Foundation.
+public enum ProcessEnvironment {
+    public static var current: [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,197 @@
+// The results of the control methods, shared by the daemon (which encodes them) and the
+// `jukebox` client (which decodes them). Times are seconds since the Unix epoch.
+
+public struct EntryInfo: Sendable, Equatable, Codable {
+    public var ticket: UInt64
+    public var clip: String
+    public var title: String
+    public var file: String
+    /// `scheduler`, or the name a client gave.
+    public var origin: String
+    public var position: Int?
+
+    public init(ticket: UInt64, clip: String, title: String, file: String, origin: String, position: Int? = nil) {
+        self.ticket = ticket
+        self.clip = clip
+        self.title = title
+        self.file = file
+        self.origin = origin
+        self.position = position
+    }
+}
+
+public struct EnqueueResult: Sendable, Equatable, Codable {
+    public var entries: [EntryInfo]
+    public init(entries: [EntryInfo]) { self.entries = entries }
+}
+
+public struct PlayingInfo: Sendable, Equatable, Codable {
+    public var entry: EntryInfo
+    public var elapsed: Double?
+    public var total: Double?
+    public var startedAt: Double?
+    public var paused: Bool
+
+    public init(entry: EntryInfo, elapsed: Double? = nil, total: Double? = nil, startedAt: Double? = nil, paused: Bool) {
+        self.entry = entry
+        self.elapsed = elapsed
+        self.total = total
+        self.startedAt = startedAt
+        self.paused = paused
+    }
+}
+
+public struct QueueResult: Sendable, Equatable, Codable {
+    public var playing: PlayingInfo?
+    public var waiting: [EntryInfo]
+
+    public init(playing: PlayingInfo? = nil, waiting: [EntryInfo]) {
+        self.playing = playing
+        self.waiting = waiting
+    }
+}
+
+public struct StatusResult: Sendable, Equatable, Codable {
+    public var session: String
+    public var device: String
+    public var deviceState: String
+    public var playing: EntryInfo?
+    public var queueLength: Int
+    public var paused: Bool
+    /// 0–100.
+    public var volume: Int
+    public var nextPick: Double?
+    public var uptime: Double
+    public var played: Int
+    public var failed: Int
+
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int) {
+        self.session = session
+        self.device = device
+        self.deviceState = deviceState
+        self.playing = playing
+        self.queueLength = queueLength
+        self.paused = paused
+        self.volume = volume
+        self.nextPick = nextPick
+        self.uptime = uptime
+        self.played = played
+        self.failed = failed
+    }
+}
+
+public struct ClipInfo: Sendable, Equatable, Codable {
+    public var id: String
+    public var title: String
+    public var file: String
+    public var duration: Double?
+    public var enabled: Bool
+    public var windowOpen: Bool
+    public var timesPlayed: Int
+    public var lastPlayed: Double?
+    /// Why the clip cannot be played (missing, corrupt…), or nil.
+    public var problem: String?
+
+    public init(id: String, title: String, file: String, duration: Double? = nil, enabled: Bool, windowOpen: Bool, timesPlayed: Int, lastPlayed: Double? = nil, problem: String? = nil) {
+        self.id = id
+        self.title = title
+        self.file = file
+        self.duration = duration
+        self.enabled = enabled
+        self.windowOpen = windowOpen
+        self.timesPlayed = timesPlayed
+        self.lastPlayed = lastPlayed
+        self.problem = problem
+    }
+}
+
+public struct ClipsResult: Sendable, Equatable, Codable {
+    public var clips: [ClipInfo]
+
+    public init(clips: [ClipInfo]) {
+        self.clips = clips
+    }
+}
+
+public struct PlayInfo: Sendable, Equatable, Codable {
+    public var entry: EntryInfo
+    public var startedAt: Double
+    /// `completed`, `skipped` or `failed`.
+    public var outcome: String
+    public var reason: String?
+
+    public init(entry: EntryInfo, startedAt: Double, outcome: String, reason: String? = nil) {
+        self.entry = entry
+        self.startedAt = startedAt
+        self.outcome = outcome
+        self.reason = reason
+    }
+}
+
+public struct HistoryResult: Sendable, Equatable, Codable {
+    public var plays: [PlayInfo]
+
+    public init(plays: [PlayInfo]) {
+        self.plays = plays
+    }
+}
+
+public struct RemoveResult: Sendable, Equatable, Codable {
+    public var removed: [UInt64]
+    public var notWaiting: [UInt64]
+
+    public init(removed: [UInt64], notWaiting: [UInt64]) {
+        self.removed = removed
+        self.notWaiting = notWaiting
+    }
+}
+
+public struct SkipResult: Sendable, Equatable, Codable {
+    public var skipped: EntryInfo?
+
+    public init(skipped: EntryInfo? = nil) {
+        self.skipped = skipped
+    }
+}
+
+public struct PauseResult: Sendable, Equatable, Codable {
+    public var paused: Bool
+
+    public init(paused: Bool) {
+        self.paused = paused
+    }
+}
+
+public struct PickResult: Sendable, Equatable, Codable {
+    public var entry: EntryInfo?
+
+    public init(entry: EntryInfo? = nil) {
+        self.entry = entry
+    }
+}
+
+public struct VolumeResult: Sendable, Equatable, Codable {
+    public var volume: Int
+
+    public init(volume: Int) {
+        self.volume = volume
+    }
+}
+
+public struct ReloadResult: Sendable, Equatable, Codable {
+    public var session: String
+    public var clips: Int
+
+    public init(session: String, clips: Int) {
+        self.session = session
+        self.clips = clips
+    }
+}
+
+public struct SubscribeResult: Sendable, Equatable, Codable {
+    public var subscribed: Bool
+
+    public init(subscribed: Bool) {
+        self.subscribed = subscribed
+    }
+}

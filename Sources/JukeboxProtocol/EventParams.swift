@@ -1,0 +1,28 @@
+/// Parameters of the event notifications sent to subscribed connections. The method name is
+/// the event: `queued`, `playing`, `finished`, `removed`, `paused`, `resumed`, `scheduled`,
+/// `device`, `session`.
+public struct EventParams: Sendable, Equatable, Codable {
+    public var entry: EntryInfo?
+    /// For `finished`: `completed`, `skipped` or `failed`.
+    public var outcome: String?
+    public var reason: String?
+    public var tickets: [UInt64]?
+    public var nextPick: Double?
+    public var state: String?
+    public var session: String?
+    public var clips: Int?
+
+    public init(
+        entry: EntryInfo? = nil, outcome: String? = nil, reason: String? = nil, tickets: [UInt64]? = nil, nextPick: Double? = nil,
+        state: String? = nil, session: String? = nil, clips: Int? = nil
+    ) {
+        self.entry = entry
+        self.outcome = outcome
+        self.reason = reason
+        self.tickets = tickets
+        self.nextPick = nextPick
+        self.state = state
+        self.session = session
+        self.clips = clips
+    }
+}

@@ -1,0 +1,136 @@
+import FoundationEssentials
+import Glibc
+import JukeboxProtocol
+
+/// Why a command failed, with the exit status it ends with (sysexits where one fits).
+struct ClientError: Error, CustomStringConvertible {
+    var message: String
+    var exitCode: Int32
+    var description: String { message }
+}
+
+/// One connection to jukeboxd's control socket, speaking JSON-RPC 2.0 one line at a time.
+/// The client is its own short-lived process, so plain blocking socket calls are the
+/// simplest and fastest way to talk.
+final class ControlClient {
+    let path: String
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var nextID: Int64 = 1
+
+    init(path: String, timeoutSeconds: Int = 10) throws(ClientError) {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw Self.unreachable(path, errno) }
+        var address = sockaddr_un()
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(descriptor)
+            throw ClientError(message: "jukebox: socket path \(path) is too long", exitCode: 64)
+        }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            let error = errno
+            close(descriptor)
+            throw Self.unreachable(path, error)
+        }
+        if timeoutSeconds > 0 {
+            var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    static func unreachable(_ path: String, _ error: Int32) -> ClientError {
+        let reason = switch error {
+        case ENOENT: "no such socket (is it running?)"
+        case ECONNREFUSED: "connection refused (is it running?)"
+        case EACCES, EPERM: "permission denied (ask to be added to the socket's group)"
+        default: "error \(error) (is it running?)"
+        }
+        return ClientError(message: "jukebox: cannot reach jukeboxd at \(path): \(reason)", exitCode: 69)
+    }
+
+    /// Sends one request and returns its result, or throws the daemon's error.
+    func call<Result: Decodable>(_ method: String, _ params: some Encodable = Empty(), as type: Result.Type) throws(ClientError) -> (Result, [UInt8]) {
+        let id = nextID
+        nextID += 1
+        try send(Request(id: .number(id), method: method, params: params))
+        while true {
+            let line = try readLine()
+            guard let response = try? JSONDecoder().decode(Response<Result>.self, from: Data(line)) else {
+                throw ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand", exitCode: 76)
+            }
+            guard response.id == .number(id) else { continue }
+            if let error = response.error { throw ClientError(message: "jukebox: \(error.message)", exitCode: 1) }
+            guard let result = response.result else {
+                throw ClientError(message: "jukebox: jukeboxd sent an empty answer", exitCode: 76)
+            }
+            return (result, line)
+        }
+    }
+
+    func send(_ request: some Encodable) throws(ClientError) {
+        guard var bytes = try? Array(JSONEncoder().encode(request)) else {
+            throw ClientError(message: "jukebox: cannot encode the request", exitCode: 70)
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            guard written > 0 else { throw ClientError(message: "jukebox: jukeboxd at \(path) closed the connection", exitCode: 69) }
+            offset += written
+        }
+    }
+
+    /// The next line from the daemon, without its newline.
+    func readLine() throws(ClientError) -> [UInt8] {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                buffer += chunk[..<count]
+            } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                throw ClientError(message: "jukebox: jukeboxd at \(path) did not answer in time", exitCode: 75)
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                throw ClientError(message: "jukebox: jukeboxd at \(path) closed the connection", exitCode: 69)
+            }
+        }
+    }
+}
+
+struct Empty: Codable {}
+
+struct Request<Params: Encodable>: Encodable {
+    var jsonrpc = "2.0"
+    var id: RPCID
+    var method: String
+    var params: Params
+}
+
+struct Response<Result: Decodable>: Decodable {
+    var id: RPCID?
+    var result: Result?
+    var error: RPCError?
+}
+
+/// A notification (`watch`).
+struct Notification: Decodable {
+    var method: String
+    var params: EventParams?
+}

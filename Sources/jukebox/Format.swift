@@ -1,0 +1,51 @@
+import Glibc
+import JukeboxProtocol
+
+/// Short human forms for the client's output.
+enum Format {
+    /// `m:ss` or `h:mm:ss`.
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded(.down))
+        let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
+        let secondsText = (rest < 10 ? "0" : "") + "\(rest)"
+        if hours > 0 { return "\(hours):" + (minutes < 10 ? "0" : "") + "\(minutes):" + secondsText }
+        return "\(minutes):" + secondsText
+    }
+
+    /// Local `HH:MM:SS` for an epoch time.
+    static func time(_ epochSeconds: Double) -> String {
+        var seconds = time_t(epochSeconds)
+        var fields = tm()
+        localtime_r(&seconds, &fields)
+        func two(_ value: Int32) -> String { (value < 10 ? "0" : "") + "\(value)" }
+        return "\(two(fields.tm_hour)):\(two(fields.tm_min)):\(two(fields.tm_sec))"
+    }
+
+    static func event(_ event: Notification) -> String {
+        let params = event.params
+        var text = event.method
+        if let entry = params?.entry { text += " \(entry.ticket) \(entry.clip)" }
+        if let position = params?.entry?.position { text += " (position \(position))" }
+        if let outcome = params?.outcome { text += " \(outcome)" }
+        if let reason = params?.reason { text += ": \(reason)" }
+        if let tickets = params?.tickets { text += " " + tickets.map(String.init).joined(separator: " ") }
+        if let next = params?.nextPick { text += " next pick at \(time(next))" }
+        if let state = params?.state { text += " \(state)" }
+        if let session = params?.session { text += " \"\(session)\" (\(params?.clips ?? 0) clips)" }
+        return text
+    }
+}
+
+/// One line on stderr.
+func printError(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
+
+/// Unbuffered stdout lines, so `jukebox watch | ...` sees each event as it happens.
+enum Output {
+    static func line(_ text: String) {
+        let bytes = Array((text + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    }
+}

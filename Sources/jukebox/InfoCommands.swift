@@ -1,0 +1,88 @@
+import ArgumentParser
+import FoundationEssentials
+import Glibc
+import JukeboxProtocol
+
+extension Jukebox {
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Session, device, what plays, queue length, volume, next pick.")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("status", as: StatusResult.self) { status in
+                [
+                    "session:   \(status.session)",
+                    "device:    \(status.device) (\(status.deviceState))",
+                    "playing:   \(status.playing.map { "\($0.ticket) \($0.clip)" } ?? "nothing")\(status.paused ? " (paused)" : "")",
+                    "queue:     \(status.queueLength) waiting",
+                    "volume:    \(status.volume)",
+                    "next pick: \(status.nextPick.map(Format.time) ?? "none planned")",
+                    "uptime:    \(Format.clock(status.uptime))",
+                    "played:    \(status.played), failed: \(status.failed)",
+                ].joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Clips: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The session's clips: duration, window, plays, problems.")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("clips", as: ClipsResult.self) { result in
+                result.clips.map { clip in
+                    var parts = [clip.id, clip.duration.map { Format.clock($0) } ?? "-"]
+                    parts.append(!clip.enabled ? "disabled" : clip.windowOpen ? "window open" : "window closed")
+                    parts.append("played \(clip.timesPlayed)×" + (clip.lastPlayed.map { ", last \(Format.time($0))" } ?? ""))
+                    if let problem = clip.problem { parts.append("UNPLAYABLE: \(problem)") }
+                    return parts.joined(separator: "  ")
+                }.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct History: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Recently played clips, newest first, and how each ended.")
+        @OptionGroup var options: ClientOptions
+
+        @Option(name: .short, help: "How many plays to show.")
+        var n = 20
+
+        func validate() throws {
+            if !(1...200).contains(n) { throw ValidationError("-n takes a number from 1 to 200") }
+        }
+
+        struct Params: Encodable { var limit: Int }
+
+        func run() throws {
+            try options.run("history", Params(limit: n), as: HistoryResult.self) { result in
+                if result.plays.isEmpty { return "nothing played yet" }
+                return result.plays.map { play in
+                    "\(Format.time(play.startedAt))  \(play.entry.clip)  \(play.outcome)" + (play.reason.map { ": \($0)" } ?? "")
+                }.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Watch: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print events as they happen, until interrupted.")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let client = try options.connect(timeoutSeconds: 0)
+            do {
+                _ = try client.call("subscribe", as: SubscribeResult.self)
+                while true {
+                    let line = try client.readLine()
+                    if options.json {
+                        Output.line(String(decoding: line, as: UTF8.self))
+                    } else if let event = try? JSONDecoder().decode(Notification.self, from: Data(line)) {
+                        Output.line(Format.event(event))
+                    }
+                }
+            } catch {
+                throw options.fail(error)
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import FoundationEssentials
+import JukeboxCore
+
+/// `jukebox`: drives a running jukeboxd over its control socket.
+@main
+struct Jukebox: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jukebox",
+        abstract: "Control a running jukeboxd: queue clips, see what plays, skip, pause, follow events.",
+        discussion: "Exit status: 0 on success, 1 when jukeboxd refused the request, 64 for a bad command line, 69 when jukeboxd cannot be reached.",
+        subcommands: [
+            Play.self, QueueCommand.self, Status.self, Skip.self, Remove.self, Clear.self, Pause.self, Resume.self,
+            Pick.self, Clips.self, History.self, Volume.self, Reload.self, Watch.self,
+        ]
+    )
+
+    @OptionGroup var options: ClientOptions
+}
+
+/// Options every command shares; they may come before or after the command name.
+struct ClientOptions: ParsableArguments {
+    @Option(help: "jukeboxd's control socket (default: $JUKEBOX_SOCKET, $XDG_RUNTIME_DIR/jukeboxd.sock, /run/jukeboxd/jukeboxd.sock as root, else /tmp/jukeboxd-UID.sock).")
+    var socket: String?
+
+    @Flag(help: "Print the raw JSON result, for scripts.")
+    var json = false
+
+    func connect(timeoutSeconds: Int = 10) throws -> ControlClient {
+        do {
+            return try ControlClient(path: SocketPath.resolve(explicit: socket), timeoutSeconds: timeoutSeconds)
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// Runs one method and prints its result: raw JSON with `--json`, else `human(result)`.
+    func run<Result: Codable>(_ method: String, _ params: some Encodable = Empty(), as type: Result.Type, human: (Result) -> String) throws {
+        let client = try connect()
+        do {
+            let (result, _) = try client.call(method, params, as: type)
+            print(json ? Self.json(result) : human(result))
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "null"
+    }
+
+    func fail(_ error: ClientError) -> ExitCode {
+        printError(error.message)
+        return ExitCode(error.exitCode)
+    }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import JukeboxProtocol
+
+extension Jukebox {
+    struct Play: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Queue clips at the back of the queue, by clip id or by a file inside the session's clips folder.")
+
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "Clip ids or file paths.")
+        var clips: [String]
+
+        @Flag(help: "Play the session's cue before each clip.")
+        var cue = false
+
+        func validate() throws {
+            if clips.isEmpty { throw ValidationError("name at least one clip (`jukebox clips` lists them)") }
+        }
+
+        struct Params: Encodable {
+            var clips: [String]
+            var cue: Bool
+        }
+
+        func run() throws {
+            try options.run("enqueue", Params(clips: clips, cue: cue), as: EnqueueResult.self) { result in
+                result.entries.map { "queued \($0.ticket) \($0.clip) (position \($0.position ?? 0))" }.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Skip: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop the clip playing now; the queue goes on.")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("skip", as: SkipResult.self) { result in
+                result.skipped.map { "skipped \($0.ticket) \($0.clip)" } ?? "nothing is playing"
+            }
+        }
+    }
+
+    struct Pause: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Pause playback mid-clip, and the scheduler.")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("pause", as: PauseResult.self) { _ in "paused" }
+        }
+    }
+
+    struct Resume: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Resume playback where it was paused.")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("resume", as: PauseResult.self) { _ in "playing" }
+        }
+    }
+
+    struct Pick: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make the scheduler pick a clip now (time windows still apply).")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("pick", as: PickResult.self) { result in
+                result.entry.map { "picked \($0.ticket) \($0.clip)" }
+                    ?? "nothing picked: outside the session's active hours, or no clip's window is open"
+            }
+        }
+    }
+
+    struct Volume: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show or set the master volume (0-100).")
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "The new volume, 0 to 100.")
+        var level: Int?
+
+        func validate() throws {
+            if let level, !(0...100).contains(level) { throw ValidationError("the volume is a whole number from 0 to 100") }
+        }
+
+        struct Params: Encodable { var level: Int? }
+
+        func run() throws {
+            try options.run("volume", Params(level: level), as: VolumeResult.self) { "volume \($0.volume)" }
+        }
+    }
+
+    struct Reload: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Re-read the session file (an invalid file is rejected; the old session stays).")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("reload", as: ReloadResult.self) { "reloaded \"\($0.session)\": \($0.clips) clips" }
+        }
+    }
+}

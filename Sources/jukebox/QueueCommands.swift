@@ -1,0 +1,65 @@
+import ArgumentParser
+import JukeboxProtocol
+
+extension Jukebox {
+    struct QueueCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "queue", abstract: "Show what is playing and what is waiting, in order.")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("queue", as: QueueResult.self) { result in
+                var lines: [String] = []
+                if let playing = result.playing {
+                    let progress = playing.total.map { " \(Format.clock(playing.elapsed ?? 0))/\(Format.clock($0))" } ?? ""
+                    lines.append("\(playing.paused ? "paused " : "playing") \(playing.entry.ticket) \(playing.entry.clip)\(progress) (\(playing.entry.origin))")
+                } else {
+                    lines.append("nothing playing")
+                }
+                for entry in result.waiting {
+                    lines.append("\(String(repeating: " ", count: 2))\(entry.position ?? 0). \(entry.ticket) \(entry.clip) (\(entry.origin))")
+                }
+                if result.waiting.isEmpty { lines.append("queue empty") }
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Drop waiting entries by ticket id.")
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "Ticket ids, as `jukebox queue` shows them.")
+        var tickets: [UInt64]
+
+        func validate() throws {
+            if tickets.isEmpty { throw ValidationError("name at least one ticket (`jukebox queue` shows them)") }
+        }
+
+        struct Params: Encodable { var tickets: [UInt64] }
+
+        func run() throws {
+            let client = try options.connect()
+            let result: RemoveResult
+            do {
+                result = try client.call("remove", Params(tickets: tickets), as: RemoveResult.self).0
+            } catch {
+                throw options.fail(error)
+            }
+            print(options.json ? ClientOptions.json(result) : result.removed.map { "removed \($0)" }.joined(separator: "\n"))
+            if !result.notWaiting.isEmpty {
+                printError("jukebox: not waiting (already played, playing or unknown): \(result.notWaiting.map(String.init).joined(separator: ", "))")
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Drop every waiting entry (the clip playing now goes on).")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("clear", as: RemoveResult.self) { "removed \($0.removed.count) waiting clip\($0.removed.count == 1 ? "" : "s")" }
+        }
+    }
+}
