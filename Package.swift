@@ -96,6 +96,15 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "JukeboxControlTests",
+            dependencies: [
+                "JukeboxControl", "JukeboxCore", "JukeboxProtocol", "JukeboxTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: [
                 "JukeboxTestSupport", "jukeboxd",

@@ -1,0 +1,153 @@
+import Glibc
+import JukeboxControl
+import JukeboxCore
+import JukeboxProtocol
+import JukeboxTestSupport
+import Logging
+import NIOCore
+import NIOPosix
+import Testing
+
+/// The real socket: a running `ControlServer` in a temporary folder, driven by NIO clients.
+@Suite("Control socket", .timeLimit(.minutes(1)))
+struct ControlServerTests {
+    let folder: TemporaryDirectory
+    let control = InMemoryControl()
+    var path: String { folder.file("control.sock") }
+
+    init() throws { folder = try TemporaryDirectory() }
+
+    /// Runs `body` while the server listens; the server stops when it returns.
+    func withServer(_ body: () async throws -> Void) async throws {
+        let (ready, signal) = AsyncStream.makeStream(of: Void.self)
+        let server = ControlServer(path: path, control: control, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) {
+            signal.yield()
+        }
+        let running = Task { try await server.run() }
+        for await _ in ready { break }
+        try await body()
+        running.cancel()
+        try? await running.value
+    }
+
+    func connect() async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(unixDomainSocketPath: path) { channel in
+            channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+        }
+    }
+
+    /// Sends `lines` and collects `count` answer lines (or fewer if the server closes first).
+    func exchange(_ lines: [String], expecting count: Int, raw: [UInt8]? = nil) async throws -> [String] {
+        let channel = try await connect()
+        return try await channel.executeThenClose { inbound, outbound in
+            for line in lines { try await outbound.write(ByteBuffer(string: line + "\n")) }
+            if let raw { try await outbound.write(ByteBuffer(bytes: raw)) }
+            var received: [String] = []
+            var pending = ""
+            for try await chunk in inbound {
+                pending += String(buffer: chunk)
+                while let newline = pending.firstIndex(of: "\n") {
+                    received.append(String(pending[..<newline]))
+                    pending = String(pending[pending.index(after: newline)...])
+                }
+                if received.count >= count { break }
+            }
+            return received
+        }
+    }
+
+    static func request(_ method: String, id: Int, params: String = "{}") -> String {
+        #"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#
+    }
+
+    @Test func roundTripManyRequestsOnOneConnection() async throws {
+        try await withServer {
+            let answers = try await exchange(
+                [Self.request("enqueue", id: 1, params: #"{"clips":["ward"]}"#), Self.request("volume", id: 2, params: #"{"level":30}"#), Self.request("queue", id: 3)],
+                expecting: 3)
+            #expect(answers.count == 3)
+            #expect(answers[0].hasPrefix(#"{"id":1,"jsonrpc":"2.0","result":{"entries":[{"clip":"ward""#))
+            #expect(answers[1] == #"{"id":2,"jsonrpc":"2.0","result":{"volume":30}}"#)
+            #expect(answers[2].contains(#""waiting":[{"clip":"ward""#))
+        }
+    }
+
+    @Test func socketIsNotWorldWritable() async throws {
+        try await withServer {
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o660)
+        }
+    }
+
+    @Test func malformedInputGetsErrorsAndTheConnectionKeepsServing() async throws {
+        try await withServer {
+            let answers = try await exchange(
+                ["{not json", #"{"jsonrpc":"2.0","id":1,"method":"nope"}"#, #"{"jsonrpc":"2.0","id":2,"method":"volume","params":{"level":"loud"}}"#, Self.request("status", id: 3)],
+                expecting: 4)
+            #expect(answers.map { $0.contains(#""code":-32700"#) } == [true, false, false, false])
+            #expect(answers[1].contains(#""code":-32601"#))
+            #expect(answers[2].contains(#""code":-32602"#))
+            #expect(answers[3].contains(#""result":{"device":"fake""#))
+        }
+    }
+
+    @Test func oversizedLineIsRefusedAndTheConnectionClosed() async throws {
+        try await withServer {
+            let huge = [UInt8](repeating: UInt8(ascii: "x"), count: ControlHandler.maxLineLength + 10) + [UInt8(ascii: "\n")]
+            let answers = try await exchange([], expecting: 2, raw: huge)
+            #expect(answers == [#"{"error":{"code":-32600,"data":{"reason":"line-too-long"},"message":"request line longer than 65536 bytes; closing the connection"},"id":null,"jsonrpc":"2.0"}"#])
+            // Everyone else is still served.
+            #expect(try await exchange([Self.request("status", id: 1)], expecting: 1).count == 1)
+        }
+    }
+
+    @Test func silentClientDoesNotBlockOthers() async throws {
+        try await withServer {
+            let silent = try await connect()
+            #expect(try await exchange([Self.request("pause", id: 1)], expecting: 1) == [#"{"id":1,"jsonrpc":"2.0","result":{"paused":true}}"#])
+            try await silent.channel.close()
+        }
+    }
+
+    @Test func manyClientsAtOnceLoseNothingAndKeepTheirOrder() async throws {
+        try await withServer {
+            let clients = 32, perClient = 100
+            let results = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+                for _ in 0..<clients {
+                    group.addTask {
+                        let lines = (1...perClient).map { Self.request("enqueue", id: $0, params: #"{"clips":["water"]}"#) }
+                        let answers = try await exchange(lines, expecting: perClient)
+                        return answers.compactMap { answer -> UInt64? in
+                            guard let range = answer.range(of: #""ticket":"#) else { return nil }
+                            return UInt64(answer[range.upperBound...].prefix { $0.isNumber })
+                        }
+                    }
+                }
+                return try await group.reduce(into: [[UInt64]]()) { $0.append($1) }
+            }
+            #expect(results.map(\.count) == Array(repeating: perClient, count: clients), "every request answered")
+            #expect(results.allSatisfy { $0 == $0.sorted() }, "each client's enqueues keep their order")
+            #expect(Set(results.joined()) == Set(1...UInt64(clients * perClient)), "no ticket lost or given twice")
+            let waiting = await control.waiting.map(\.ticket)
+            #expect(waiting == waiting.sorted(), "the queue's order is the order the daemon accepted them in")
+            #expect(waiting.count == clients * perClient)
+        }
+    }
+
+    @Test func subscribedConnectionReceivesEvents() async throws {
+        try await withServer {
+            let channel = try await connect()
+            try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: Self.request("subscribe", id: 1) + "\n"))
+                var iterator = inbound.makeAsyncIterator()
+                var text = ""
+                while !text.contains("\n") { text += String(buffer: try #require(await iterator.next())) }
+                #expect(text.hasPrefix(#"{"id":1,"jsonrpc":"2.0","result":{"subscribed":true}}"#))
+                control.events.publish(.paused)
+                while !text.contains(#""method":"paused""#) { text += String(buffer: try #require(await iterator.next())) }
+                #expect(text.hasSuffix(#"{"jsonrpc":"2.0","method":"paused","params":{}}"# + "\n"))
+            }
+        }
+    }
+}
