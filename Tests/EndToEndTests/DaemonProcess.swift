@@ -52,3 +52,70 @@ enum DaemonProcess {
         return (status(result.terminationStatus), result.closureResult.0, result.closureResult.1)
     }
 }
+
+/// A daemon's log as it arrives; tests wait for a line instead of sleeping.
+actor LogLines {
+    private(set) var lines: [String] = []
+    private var finished = false
+    private var waiters: [(text: String, continuation: CheckedContinuation<Void, Never>)] = []
+
+    func append(_ line: String) {
+        lines.append(line)
+        let ready = waiters.filter { line.contains($0.text) }
+        waiters.removeAll { line.contains($0.text) }
+        ready.forEach { $0.continuation.resume() }
+    }
+
+    func finish() {
+        finished = true
+        waiters.forEach { $0.continuation.resume() }
+        waiters = []
+    }
+
+    /// Returns true once a line containing `text` has arrived, false if the log ended first.
+    @discardableResult
+    func waitFor(_ text: String) async -> Bool {
+        if lines.contains(where: { $0.contains(text) }) { return true }
+        if finished { return false }
+        await withCheckedContinuation { waiters.append((text, $0)) }
+        return lines.contains { $0.contains(text) }
+    }
+}
+
+extension DaemonProcess {
+    /// Starts jukeboxd, waits for a log line containing `ready`, runs `body` while the daemon
+    /// runs, then stops it with SIGTERM. Returns the daemon's exit status, its log lines, and
+    /// what `body` returned.
+    static func withDaemon<T: Sendable>(
+        _ arguments: [String], ready: String, _ body: @Sendable (LogLines) async throws -> T
+    ) async throws -> (status: Int32?, lines: [String], result: T) {
+        let log = LogLines()
+        let result = try await Subprocess.run(
+            .path(.init(binaryDirectory + "/jukeboxd")), arguments: Arguments(arguments),
+            input: .none, output: .discarded, error: .sequence
+        ) { execution in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await line in execution.standardError.strings() { await log.append(line) }
+                    await log.finish()
+                }
+                guard await log.waitFor(ready) else { return T?.none }
+                let value = try await body(log)
+                try execution.send(signal: .terminate)
+                try await group.waitForAll()
+                return value
+            }
+        }
+        let lines = await log.lines
+        guard let value = result.closureResult else {
+            throw DaemonExited(lines: lines)
+        }
+        return (status(result.terminationStatus), lines, value)
+    }
+}
+
+/// The daemon ended before it was ready.
+struct DaemonExited: Error, CustomStringConvertible {
+    var lines: [String]
+    var description: String { "jukeboxd exited before it was ready:\n" + lines.joined(separator: "\n") }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import JukeboxTestSupport
+import Testing
+
+/// The built `jukebox` client against the built `jukeboxd`: output, `--json`, exit codes.
+@Suite("jukebox client end to end", .timeLimit(.minutes(1)))
+struct JukeboxClientTests {
+    let folder: TemporaryDirectory
+    var socket: String { folder.file("control.sock") }
+    var sessionPath: String { folder.file("session.json") }
+
+    init() throws {
+        folder = try TemporaryDirectory()
+        for (id, frequency) in [("ward", 300.0), ("water", 500.0), ("walk", 700.0)] {
+            try folder.write("\(id).wav", WAVFile.bytes(WAVFile.tone(frequency: frequency, frames: 4410, rate: 44_100, channels: 1), encoding: .s16, rate: 44_100, channels: 1))
+        }
+        try folder.write("session.json", text: #"{ "name": "Drill", "interval": { "min": "1h", "max": "2h" }, "clips": [ { "file": "ward.wav" }, { "file": "water.wav" }, { "file": "walk.wav" } ] }"#)
+    }
+
+    var daemonArguments: [String] { [sessionPath, "--socket", socket, "--device", "file:FILE=\(folder.file("out.raw")),FORMAT=raw"] }
+
+    func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
+        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
+    }
+
+    @Test func notRunningExits69WithAClearMessage() async throws {
+        let outcome = try await jukebox("status")
+        #expect(outcome.status == 69)
+        #expect(outcome.stderr == "jukebox: cannot reach jukeboxd at \(socket): no such socket (is it running?)\n")
+    }
+
+    @Test func badArgumentsExit64() async throws {
+        #expect(try await jukebox("volume", "300").status == 64)
+        #expect(try await jukebox("play").status == 64)
+        #expect(try await jukebox("dance").status == 64)
+    }
+
+    @Test func playQueueStatusAndErrorsThroughTheRealDaemon() async throws {
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] log in
+            var results: [String: DaemonProcess.Outcome] = [:]
+            try await self.pause()
+            results["play"] = try await jukebox("play", "ward", "water")
+            results["playJSON"] = try await jukebox("--json", "play", "walk")
+            results["unknown"] = try await jukebox("play", "wlak")
+            results["outside"] = try await jukebox("play", "../session.json")
+            results["queue"] = try await jukebox("queue")
+            results["status"] = try await jukebox("status", "--json")
+            results["remove"] = try await jukebox("remove", "2", "99")
+            results["volume"] = try await jukebox("volume", "40")
+            results["clips"] = try await jukebox("clips")
+            return results
+        }
+        #expect(run.status == 0)
+        let r = run.result
+        #expect(r["play"]?.status == 0)
+        #expect(r["play"]?.stdout == "queued 1 ward (position 1)\nqueued 2 water (position 2)\n")
+        #expect(r["playJSON"]?.stdout.hasPrefix(#"{"entries":[{"clip":"walk","file":"walk.wav","origin":"client "#) == true)
+        #expect(r["unknown"]?.status == 1)
+        #expect(r["unknown"]?.stderr == "jukebox: no clip \"wlak\" in the session (did you mean \"walk\"?)\n")
+        #expect(r["outside"]?.status == 1)
+        #expect(r["outside"]?.stderr.contains("outside the session's clips folder") == true)
+        #expect(r["queue"]?.stdout.contains("1. 1 ward (client") == true, "\(r["queue"]?.stdout ?? "")")
+        #expect(r["queue"]?.stdout.contains("3. 3 walk (client") == true)
+        let status = try JSONSerialization.jsonObject(with: Data((r["status"]?.stdout ?? "").utf8)) as? [String: Any]
+        #expect(status?["session"] as? String == "Drill")
+        #expect(status?["queueLength"] as? Int == 3)
+        #expect(status?["paused"] as? Bool == true)
+        #expect(r["remove"]?.status == 1)
+        #expect(r["remove"]?.stdout == "removed 2\n")
+        #expect(r["remove"]?.stderr == "jukebox: not waiting (already played, playing or unknown): 99\n")
+        #expect(r["volume"]?.stdout == "volume 40\n")
+        #expect(r["clips"]?.stdout.split(separator: "\n").map { String($0.prefix { $0 != " " }) } == ["ward", "water", "walk"])
+        #expect(!FileManager.default.fileExists(atPath: socket), "the socket file is removed on exit")
+    }
+
+    func pause() async throws {
+        let outcome = try await jukebox("pause")
+        #expect(outcome.stdout == "paused\n")
+    }
+
+    @Test func playedClipsReachTheDeviceWhole() async throws {
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] log in
+            let played = try await jukebox("play", "walk", "ward")
+            #expect(played.status == 0)
+            await log.waitFor("played ward")
+            return try await jukebox("history").stdout
+        }
+        #expect(run.status == 0)
+        #expect(run.result.hasSuffix("  walk  completed\n"))
+        #expect(run.result.split(separator: "\n").count == 2)
+        #expect(run.lines.contains { $0.contains("played walk (walk.wav, 0.1s)") })
+        let expected = ["walk", "ward"].flatMap { id in
+            WAVFile.pcm16(WAVFile.tone(frequency: id == "walk" ? 700 : 300, frames: 4410, rate: 44_100, channels: 1))
+        }
+        #expect(try folder.read("out.raw") == expected)
+    }
+
+    @Test func reloadKeepsTheOldSessionWhenTheNewOneIsInvalid() async throws {
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] log in
+            try folder.write("session.json", text: #"{ "name": "Drill", "volume": 7, "clips": [ { "file": "ward.wav" } ] }"#)
+            let bad = try await jukebox("reload")
+            try folder.write("session.json", text: #"{ "name": "Drill 2", "clips": [ { "file": "ward.wav" }, { "file": "walk.wav" } ] }"#)
+            let good = try await jukebox("reload")
+            let status = try await jukebox("status")
+            return [bad, good, status]
+        }
+        let (bad, good, status) = (run.result[0], run.result[1], run.result[2])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("the session file was not reloaded"))
+        #expect(bad.stderr.contains("session.json: volume: 7 is out of range (expected 0 to 1)"))
+        #expect(good.stdout == "reloaded \"Drill 2\": 2 clips\n")
+        #expect(status.stdout.hasPrefix("session:   Drill 2\n"))
+    }
+
+    @Test func aSecondDaemonOnTheSameSocketExits75AndAStaleSocketIsReplaced() async throws {
+        // A socket file left behind by a daemon that died: bound, never listened on.
+        let stale = socket
+        let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(stale.utf8) + [0]) }
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        close(descriptor)
+        #expect(FileManager.default.fileExists(atPath: stale))
+
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] log in
+            let second = try await DaemonProcess.run(daemonArguments)
+            return second
+        }
+        #expect(run.status == 0)
+        #expect(run.result.status == 75)
+        #expect(run.result.stderr == "jukeboxd: another jukeboxd is already running on \(socket); stop it first, or give this one its own --socket\n")
+    }
+}
