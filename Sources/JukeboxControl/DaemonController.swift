@@ -129,6 +129,13 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
         } catch {
             throw .sessionInvalid(error.problems)
         }
+        // Waiting entries of session clips that the new file no longer has are dropped; every
+        // other entry keeps its place.
+        let kept = Set(fresh.session.clips.map(\.id))
+        let dropped = Set(catalog.session.clips.map(\.id)).subtracting(kept)
+        for entry in await queue.waiting where dropped.contains(entry.clip.id) {
+            await queue.remove(ticket: entry.ticket)
+        }
         catalog = fresh
         await jukebox.reload(fresh.session, clips: fresh.playableClips)
         let result = ReloadResult(session: fresh.session.name, clips: fresh.playableClips.count)

@@ -31,7 +31,7 @@ extension Jukebox {
         func run() throws {
             try options.run("clips", as: ClipsResult.self) { result in
                 result.clips.map { clip in
-                    var parts = [clip.id, clip.duration.map { Format.clock($0) } ?? "-"]
+                    var parts = [clip.id, "\"\(clip.title)\"", clip.duration.map { Format.clock($0) } ?? "-"]
                     parts.append(!clip.enabled ? "disabled" : clip.windowOpen ? "window open" : "window closed")
                     parts.append("played \(clip.timesPlayed)×" + (clip.lastPlayed.map { ", last \(Format.time($0))" } ?? ""))
                     if let problem = clip.problem { parts.append("UNPLAYABLE: \(problem)") }
@@ -72,6 +72,7 @@ extension Jukebox {
             let client = try options.connect(timeoutSeconds: 0)
             do {
                 _ = try client.call("subscribe", as: SubscribeResult.self)
+                if !options.json { Output.line("watching jukeboxd at \(client.path) (Ctrl-C stops)") }
                 while true {
                     let line = try client.readLine()
                     if options.json {

@@ -1,4 +1,5 @@
 import Foundation
+import Subprocess
 import JukeboxTestSupport
 import Testing
 
@@ -70,6 +71,7 @@ struct JukeboxClientTests {
         #expect(r["remove"]?.stderr == "jukebox: not waiting (already played, playing or unknown): 99\n")
         #expect(r["volume"]?.stdout == "volume 40\n")
         #expect(r["clips"]?.stdout.split(separator: "\n").map { String($0.prefix { $0 != " " }) } == ["ward", "water", "walk"])
+        #expect(r["clips"]?.stdout.hasPrefix("ward  \"ward\"  0:00  window open  played 0×") == true, "\(r["clips"]?.stdout ?? "")")
         #expect(!FileManager.default.fileExists(atPath: socket), "the socket file is removed on exit")
     }
 
@@ -97,14 +99,18 @@ struct JukeboxClientTests {
 
     @Test func reloadKeepsTheOldSessionWhenTheNewOneIsInvalid() async throws {
         let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] log in
+            try await self.pause()
+            _ = try await jukebox("play", "water", "ward", "water")
             try folder.write("session.json", text: #"{ "name": "Drill", "volume": 7, "clips": [ { "file": "ward.wav" } ] }"#)
             let bad = try await jukebox("reload")
             try folder.write("session.json", text: #"{ "name": "Drill 2", "clips": [ { "file": "ward.wav" }, { "file": "walk.wav" } ] }"#)
             let good = try await jukebox("reload")
             let status = try await jukebox("status")
-            return [bad, good, status]
+            let queue = try await jukebox("queue")
+            return [bad, good, status, queue]
         }
-        let (bad, good, status) = (run.result[0], run.result[1], run.result[2])
+        let (bad, good, status, queue) = (run.result[0], run.result[1], run.result[2], run.result[3])
+        #expect(queue.stdout.hasSuffix("  1. 2 ward (client 2)\n"), "entries of clips the new session lacks are dropped: \(queue.stdout)")
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("the session file was not reloaded"))
         #expect(bad.stderr.contains("session.json: volume: 7 is out of range (expected 0 to 1)"))
@@ -130,5 +136,28 @@ struct JukeboxClientTests {
         #expect(run.status == 0)
         #expect(run.result.status == 75)
         #expect(run.result.stderr == "jukeboxd: another jukeboxd is already running on \(socket); stop it first, or give this one its own --socket\n")
+    }
+
+    @Test func watchPrintsEventsAsTheyHappen() async throws {
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] log in
+            try await Subprocess.run(
+                .path(.init(DaemonProcess.binaryDirectory + "/jukebox")), arguments: ["--socket", socket, "watch"],
+                input: .none, output: .sequence, error: .discarded
+            ) { execution in
+                var seen: [String] = []
+                var asked = false
+                for try await line in execution.standardOutput.strings() {
+                    seen.append(line)
+                    if line == "paused" { try execution.send(signal: .interrupt) }
+                    if !asked {
+                        asked = true
+                        _ = try await jukebox("pause")
+                    }
+                }
+                return seen
+            }.closureResult
+        }
+        #expect(run.status == 0)
+        #expect(run.result == ["watching jukeboxd at \(socket) (Ctrl-C stops)", "paused"], "\(run.result)")
     }
 }
