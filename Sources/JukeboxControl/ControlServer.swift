@@ -30,6 +30,9 @@ public struct ControlServer: Service {
 
     public func run() async throws {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            // A client may send its requests and shut its writing side (socat, `nc -N`);
+            // it still gets its answers.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(

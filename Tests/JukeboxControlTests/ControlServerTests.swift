@@ -30,9 +30,14 @@ struct ControlServerTests {
         try? await running.value
     }
 
-    func connect() async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+    /// `halfClose`: finishing the writer shuts the socket's writing side, as socat does.
+    func connect(halfClose: Bool = false) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
         try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(unixDomainSocketPath: path) { channel in
-            channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+            channel.eventLoop.makeCompletedFuture {
+                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                    wrappingChannelSynchronously: channel,
+                    configuration: .init(isOutboundHalfClosureEnabled: halfClose, inboundType: ByteBuffer.self, outboundType: ByteBuffer.self))
+            }
         }
     }
 
@@ -69,6 +74,20 @@ struct ControlServerTests {
             #expect(answers[0].hasPrefix(#"{"id":1,"jsonrpc":"2.0","result":{"entries":[{"clip":"ward""#))
             #expect(answers[1] == #"{"id":2,"jsonrpc":"2.0","result":{"volume":30}}"#)
             #expect(answers[2].contains(#""waiting":[{"clip":"ward""#))
+        }
+    }
+
+    @Test func clientThatShutsItsWritingSideStillGetsItsAnswers() async throws {
+        try await withServer {
+            let channel = try await connect(halfClose: true)
+            let answers = try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: Self.request("pause", id: 1) + "\n" + Self.request("resume", id: 2) + "\n"))
+                outbound.finish()
+                var text = ""
+                for try await chunk in inbound { text += String(buffer: chunk) }
+                return text
+            }
+            #expect(answers == #"{"id":1,"jsonrpc":"2.0","result":{"paused":true}}"# + "\n" + #"{"id":2,"jsonrpc":"2.0","result":{"paused":false}}"# + "\n")
         }
     }
 
