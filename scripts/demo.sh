@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 swift build -c release --product jukeboxd
+swift build -c release --product jukebox
+echo "Control it from another shell with $(pwd)/.build/release/jukebox (status, play water, skip, watch…)."
 exec .build/release/jukeboxd clips/session.json "$@"
