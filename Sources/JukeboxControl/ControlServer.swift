@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 
 /// The JSON-RPC control socket: one NIO async channel per client in a discarding task group.
 /// A connection's handler never throws, so one broken client cannot take the server down,
@@ -44,22 +45,31 @@ public struct ControlServer: Service {
         try SocketFile.restrict(path, group: group)
         logger.info("control socket listening on \(path)")
         onListening()
-        await cancelWhenGracefulShutdown {
+        let connections = OpenConnections()
+        // On shutdown: stop accepting, and close each connection's reading side, so a request
+        // being handled is still answered before its connection ends.
+        await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { tasks in
                 do {
                     try await server.executeThenClose { inbound in
-                        var connections = 0
+                        var count = 0
                         for try await connection in inbound {
-                            connections += 1
-                            let name = "client \(connections)"
-                            tasks.addTask { await serve(connection, name: name) }
+                            count += 1
+                            let name = "client \(count)"
+                            tasks.addTask {
+                                guard connections.add(connection.channel) else { return }
+                                await serve(connection, name: name)
+                                connections.remove(connection.channel)
+                            }
                         }
                     }
                 } catch {
                     logger.debug("control socket closed: \(error)")
                 }
-                tasks.cancelAll()
             }
+        } onGracefulShutdown: {
+            server.channel.close(promise: nil)
+            connections.closeAllInputs()
         }
     }
 
@@ -102,5 +112,32 @@ public struct ControlServer: Service {
         buffer.writeBytes(bytes)
         buffer.writeInteger(UInt8(ascii: "\n"))
         return buffer
+    }
+}
+
+/// The live client connections, so shutdown can close their reading sides.
+final class OpenConnections: Sendable {
+    private let channels = Mutex<(open: [ObjectIdentifier: any Channel], closing: Bool)>(([:], false))
+
+    /// False once shutdown has begun: the connection is closed instead of served.
+    func add(_ channel: any Channel) -> Bool {
+        let accepted = channels.withLock { state in
+            if !state.closing { state.open[ObjectIdentifier(channel)] = channel }
+            return !state.closing
+        }
+        if !accepted { channel.close(promise: nil) }
+        return accepted
+    }
+
+    func remove(_ channel: any Channel) {
+        _ = channels.withLock { $0.open.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    func closeAllInputs() {
+        let open = channels.withLock { state in
+            state.closing = true
+            return Array(state.open.values)
+        }
+        for channel in open { channel.close(mode: .input, promise: nil) }
     }
 }

@@ -160,4 +160,53 @@ struct JukeboxClientTests {
         #expect(run.status == 0)
         #expect(run.result == ["watching jukeboxd at \(socket) (Ctrl-C stops)", "paused"], "\(run.result)")
     }
+
+    @Test func shutdownIsNotHeldUpByIdleOrSubscribedClients() async throws {
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] _ in
+            // One connection that never sends anything, one that follows events.
+            let idle = try UnixConnection(path: socket)
+            let watcher = try UnixConnection(path: socket)
+            watcher.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe"}"# + "\n")
+            #expect(watcher.readLine() == #"{"id":1,"jsonrpc":"2.0","result":{"subscribed":true}}"#)
+            return [idle, watcher]
+        }
+        #expect(run.status == 0)
+        #expect(run.lines.last?.hasSuffix("stopped") == true)
+        // Both connections were closed by the daemon, not left hanging.
+        for connection in run.result { #expect(connection.readLine() == nil) }
+    }
+}
+
+/// A plain blocking Unix socket, for a test that needs connections that misbehave.
+final class UnixConnection: Sendable {
+    let descriptor: Int32
+
+    init(path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// The next line, or nil at the end of the stream.
+    func readLine() -> String? {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(descriptor, &byte, 1) == 1 {
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+        return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
+    }
 }
