@@ -30,15 +30,19 @@ public struct ControlServer: Service {
     }
 
     public func run() async throws {
+        // Accepted connections come out as plain channels, each wrapped in an NIOAsyncChannel
+        // by its own task; `InboundHold` keeps what arrives in between (see there why).
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             // A client may send its requests and shut its writing side (socat, `nc -N`);
             // it still gets its answers.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let hold = InboundHold()
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineFrameDecoder(maxLength: ControlHandler.maxLineLength)))
-                    return try NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    try channel.pipeline.syncOperations.addHandler(hold)
+                    return AcceptedChannel(channel: channel, hold: hold)
                 }
             }
         defer { unlink(path) }
@@ -57,8 +61,15 @@ public struct ControlServer: Service {
                             count += 1
                             let name = "client \(count)"
                             tasks.addTask {
-                                guard connections.add(connection.channel) else { return }
-                                await serve(connection, name: name)
+                                guard connections.add(connection.channel) else {
+                                    connection.channel.close(promise: nil)
+                                    return
+                                }
+                                if let wrapped = try? await connection.wrap() {
+                                    await serve(wrapped, name: name)
+                                } else {
+                                    connection.channel.close(promise: nil)
+                                }
                                 connections.remove(connection.channel)
                             }
                         }
@@ -115,18 +126,36 @@ public struct ControlServer: Service {
     }
 }
 
+/// A client connection as accepted, before its async wrapper exists.
+struct AcceptedChannel: Sendable {
+    let channel: any Channel
+    let hold: NIOLoopBound<InboundHold>
+
+    init(channel: any Channel, hold: InboundHold) {
+        self.channel = channel
+        self.hold = NIOLoopBound(hold, eventLoop: channel.eventLoop)
+    }
+
+    /// Wraps the channel for async use and releases what the hold kept to the wrapper.
+    func wrap() async throws -> NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer> {
+        try await channel.eventLoop.submit { [channel, hold] in
+            let wrapped = try NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>(wrappingChannelSynchronously: channel)
+            channel.pipeline.syncOperations.removeHandler(hold.value, promise: nil)
+            return wrapped
+        }.get()
+    }
+}
+
 /// The live client connections, so shutdown can close their reading sides.
 final class OpenConnections: Sendable {
     private let channels = Mutex<(open: [ObjectIdentifier: any Channel], closing: Bool)>(([:], false))
 
-    /// False once shutdown has begun: the connection is closed instead of served.
+    /// False once shutdown has begun: the connection is then closed instead of served.
     func add(_ channel: any Channel) -> Bool {
-        let accepted = channels.withLock { state in
+        channels.withLock { state in
             if !state.closing { state.open[ObjectIdentifier(channel)] = channel }
             return !state.closing
         }
-        if !accepted { channel.close(promise: nil) }
-        return accepted
     }
 
     func remove(_ channel: any Channel) {

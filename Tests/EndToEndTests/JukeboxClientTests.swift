@@ -177,6 +177,27 @@ struct JukeboxClientTests {
     }
 }
 
+/// Connections arriving while the daemon shuts down must never crash it (its exit status
+/// would then not be 0). Several daemons at once make the race likely.
+@Suite("jukeboxd shutdown with clients connecting", .timeLimit(.minutes(1)))
+struct ShutdownRaceTests {
+    @Test(arguments: 0..<12)
+    func clientsConnectingDuringShutdown(round: Int) async throws {
+        let folder = try TemporaryDirectory()
+        try folder.write("a.wav", WAVFile.bytes(Array(repeating: 0, count: 100), encoding: .s16, rate: 8000, channels: 1))
+        let session = try folder.write("s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "a.wav" } ] }"#)
+        let socket = folder.file("c.sock")
+        let run = try await DaemonProcess.withDaemon(
+            [session, "--socket", socket, "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"], ready: "control socket listening"
+        ) { _ in
+            let watcher = try UnixConnection(path: socket)
+            watcher.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe"}"# + "\n")
+            return [watcher, try UnixConnection(path: socket)]
+        }
+        #expect(run.status == 0, "\(run.lines.suffix(3))")
+    }
+}
+
 /// A plain blocking Unix socket, for a test that needs connections that misbehave.
 final class UnixConnection: Sendable {
     let descriptor: Int32
