@@ -72,6 +72,10 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
     }
 
+    public func heartbeat() async {
+        await queue.run {}
+    }
+
     public func close() async {
         await queue.run {
             if let pcm = self.pcm { snd_pcm_close(pcm) }

@@ -22,4 +22,12 @@ public protocol AudioSink: Sendable {
 
     /// Releases the device so other programs can use it.
     func close() async
+
+    /// Returns once the device's own thread has come round to run a no-op: a sink stuck in
+    /// a device call never returns, which is what the systemd watchdog needs to see.
+    func heartbeat() async
+}
+
+extension AudioSink {
+    public func heartbeat() async {}
 }

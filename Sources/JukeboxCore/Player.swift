@@ -47,6 +47,9 @@ public actor Player {
         progress.map { ($0.format.duration(frames: $0.frames), $0.format.duration(frames: $0.total)) }
     }
 
+    /// Passes through the player and its sink's device thread; used for watchdog pings.
+    public func heartbeat() async { await sink.heartbeat() }
+
     public func setVolume(_ volume: Double) { self.volume = min(max(volume, 0), 1) }
 
     /// Plays `clip` to the end, or until `stopCurrent()` or task cancellation.

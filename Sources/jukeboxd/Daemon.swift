@@ -75,7 +75,13 @@ struct Daemon {
             self.logger.notice("session reloaded from \(self.sessionPath): \(fresh.playableClips.count) playable clips")
             return fresh
         }
-        let server = ControlServer(path: socketPath, group: socketGroup, control: controller, logger: logger)
+        let notifier = SystemdNotifier()
+        let sessionName = session.name
+        let (ready, readySignal) = AsyncStream.makeStream(of: Void.self)
+        let server = ControlServer(path: socketPath, group: socketGroup, control: controller, logger: logger) {
+            notifier.send("READY=1\nSTATUS=playing \"\(sessionName)\"")
+            readySignal.finish()
+        }
 
         logger.info("session \"\(session.name)\": \(catalog.playableClips.count) clips, device \"\(session.device)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
         let group = ServiceGroup(
@@ -85,6 +91,8 @@ struct Daemon {
                     .init(service: jukebox, successTerminationBehavior: .gracefullyShutdownGroup),
                     .init(service: server),
                     .init(service: ReloadOnHangup(controller: controller, logger: logger)),
+                    .init(service: SystemdService(
+                        notifier: notifier, player: player, watchdog: SystemdNotifier.watchdogInterval(), ready: ready, logger: logger)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger

@@ -40,11 +40,8 @@ struct Jukeboxd: AsyncParsableCommand {
 
     func run() async throws {
         let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let journal = ProcessEnvironment.current["JOURNAL_STREAM"].map { !$0.isEmpty } ?? false
+        LoggingSystem.bootstrap { _ in DaemonLogHandler(level: level, journal: journal) }
         let daemon = Daemon(
             sessionPath: session, deviceOverride: device, seed: seed, socketPath: SocketPath.resolve(explicit: socket),
             socketGroup: socketGroup, logger: Logger(label: "jukeboxd"))

@@ -22,9 +22,10 @@ enum DaemonProcess {
     }
 
     /// Runs to completion and collects both outputs.
-    static func run(_ arguments: [String], tool: String = "jukeboxd") async throws -> Outcome {
+    static func run(_ arguments: [String], tool: String = "jukeboxd", environment: [String: String] = [:]) async throws -> Outcome {
         let result = try await Subprocess.run(
             .path(.init(binaryDirectory + "/" + tool)), arguments: Arguments(arguments),
+            environment: .inherit.updating(Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) })),
             output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
         return Outcome(status: status(result.terminationStatus), stdout: result.standardOutput, stderr: result.standardError)
     }
