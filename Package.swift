@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(
             name: "JukeboxCoreTests",
             dependencies: [
-                "JukeboxCore",
+                "JukeboxCore", "JukeboxTestSupport",
                 
                 .product(name: "Logging", package: "swift-log"),
             ]

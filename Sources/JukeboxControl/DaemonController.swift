@@ -4,11 +4,14 @@ import JukeboxProtocol
 /// The control methods, carried out on the running queue and scheduler.
 public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == Duration {
     public typealias Reloader = @Sendable () async throws(SessionLoadError) -> ClipCatalog
+    /// Makes the current state durable; a change is reported done only after it returns.
+    public typealias Persist = @Sendable () async throws -> Void
 
     public nonisolated let events: EventBus
     private let queue: ClipPlayQueue
     private let jukebox: ClipJukebox<C>
     private let reloader: Reloader
+    private let persist: Persist
     private let wallClock: WallClock
     private let localTime: any LocalTimeSource
     private let startedAt: Double
@@ -16,8 +19,10 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
 
     public init(
         catalog: ClipCatalog, queue: ClipPlayQueue, jukebox: ClipJukebox<C>, reloader: @escaping Reloader,
-        localTime: any LocalTimeSource = SystemLocalTime(), wallClock: @escaping WallClock = SystemWallClock.now
+        persist: @escaping Persist = {}, localTime: any LocalTimeSource = SystemLocalTime(),
+        wallClock: @escaping WallClock = SystemWallClock.now
     ) {
+        self.persist = persist
         self.catalog = catalog
         self.queue = queue
         self.jukebox = jukebox
@@ -35,9 +40,23 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
         let cue = withCue ? catalog.session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") } : nil
         do {
             let accepted = try await queue.enqueue(contentsOf: clips, cue: cue, origin: .client(origin))
+            try await saved()
             return EnqueueResult(entries: accepted.map { EntryInfo($0.entry, position: $0.position) })
-        } catch {
+        } catch let error as QueueFullError {
             throw .queueFull("\(error)")
+        } catch let error as RPCError {
+            throw error
+        } catch {
+            throw .stateNotSaved("\(error)")
+        }
+    }
+
+    /// Waits until the state is on disk.
+    private func saved() async throws(RPCError) {
+        do {
+            try await persist()
+        } catch {
+            throw .stateNotSaved("\(error)")
         }
     }
 
@@ -71,27 +90,38 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
 
     public func skip() async -> SkipResult { SkipResult(skipped: await queue.skip().map { EntryInfo($0) }) }
 
-    public func remove(_ tickets: [UInt64]) async -> RemoveResult {
+    public func remove(_ tickets: [UInt64]) async throws(RPCError) -> RemoveResult {
         var result = RemoveResult(removed: [], notWaiting: [])
         for ticket in tickets {
             if await queue.remove(ticket: ticket) { result.removed.append(ticket) } else { result.notWaiting.append(ticket) }
         }
+        try await saved()
         return result
     }
 
-    public func clear() async -> RemoveResult { RemoveResult(removed: await queue.clear(), notWaiting: []) }
+    public func clear() async throws(RPCError) -> RemoveResult {
+        let removed = await queue.clear()
+        try await saved()
+        return RemoveResult(removed: removed, notWaiting: [])
+    }
 
-    public func pause() async -> PauseResult {
+    public func pause() async throws(RPCError) -> PauseResult {
         await queue.pause()
+        try await saved()
         return PauseResult(paused: true)
     }
 
-    public func resume() async -> PauseResult {
+    public func resume() async throws(RPCError) -> PauseResult {
         await queue.resume()
+        try await saved()
         return PauseResult(paused: false)
     }
 
-    public func pick() async -> PickResult { PickResult(entry: await jukebox.pick().map { EntryInfo($0) }) }
+    public func pick() async throws(RPCError) -> PickResult {
+        let entry = await jukebox.pick()
+        try await saved()
+        return PickResult(entry: entry.map { EntryInfo($0) })
+    }
 
     public func clips() async -> ClipsResult {
         let now = localTime.now()
@@ -117,8 +147,11 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
         })
     }
 
-    public func volume(_ level: Int?) async -> VolumeResult {
-        if let level { await queue.player.setVolume(Double(level) / 100) }
+    public func volume(_ level: Int?) async throws(RPCError) -> VolumeResult {
+        if let level {
+            await queue.player.setVolume(Double(level) / 100)
+            try await saved()
+        }
         return VolumeResult(volume: Int((await queue.player.volume * 100).rounded()))
     }
 

@@ -9,15 +9,15 @@ public protocol JukeboxControlling: Sendable {
     func queue() async -> QueueResult
     func status() async -> StatusResult
     func skip() async -> SkipResult
-    func remove(_ tickets: [UInt64]) async -> RemoveResult
-    func clear() async -> RemoveResult
-    func pause() async -> PauseResult
-    func resume() async -> PauseResult
-    func pick() async -> PickResult
+    func remove(_ tickets: [UInt64]) async throws(RPCError) -> RemoveResult
+    func clear() async throws(RPCError) -> RemoveResult
+    func pause() async throws(RPCError) -> PauseResult
+    func resume() async throws(RPCError) -> PauseResult
+    func pick() async throws(RPCError) -> PickResult
     func clips() async -> ClipsResult
     func history(limit: Int) async -> HistoryResult
     /// Sets the volume (0–100) when `level` is given; returns the volume now.
-    func volume(_ level: Int?) async -> VolumeResult
+    func volume(_ level: Int?) async throws(RPCError) -> VolumeResult
     func reload() async throws(RPCError) -> ReloadResult
 }
 

@@ -92,6 +92,19 @@ public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
         }
     }
 
+    /// Where the bag is in its cycle, by clip id, for the state file.
+    public func persistedBag() -> PersistedState.Bag {
+        PersistedState.Bag(remaining: bag.remaining.map { clips[$0].id }, lastPick: bag.lastPick.map { clips[$0].id }, cycle: bag.cycle)
+    }
+
+    /// Continues a saved cycle; ids the session no longer has are dropped.
+    public func restoreBag(_ saved: PersistedState.Bag) {
+        let index = Dictionary(uniqueKeysWithValues: clips.enumerated().map { ($1.id, $0) })
+        bag = ShuffleBag(
+            weights: clips.map(\.weight), remaining: saved.remaining.compactMap { index[$0] },
+            lastPick: saved.lastPick.flatMap { index[$0] }, cycle: saved.cycle)
+    }
+
     /// Swaps in a reloaded session. The bag keeps its cycle for clips that still exist, so a
     /// reload never causes early repeats; new clips join at the next cycle.
     public func reload(_ session: Session, clips: [Clip]) {

@@ -113,6 +113,23 @@ public actor ClipPlayQueue: Service {
         events.publish(.resumed)
     }
 
+    /// The queue as it should survive a restart: the clip playing now first (after a crash it
+    /// plays again from its start), then the waiting entries in order.
+    public func persisted() -> (entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord]) {
+        ((current.map { [$0] } ?? []) + Array(waiting), nextTicket, stats, Array(history))
+    }
+
+    /// Puts saved entries back, in order, keeping their tickets. Call before `run()`.
+    public func restore(entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord]) {
+        for entry in entries {
+            waiting.append(entry)
+            continuation.yield(entry)
+        }
+        self.nextTicket = max(nextTicket, (entries.map(\.ticket).max() ?? 0) + 1, self.nextTicket)
+        self.stats = stats
+        self.history = Deque(history.suffix(Self.historyLimit))
+    }
+
     /// Lets the clip playing now finish, starts nothing more, and returns once it has ended.
     /// Used when the session's duration is reached.
     public func finishAfterCurrent() async {

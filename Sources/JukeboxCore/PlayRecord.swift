@@ -19,7 +19,7 @@ public struct PlayRecord: Sendable, Equatable {
 }
 
 /// How often and when a clip has played, for `clips`.
-public struct ClipStats: Sendable, Equatable {
+public struct ClipStats: Sendable, Equatable, Codable {
     public var timesPlayed = 0
     /// Seconds since the Unix epoch.
     public var lastPlayed: Double?

@@ -54,6 +54,10 @@ public struct RPCError: Error, Sendable, Equatable, Codable, CustomStringConvert
     public static func unplayable(_ name: String, _ reason: String) -> RPCError {
         RPCError(code: -32004, message: "clip \"\(name)\" cannot be played: \(reason)", data: .init(reason: "unplayable-clip", clip: name))
     }
+    public static func stateNotSaved(_ reason: String) -> RPCError {
+        RPCError(code: -32006, message: "the change was made but could not be saved, so it would not survive a restart: \(reason)",
+                 data: .init(reason: "state-not-saved"))
+    }
     public static func sessionInvalid(_ problems: [String]) -> RPCError {
         RPCError(code: -32005, message: "the session file was not reloaded; the running session is unchanged:\n" + problems.joined(separator: "\n"),
                  data: .init(reason: "session-invalid", problems: problems))

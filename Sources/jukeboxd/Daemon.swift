@@ -14,6 +14,8 @@ struct Daemon {
     let seed: UInt64?
     let socketPath: String
     let socketGroup: String?
+    /// nil: the default place for the session (see `statePath(for:)`).
+    let statePathOverride: String?
     let logger: Logger
     let decoder = SndFileDecoder()
 
@@ -48,6 +50,19 @@ struct Daemon {
         return catalog
     }
 
+    /// `--state`, else `$STATE_DIRECTORY/state.json` under systemd, else
+    /// `$XDG_STATE_HOME/jukeboxd/<session name>.json` (default `~/.local/state`).
+    func statePath(for session: Session, environment: [String: String] = ProcessEnvironment.current) -> String {
+        if let statePathOverride { return statePathOverride }
+        if let directories = environment["STATE_DIRECTORY"], let first = directories.split(separator: ":").first {
+            return String(first) + "/state.json"
+        }
+        let base = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? "/tmp") + "/.local/state")
+        let name = session.name.map { $0 == "/" ? "_" : $0 }
+        return "\(base)/jukeboxd/\(String(name)).json"
+    }
+
     /// `--check`: a one-line verdict on stdout, or one line per problem on stderr. Returns the exit status.
     func report(_ catalog: ClipCatalog) -> Int32 {
         let session = catalog.session
@@ -70,11 +85,25 @@ struct Daemon {
         let jukebox = ClipJukebox(
             session: session, clips: catalog.playableClips, queue: queue, clock: ContinuousClock(),
             generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(), logger: logger)
-        let controller = DaemonController(catalog: catalog, queue: queue, jukebox: jukebox) { () async throws(SessionLoadError) -> ClipCatalog in
-            let fresh = await self.catalog(for: try self.loadSession())
-            self.logger.notice("session reloaded from \(self.sessionPath): \(fresh.playableClips.count) playable clips")
-            return fresh
+        let stateFile = StateFile(path: statePath(for: session))
+        switch await stateFile.load() {
+        case .missing:
+            logger.info("no saved state at \(stateFile.path); starting with an empty queue")
+        case .corrupt(let movedTo, let reason):
+            logger.warning("state file \(stateFile.path) could not be used (\(reason)); kept it as \(movedTo) and started with an empty queue")
+        case .loaded(let state):
+            await state.restore(into: queue, jukebox: jukebox)
+            logger.info("restored \(state.waiting.count) queued clips\(state.paused ? ", paused" : "") from \(stateFile.path)")
         }
+        let writer = StateWriter(file: stateFile) { await PersistedState.snapshot(queue: queue, jukebox: jukebox) }
+        let controller = DaemonController(
+            catalog: catalog, queue: queue, jukebox: jukebox,
+            reloader: { () async throws(SessionLoadError) -> ClipCatalog in
+                let fresh = await self.catalog(for: try self.loadSession())
+                self.logger.notice("session reloaded from \(self.sessionPath): \(fresh.playableClips.count) playable clips")
+                return fresh
+            },
+            persist: { try await writer.save() })
         let notifier = SystemdNotifier()
         let sessionName = session.name
         let (ready, readySignal) = AsyncStream.makeStream(of: Void.self)
@@ -91,6 +120,7 @@ struct Daemon {
                     .init(service: jukebox, successTerminationBehavior: .gracefullyShutdownGroup),
                     .init(service: server),
                     .init(service: ReloadOnHangup(controller: controller, logger: logger)),
+                    .init(service: StatePersistence(writer: writer, events: queue.events, logger: logger)),
                     .init(service: SystemdService(
                         notifier: notifier, player: player, watchdog: SystemdNotifier.watchdogInterval(), ready: ready, logger: logger)),
                 ],
@@ -118,5 +148,33 @@ struct ReloadOnHangup: Service {
                 }
             }
         }
+    }
+}
+
+/// Saves the state when the daemon changes it by itself: a scheduled pick, a clip starting or
+/// ending. (Client requests save before they are answered.)
+struct StatePersistence: Service {
+    let writer: StateWriter
+    let events: EventBus
+    let logger: Logger
+
+    func run() async throws {
+        let stream = events.subscribe()
+        await cancelWhenGracefulShutdown {
+            for await event in stream {
+                switch event {
+                case .queued(let entry, _) where entry.origin == .scheduler: break
+                case .playing, .finished: break
+                default: continue
+                }
+                do {
+                    try await writer.save()
+                } catch {
+                    logger.error("\(error)")
+                }
+            }
+        }
+        // The last word: whatever changed while shutting down.
+        try? await writer.save()
     }
 }

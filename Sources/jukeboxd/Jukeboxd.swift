@@ -35,6 +35,9 @@ struct Jukeboxd: AsyncParsableCommand {
     @Option(help: "Group that may use the control socket (its mode is 0660).")
     var socketGroup: String?
 
+    @Option(help: "The state file: queue, shuffle position, volume, counts (default: $STATE_DIRECTORY/state.json, else $XDG_STATE_HOME/jukeboxd/SESSION-NAME.json).")
+    var state: String?
+
     @Flag(help: "Check the session and every clip file, then exit.")
     var check = false
 
@@ -44,7 +47,7 @@ struct Jukeboxd: AsyncParsableCommand {
         LoggingSystem.bootstrap { _ in DaemonLogHandler(level: level, journal: journal) }
         let daemon = Daemon(
             sessionPath: session, deviceOverride: device, seed: seed, socketPath: SocketPath.resolve(explicit: socket),
-            socketGroup: socketGroup, logger: Logger(label: "jukeboxd"))
+            socketGroup: socketGroup, statePathOverride: state, logger: Logger(label: "jukeboxd"))
         let session: Session
         do {
             session = try daemon.loadSession()

@@ -88,7 +88,7 @@ extension DaemonProcess {
     /// runs, then stops it with SIGTERM. Returns the daemon's exit status, its log lines, and
     /// what `body` returned.
     static func withDaemon<T: Sendable>(
-        _ arguments: [String], ready: String, _ body: @Sendable (LogLines) async throws -> T
+        _ arguments: [String], ready: String, stopWith stop: Signal = .terminate, _ body: @Sendable (LogLines) async throws -> T
     ) async throws -> (status: Int32?, lines: [String], result: T) {
         let log = LogLines()
         let result = try await Subprocess.run(
@@ -102,7 +102,7 @@ extension DaemonProcess {
                 }
                 guard await log.waitFor(ready) else { return T?.none }
                 let value = try await body(log)
-                try execution.send(signal: .terminate)
+                try execution.send(signal: stop)
                 try await group.waitForAll()
                 return value
             }

@@ -18,7 +18,9 @@ struct JukeboxClientTests {
         try folder.write("session.json", text: #"{ "name": "Drill", "interval": { "min": "1h", "max": "2h" }, "clips": [ { "file": "ward.wav" }, { "file": "water.wav" }, { "file": "walk.wav" } ] }"#)
     }
 
-    var daemonArguments: [String] { [sessionPath, "--socket", socket, "--device", "file:FILE=\(folder.file("out.raw")),FORMAT=raw"] }
+    var daemonArguments: [String] {
+        [sessionPath, "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("out.raw")),FORMAT=raw"]
+    }
 
     func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
         try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
@@ -188,7 +190,8 @@ struct ShutdownRaceTests {
         let session = try folder.write("s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "a.wav" } ] }"#)
         let socket = folder.file("c.sock")
         let run = try await DaemonProcess.withDaemon(
-            [session, "--socket", socket, "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"], ready: "control socket listening"
+            [session, "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"],
+            ready: "control socket listening"
         ) { _ in
             let watcher = try UnixConnection(path: socket)
             watcher.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe"}"# + "\n")

@@ -25,7 +25,7 @@ struct JukeboxdCommandTests {
 
     var fileDevice: String { "file:FILE=\(folder.file("out.raw")),FORMAT=raw" }
     /// Each test's daemon gets its own control socket, so tests can run side by side.
-    var socket: [String] { ["--socket", folder.file("control.sock")] }
+    var socket: [String] { ["--socket", folder.file("control.sock"), "--state", folder.file("state.json")] }
 
     func outcome(_ arguments: [String]) async throws -> (Int32?, String, String) {
         let outcome = try await DaemonProcess.run(arguments)

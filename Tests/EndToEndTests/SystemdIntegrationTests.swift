@@ -15,7 +15,9 @@ struct SystemdIntegrationTests {
         session = try folder.write("s.json", text: #"{ "name": "Short", "interval": { "min": "1h", "max": "1h" }, "duration": "1s", "clips": [ { "file": "a.wav" }, { "file": "gone.wav" } ] }"#)
     }
 
-    var arguments: [String] { [session, "--socket", folder.file("c.sock"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"] }
+    var arguments: [String] {
+        [session, "--socket", folder.file("c.sock"), "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"]
+    }
 
     @Test func underJournaldEachLineCarriesItsPriority() async throws {
         let outcome = try await DaemonProcess.run(arguments, environment: ["JOURNAL_STREAM": "8:12345"])

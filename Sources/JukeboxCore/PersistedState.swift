@@ -1,0 +1,140 @@
+/// What survives a restart: the waiting queue (with its tickets), where the shuffle bag is in
+/// its cycle, pause and volume, per-clip counts and a bounded history. Clips are stored by id
+/// and file so a reloaded or edited session maps them back.
+public struct PersistedState: Codable, Sendable, Equatable {
+    public struct Clip: Codable, Sendable, Equatable {
+        public var id: String
+        public var file: String
+        public var path: String
+        public var title: String
+        public var gain: Double
+
+        public init(id: String, file: String, path: String, title: String, gain: Double) {
+            self.id = id
+            self.file = file
+            self.path = path
+            self.title = title
+            self.gain = gain
+        }
+    }
+
+    public struct Entry: Codable, Sendable, Equatable {
+        public var ticket: UInt64
+        public var clip: Clip
+        public var cue: Clip?
+        /// nil for the scheduler, else the client's name.
+        public var client: String?
+
+        public init(ticket: UInt64, clip: Clip, cue: Clip?, client: String?) {
+            self.ticket = ticket
+            self.clip = clip
+            self.cue = cue
+            self.client = client
+        }
+    }
+
+    public struct Play: Codable, Sendable, Equatable {
+        public var entry: Entry
+        public var startedAt: Double
+        /// `completed`, `skipped` or `failed`.
+        public var outcome: String
+        public var reason: String?
+    }
+
+    public struct Bag: Codable, Sendable, Equatable {
+        public var remaining: [String]
+        public var lastPick: String?
+        public var cycle: Int
+
+        public init(remaining: [String], lastPick: String?, cycle: Int) {
+            self.remaining = remaining
+            self.lastPick = lastPick
+            self.cycle = cycle
+        }
+    }
+
+    public var version = 1
+    public var nextTicket: UInt64
+    /// In play order; a clip that was playing when the daemon stopped comes first.
+    public var waiting: [Entry]
+    public var bag: Bag?
+    public var paused: Bool
+    public var volume: Double
+    public var stats: [String: ClipStats]
+    public var history: [Play]
+
+    public init(
+        nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
+        stats: [String: ClipStats] = [:], history: [Play] = []
+    ) {
+        self.nextTicket = nextTicket
+        self.waiting = waiting
+        self.bag = bag
+        self.paused = paused
+        self.volume = volume
+        self.stats = stats
+        self.history = history
+    }
+}
+
+
+
+extension PersistedState {
+    /// The daemon's state now, from the queue, the player and the scheduler.
+    public static func snapshot<C: Clock>(queue: ClipPlayQueue, jukebox: ClipJukebox<C>) async -> PersistedState where C.Duration == Duration {
+        let saved = await queue.persisted()
+        let player = queue.player
+        return PersistedState(
+            nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init), bag: await jukebox.persistedBag(),
+            paused: await player.isPaused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init))
+    }
+
+    /// Puts a saved state back into a queue, player and scheduler that have not started yet.
+    public func restore<C: Clock>(into queue: ClipPlayQueue, jukebox: ClipJukebox<C>) async where C.Duration == Duration {
+        await queue.restore(entries: waiting.map(\.queueEntry), nextTicket: nextTicket, stats: stats, history: history.map(\.record))
+        if let bag { await jukebox.restoreBag(bag) }
+        await queue.player.setVolume(volume)
+        if paused { await queue.player.pause() }
+    }
+}
+
+extension PersistedState.Clip {
+    init(_ clip: PlayableClip) {
+        self.init(id: clip.id, file: clip.source.file, path: clip.source.path, title: clip.title, gain: clip.gainDecibels)
+    }
+
+    var playable: PlayableClip {
+        PlayableClip(id: id, source: ClipSource(file: file, path: path), title: title, gainDecibels: gain)
+    }
+}
+
+extension PersistedState.Entry {
+    init(_ entry: QueueEntry) {
+        self.init(ticket: entry.ticket, clip: .init(entry.clip), cue: entry.cue.map(PersistedState.Clip.init),
+                  client: { if case .client(let name) = entry.origin { name } else { nil } }())
+    }
+
+    var queueEntry: QueueEntry {
+        QueueEntry(ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? .scheduler)
+    }
+}
+
+extension PersistedState.Play {
+    init(_ record: PlayRecord) {
+        let (outcome, reason): (String, String?) = switch record.outcome {
+        case .completed: ("completed", nil)
+        case .stopped: ("skipped", nil)
+        case .failed(let reason): ("failed", reason)
+        }
+        self.init(entry: .init(record.entry), startedAt: record.startedAt, outcome: outcome, reason: reason)
+    }
+
+    var record: PlayRecord {
+        let result: PlayOutcome = switch outcome {
+        case "completed": .completed(duration: .zero)
+        case "failed": .failed(reason: reason ?? "")
+        default: .stopped
+        }
+        return PlayRecord(entry: entry.queueEntry, startedAt: startedAt, outcome: result)
+    }
+}

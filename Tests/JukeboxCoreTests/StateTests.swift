@@ -1,0 +1,88 @@
+import Glibc
+import JukeboxCore
+import JukeboxTestSupport
+import Testing
+
+@Suite("Durable state", .timeLimit(.minutes(1)))
+struct StateTests {
+    let folder: TemporaryDirectory
+    init() throws { folder = try TemporaryDirectory() }
+
+    func entry(_ ticket: UInt64, _ id: String, client: String? = nil) -> PersistedState.Entry {
+        PersistedState.Entry(
+            ticket: ticket, clip: .init(id: id, file: "\(id).wav", path: "/clips/\(id).wav", title: id, gain: -2), cue: nil, client: client)
+    }
+
+    @Test func roundTripsThroughTheFile() async throws {
+        let file = StateFile(path: folder.file("deep/er/state.json"))
+        #expect(await file.load() == .missing)
+        let state = PersistedState(
+            nextTicket: 9, waiting: [entry(7, "a", client: "cli"), entry(8, "b")],
+            bag: .init(remaining: ["c", "a"], lastPick: "b", cycle: 4), paused: true, volume: 0.4,
+            stats: ["a": ClipStats(timesPlayed: 3, lastPlayed: 1_000)], history: [])
+        try await file.save(state)
+        #expect(await file.load() == .loaded(state))
+        #expect(!FilePath.isRegularFile(folder.file("deep/er/state.json.tmp")), "the temporary file was renamed over")
+    }
+
+    @Test func corruptFileIsMovedAsideNotOverwritten() async throws {
+        let path = try folder.write("state.json", text: "{ this is not state")
+        let result = await StateFile(path: path).load(now: 1_234)
+        #expect(result == .corrupt(movedTo: path + ".corrupt-1234", reason: "not a valid state file"))
+        #expect(try folder.read("state.json.corrupt-1234") == Array("{ this is not state".utf8))
+        #expect(!FilePath.isRegularFile(path))
+    }
+
+    @Test func concurrentSavesShareWritesAndEachSeesItsChange() async throws {
+        let counter = Counter()
+        let file = StateFile(path: folder.file("state.json"))
+        let writer = StateWriter(file: file) { PersistedState(nextTicket: UInt64(await counter.value)) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    let mine = await counter.increment()
+                    try await writer.save()
+                    // What is on disk now includes this change.
+                    guard case .loaded(let state) = await file.load() else { Issue.record("no state"); return }
+                    #expect(state.nextTicket >= UInt64(mine))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await writer.writes < 200, "writes are shared across requests that arrive together")
+        guard case .loaded(let final) = await file.load() else { Issue.record("no state"); return }
+        #expect(final.nextTicket == 200)
+    }
+
+    @Test func queueAndBagComeBackInOrderWithTheirTickets() async throws {
+        let sink = FakeSink()
+        let player = Player(sink: sink, decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
+        let queue = ClipPlayQueue(player: player, clock: ManualClock(), logger: .quiet)
+        let session = Session(name: "t", sourcePath: "/s.json", clipsDirectory: "/clips", clips: ["a", "b", "c"].map {
+            Clip(id: $0, source: ClipSource(file: "\($0).wav", path: "/clips/\($0).wav"))
+        })
+        let jukebox = ClipJukebox(session: session, queue: queue, clock: ManualClock(), generator: SeededGenerator(seed: 1), logger: .quiet)
+        let saved = PersistedState(
+            nextTicket: 12, waiting: [entry(10, "b"), entry(11, "a", client: "cli")], bag: .init(remaining: ["c"], lastPick: "a", cycle: 2),
+            paused: true, volume: 0.5)
+        await saved.restore(into: queue, jukebox: jukebox)
+        #expect(await queue.waiting.map(\.ticket) == [10, 11])
+        #expect(await queue.waiting.last?.origin == .client("cli"))
+        #expect(try await queue.enqueue(Fixtures.clip("c", tag: 3), origin: .scheduler).entry.ticket == 12)
+        #expect(await player.isPaused)
+        #expect(await player.volume == 0.5)
+        // The bag continues its cycle: "c" is the only clip left in it.
+        #expect(await jukebox.pick()?.clip.id == "c")
+        let again = await PersistedState.snapshot(queue: queue, jukebox: jukebox)
+        #expect(again.waiting.map(\.ticket) == [10, 11, 12, 13])
+        #expect(again.bag == .init(remaining: [], lastPick: "c", cycle: 2))
+    }
+}
+
+actor Counter {
+    var value = 0
+    func increment() -> Int {
+        value += 1
+        return value
+    }
+}
