@@ -57,7 +57,7 @@ struct CrashRecoveryTests {
                 try await waitingTickets()
             }
             let waiting = restarted.result
-            let acked = acknowledged + (await run.result.1)
+            let acked = acknowledged + run.result.1
             // Everything acknowledged is there, in order; at most the request in flight at the
             // moment of the kill may also have made it.
             #expect(Array(waiting.prefix(acked.count)) == acked, "round \(round): acknowledged \(acked), found \(waiting)")

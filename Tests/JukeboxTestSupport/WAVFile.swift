@@ -91,6 +91,7 @@ public final class TemporaryDirectory: Sendable {
         return target
     }
 
+    @discardableResult
     public func write(_ name: String, text: String) throws -> String {
         try write(name, Array(text.utf8))
     }
