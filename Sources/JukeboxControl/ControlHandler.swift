@@ -18,7 +18,13 @@ public struct ControlHandler: Sendable {
         public var line: [UInt8]?
         /// The connection asked to receive events from now on.
         public var subscribe = false
+        /// The request changed state: the reply may be sent only after `commit(through:)` this mark.
+        public var commitMark: UInt64?
+        /// The response to send instead if the commit fails.
+        public var lineIfCommitFails: [UInt8]?
     }
+
+    static let mutating: Set<String> = ["enqueue", "remove", "clear", "pause", "resume", "pick", "volume"]
 
     let control: any JukeboxControlling
     /// Who is asking, as shown in `queue` ("who queued them").
@@ -29,7 +35,23 @@ public struct ControlHandler: Sendable {
         self.client = client
     }
 
+    /// Handles a request and, if it changed state, waits until the change is durable.
     public func handle(_ line: [UInt8]) async -> Reply {
+        var reply = await handleDeferringCommit(line)
+        if let mark = reply.commitMark {
+            do {
+                try await control.commit(through: mark)
+            } catch {
+                reply.line = reply.lineIfCommitFails
+            }
+            reply.commitMark = nil
+        }
+        return reply
+    }
+
+    /// Handles a request but leaves the commit to the caller, so a connection can apply its
+    /// next request while earlier ones wait for the disk (all of them then share one write).
+    public func handleDeferringCommit(_ line: [UInt8]) async -> Reply {
         guard String(validating: line, as: UTF8.self) != nil else {
             return Reply(line: RPCCoding.error(.parseError("the request is not valid UTF-8"), id: nil))
         }
@@ -57,15 +79,24 @@ public struct ControlHandler: Sendable {
         guard case .string(let method)? = request["method"] else {
             return Reply(line: RPCCoding.error(.invalidRequest("\"method\" must be a string"), id: id))
         }
-        let reply: Reply
+        var reply: Reply
         do {
             let params = try RPCParams(request["params"], method: method)
             reply = try await dispatch(method, params, id: id)
+            // Reading the volume changes nothing; setting it does.
+            if Self.mutating.contains(method), method != "volume" || params.fields["level"].map({ $0 != .null }) == true {
+                reply.commitMark = await control.markChange()
+                reply.lineIfCommitFails = RPCCoding.error(.stateNotSaved("the state file could not be written (see the daemon's log)"), id: id)
+            }
         } catch {
             reply = Reply(line: RPCCoding.error(error, id: id))
         }
         // A request without an id is a notification: it is carried out but never answered.
-        return id == nil ? Reply(line: nil, subscribe: reply.subscribe) : reply
+        if id == nil {
+            reply.line = nil
+            reply.lineIfCommitFails = nil
+        }
+        return reply
     }
 
     private func dispatch(_ method: String, _ params: RPCParams, id: RPCID?) async throws(RPCError) -> Reply {

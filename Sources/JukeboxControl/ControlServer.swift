@@ -84,32 +84,55 @@ public struct ControlServer: Service {
         }
     }
 
+    /// Requests are applied as they arrive; a responder sends the replies in order, each one
+    /// only after a commit that began after its change. A client that sends many requests at
+    /// once thus has them share writes instead of waiting for one write each.
     private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String) async {
         let handler = ControlHandler(control: control, client: name)
         do {
             try await connection.executeThenClose { inbound, outbound in
-                try await withThrowingDiscardingTaskGroup { events in
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    let (replies, pending) = AsyncStream.makeStream(of: ControlHandler.Reply.self)
+                    let (written, allWritten) = AsyncStream.makeStream(of: Void.self)
+                    tasks.addTask {
+                        defer { allWritten.finish() }
+                        for await reply in replies {
+                            var response = reply.line
+                            if let mark = reply.commitMark {
+                                do {
+                                    try await control.commit(through: mark)
+                                } catch {
+                                    logger.error("\(error)")
+                                    response = reply.lineIfCommitFails
+                                }
+                            }
+                            if let response { try await outbound.write(line(response)) }
+                        }
+                    }
                     var subscribed = false
-                    for try await frame in inbound {
+                    reading: for try await frame in inbound {
                         switch frame {
                         case .tooLong:
-                            try await outbound.write(line(RPCCoding.error(.tooLong(limit: ControlHandler.maxLineLength), id: nil)))
-                            return
+                            pending.yield(.init(line: RPCCoding.error(.tooLong(limit: ControlHandler.maxLineLength), id: nil)))
+                            break reading
                         case .line(let bytes):
                             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-                            let reply = await handler.handle(bytes)
-                            if let response = reply.line { try await outbound.write(line(response)) }
+                            let reply = await handler.handleDeferringCommit(bytes)
+                            pending.yield(reply)
                             if reply.subscribe, !subscribed {
                                 subscribed = true
                                 let stream = control.events.subscribe()
-                                events.addTask {
+                                tasks.addTask {
                                     for await event in stream { try await outbound.write(line(event.notificationLine)) }
                                 }
                             }
                         }
                     }
-                    // The client closed its side: stop following events too.
-                    events.cancelAll()
+                    // The client is done (or broke the line limit): answer what it asked, then
+                    // stop following events too.
+                    pending.finish()
+                    for await _ in written {}
+                    tasks.cancelAll()
                 }
             }
         } catch {

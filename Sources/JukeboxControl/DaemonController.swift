@@ -4,14 +4,13 @@ import JukeboxProtocol
 /// The control methods, carried out on the running queue and scheduler.
 public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == Duration {
     public typealias Reloader = @Sendable () async throws(SessionLoadError) -> ClipCatalog
-    /// Makes the current state durable; a change is reported done only after it returns.
-    public typealias Persist = @Sendable () async throws -> Void
 
     public nonisolated let events: EventBus
     private let queue: ClipPlayQueue
     private let jukebox: ClipJukebox<C>
     private let reloader: Reloader
-    private let persist: Persist
+    /// nil: nothing is saved (tests, or no state file).
+    private let writer: StateWriter?
     private let wallClock: WallClock
     private let localTime: any LocalTimeSource
     private let startedAt: Double
@@ -19,10 +18,10 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
 
     public init(
         catalog: ClipCatalog, queue: ClipPlayQueue, jukebox: ClipJukebox<C>, reloader: @escaping Reloader,
-        persist: @escaping Persist = {}, localTime: any LocalTimeSource = SystemLocalTime(),
+        writer: StateWriter? = nil, localTime: any LocalTimeSource = SystemLocalTime(),
         wallClock: @escaping WallClock = SystemWallClock.now
     ) {
-        self.persist = persist
+        self.writer = writer
         self.catalog = catalog
         self.queue = queue
         self.jukebox = jukebox
@@ -40,21 +39,18 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
         let cue = withCue ? catalog.session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") } : nil
         do {
             let accepted = try await queue.enqueue(contentsOf: clips, cue: cue, origin: .client(origin))
-            try await saved()
             return EnqueueResult(entries: accepted.map { EntryInfo($0.entry, position: $0.position) })
-        } catch let error as QueueFullError {
-            throw .queueFull("\(error)")
-        } catch let error as RPCError {
-            throw error
         } catch {
-            throw .stateNotSaved("\(error)")
+            throw .queueFull("\(error)")
         }
     }
 
-    /// Waits until the state is on disk.
-    private func saved() async throws(RPCError) {
+    public func markChange() async -> UInt64 { await writer?.markChange() ?? 0 }
+
+    public func commit(through mark: UInt64) async throws(RPCError) {
+        guard let writer else { return }
         do {
-            try await persist()
+            try await writer.save(through: mark)
         } catch {
             throw .stateNotSaved("\(error)")
         }
@@ -95,31 +91,26 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
         for ticket in tickets {
             if await queue.remove(ticket: ticket) { result.removed.append(ticket) } else { result.notWaiting.append(ticket) }
         }
-        try await saved()
         return result
     }
 
     public func clear() async throws(RPCError) -> RemoveResult {
         let removed = await queue.clear()
-        try await saved()
         return RemoveResult(removed: removed, notWaiting: [])
     }
 
     public func pause() async throws(RPCError) -> PauseResult {
         await queue.pause()
-        try await saved()
         return PauseResult(paused: true)
     }
 
     public func resume() async throws(RPCError) -> PauseResult {
         await queue.resume()
-        try await saved()
         return PauseResult(paused: false)
     }
 
     public func pick() async throws(RPCError) -> PickResult {
         let entry = await jukebox.pick()
-        try await saved()
         return PickResult(entry: entry.map { EntryInfo($0) })
     }
 
@@ -150,7 +141,6 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
     public func volume(_ level: Int?) async throws(RPCError) -> VolumeResult {
         if let level {
             await queue.player.setVolume(Double(level) / 100)
-            try await saved()
         }
         return VolumeResult(volume: Int((await queue.player.volume * 100).rounded()))
     }

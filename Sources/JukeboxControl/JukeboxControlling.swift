@@ -19,6 +19,11 @@ public protocol JukeboxControlling: Sendable {
     /// Sets the volume (0–100) when `level` is given; returns the volume now.
     func volume(_ level: Int?) async throws(RPCError) -> VolumeResult
     func reload() async throws(RPCError) -> ReloadResult
+    /// The methods above change state in memory only. Right after one, `markChange()` names
+    /// the change; `commit(through:)` returns once it is durable, and only then is the change
+    /// reported done to its client.
+    func markChange() async -> UInt64
+    func commit(through mark: UInt64) async throws(RPCError)
 }
 
 /// A session with what start-up learnt about its clip files.

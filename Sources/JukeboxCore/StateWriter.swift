@@ -1,12 +1,16 @@
-/// Saves state so that many changes arriving together share one write. A caller returns once
-/// a write that started after its change was made has reached the disk, so "done" always means
-/// "durable"; under load, one fsync covers every request that came in meanwhile.
+/// Saves state so that many changes share one write. Each change is marked (`markChange()`)
+/// once it is applied in memory; `save(through:)` returns once a write that gathered the state
+/// after that mark has reached the disk. Under load, one fsync covers every change made while
+/// the previous write was in progress, so "done" always means "durable" without one write
+/// per request.
 public actor StateWriter {
     public typealias Gather = @Sendable () async -> PersistedState
 
     private let file: StateFile
     private let gather: Gather
-    private var waiting: [CheckedContinuation<Void, any Error>] = []
+    private var marked: UInt64 = 0
+    private var durable: UInt64 = 0
+    private var waiting: [(mark: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var writing = false
     public private(set) var writes = 0
 
@@ -15,10 +19,17 @@ public actor StateWriter {
         self.gather = gather
     }
 
-    /// Returns once the current in-memory state (including the caller's change) is on disk.
-    public func save() async throws {
+    /// Call right after a change is applied in memory; pass the result to `save(through:)`.
+    public func markChange() -> UInt64 {
+        marked += 1
+        return marked
+    }
+
+    /// Returns once every change up to `mark` is on disk.
+    public func save(through mark: UInt64) async throws {
+        guard mark > durable else { return }
         try await withCheckedThrowingContinuation { continuation in
-            waiting.append(continuation)
+            waiting.append((mark, continuation))
             if !writing {
                 writing = true
                 Task { await self.writeWhileRequested() }
@@ -26,17 +37,27 @@ public actor StateWriter {
         }
     }
 
+    /// Marks a change and waits until it is on disk.
+    public func save() async throws {
+        try await save(through: markChange())
+    }
+
     private func writeWhileRequested() async {
         while !waiting.isEmpty {
-            let batch = waiting
-            waiting = []
+            // Everything marked so far was applied before this gather, so it is in the snapshot.
+            let target = marked
             let state = await gather()
             do {
                 try await file.save(state)
                 writes += 1
-                batch.forEach { $0.resume() }
+                durable = max(durable, target)
+                let done = waiting.filter { $0.mark <= durable }
+                waiting.removeAll { $0.mark <= durable }
+                done.forEach { $0.continuation.resume() }
             } catch {
-                batch.forEach { $0.resume(throwing: error) }
+                let failed = waiting
+                waiting = []
+                failed.forEach { $0.continuation.resume(throwing: error) }
             }
         }
         writing = false

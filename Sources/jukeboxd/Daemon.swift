@@ -103,7 +103,7 @@ struct Daemon {
                 self.logger.notice("session reloaded from \(self.sessionPath): \(fresh.playableClips.count) playable clips")
                 return fresh
             },
-            persist: { try await writer.save() })
+            writer: writer)
         let notifier = SystemdNotifier()
         let sessionName = session.name
         let (ready, readySignal) = AsyncStream.makeStream(of: Void.self)

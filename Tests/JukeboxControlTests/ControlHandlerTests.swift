@@ -96,6 +96,22 @@ struct ControlHandlerTests {
         #expect(await call("reload") == #"{"error":{"code":-32005,"data":{"problems":["s.json: volume: 3 is out of range (expected 0 to 1)"],"reason":"session-invalid"},"message":"the session file was not reloaded; the running session is unchanged:\ns.json: volume: 3 is out of range (expected 0 to 1)"},"id":1,"jsonrpc":"2.0"}"#)
     }
 
+    @Test func changesAreCommittedBeforeTheyAreAnswered() async {
+        _ = await call("enqueue", #"{"clips":["ward"]}"#)
+        _ = await call("status")
+        _ = await call("volume", #"{"level":3}"#)
+        _ = await call("volume")
+        #expect(await control.commits == [1, 2], "enqueue and setting the volume are committed; reads are not")
+        let deferred = await handler.handleDeferringCommit(Array(#"{"jsonrpc":"2.0","id":5,"method":"clear"}"#.utf8))
+        #expect(deferred.commitMark == 3)
+        #expect(await control.commits == [1, 2], "the caller commits deferred replies")
+    }
+
+    @Test func aFailedSaveIsReportedNotHidden() async {
+        await control.setFailCommits(true)
+        #expect(await call("pause") == #"{"error":{"code":-32006,"data":{"reason":"state-not-saved"},"message":"the change was made but could not be saved, so it would not survive a restart: the state file could not be written (see the daemon's log)"},"id":1,"jsonrpc":"2.0"}"#)
+    }
+
     @Test func eventsBecomeNotifications() {
         let entry = QueueEntry(ticket: 3, clip: PlayableClip(id: "ward", source: ClipSource(file: "ward.wav", path: "/c/ward.wav")), origin: .scheduler)
         #expect(String(decoding: JukeboxEvent.finished(entry, .failed(reason: "ward.wav: no such file")).notificationLine, as: UTF8.self) ==

@@ -78,6 +78,16 @@ actor InMemoryControl: JukeboxControlling {
         return VolumeResult(volume: self.level)
     }
 
+    var marks: UInt64 = 0
+    var commits: [UInt64] = []
+    func markChange() async -> UInt64 { marks += 1; return marks }
+    var failCommits = false
+    func setFailCommits(_ fail: Bool) { failCommits = fail }
+    func commit(through mark: UInt64) async throws(RPCError) {
+        if failCommits { throw .stateNotSaved("disk full") }
+        commits.append(mark)
+    }
+
     func reload() async throws(RPCError) -> ReloadResult {
         calls.append("reload")
         if let reloadProblems { throw .sessionInvalid(reloadProblems) }

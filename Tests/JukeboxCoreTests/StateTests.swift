@@ -54,6 +54,18 @@ struct StateTests {
         #expect(final.nextTicket == 200)
     }
 
+    @Test func aWriteCoversEveryChangeMarkedBeforeIt() async throws {
+        let writer = StateWriter(file: StateFile(path: folder.file("state.json"))) { PersistedState() }
+        let first = await writer.markChange()
+        let second = await writer.markChange()
+        try await writer.save(through: second)
+        #expect(await writer.writes == 1)
+        try await writer.save(through: first)
+        #expect(await writer.writes == 1, "already durable: no second write")
+        try await writer.save(through: await writer.markChange())
+        #expect(await writer.writes == 2)
+    }
+
     @Test func queueAndBagComeBackInOrderWithTheirTickets() async throws {
         let sink = FakeSink()
         let player = Player(sink: sink, decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
