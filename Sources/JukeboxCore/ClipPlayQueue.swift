@@ -152,6 +152,12 @@ public actor ClipPlayQueue: Service {
             currentStartedAt = wallClock()
             events.publish(.playing(entry))
             let outcome = await playSlot(entry)
+            if Task.isCancelled {
+                // Shutting down: the clip stays at the head of the queue (the saved state
+                // lists it first) and plays again from its start after a restart.
+                logger.info("\(entry.clip.id) will play again from its start after a restart")
+                return
+            }
             finish(entry, outcome)
             if waiting.isEmpty { await player.becameIdle() }
         }

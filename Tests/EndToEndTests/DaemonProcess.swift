@@ -16,6 +16,11 @@ enum DaemonProcess {
         var stderr: String
     }
 
+    /// This process's environment with `changes` on top.
+    static func inheriting(_ changes: [String: String]) -> Environment {
+        .inherit.updating(Dictionary(uniqueKeysWithValues: changes.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) }))
+    }
+
     static func status(_ termination: TerminationStatus) -> Int32? {
         if case .exited(let code) = termination { return Int32(code) }
         return nil
@@ -25,7 +30,7 @@ enum DaemonProcess {
     static func run(_ arguments: [String], tool: String = "jukeboxd", environment: [String: String] = [:]) async throws -> Outcome {
         let result = try await Subprocess.run(
             .path(.init(binaryDirectory + "/" + tool)), arguments: Arguments(arguments),
-            environment: .inherit.updating(Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) })),
+            environment: inheriting(environment),
             output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
         return Outcome(status: status(result.terminationStatus), stdout: result.standardOutput, stderr: result.standardError)
     }
@@ -88,11 +93,12 @@ extension DaemonProcess {
     /// runs, then stops it with SIGTERM. Returns the daemon's exit status, its log lines, and
     /// what `body` returned.
     static func withDaemon<T: Sendable>(
-        _ arguments: [String], ready: String, stopWith stop: Signal = .terminate, _ body: @Sendable (LogLines) async throws -> T
+        _ arguments: [String], ready: String, stopWith stop: Signal = .terminate, environment: [String: String] = [:],
+        _ body: @Sendable (LogLines) async throws -> T
     ) async throws -> (status: Int32?, lines: [String], result: T) {
         let log = LogLines()
         let result = try await Subprocess.run(
-            .path(.init(binaryDirectory + "/jukeboxd")), arguments: Arguments(arguments),
+            .path(.init(binaryDirectory + "/jukeboxd")), arguments: Arguments(arguments), environment: inheriting(environment),
             input: .none, output: .discarded, error: .sequence
         ) { execution in
             try await withThrowingTaskGroup(of: Void.self) { group in
