@@ -12,14 +12,14 @@ import Synchronization
 /// The PCM is opened non-blocking so a busy device fails at once instead of hanging, and
 /// writes wait with a timeout so an unplugged or wedged device is reported, not waited on.
 public final class AlsaSink: AudioSink, @unchecked Sendable {
-    // @unchecked: `pcm` and `underrunCount` are only read and written on `queue`.
+    // @unchecked: `pcm` and `underruns` are only read and written on `queue`.
     public let deviceName: String
     private let queue: BlockingWorkQueue
     private let bufferMicroseconds: UInt32
     private let periodMicroseconds: UInt32
     private var pcm: OpaquePointer?
     private var frameBytes = 4
-    private var underrunCount = 0
+    private var underruns = 0
 
     public init(device: String, bufferTime: Duration = .milliseconds(500), periodTime: Duration = .milliseconds(50)) {
         self.deviceName = device
@@ -32,9 +32,8 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         if let pcm { snd_pcm_close(pcm) }
     }
 
-    /// Underruns recovered since the sink was created.
-    public var underruns: Int {
-        get async { await queue.run { self.underrunCount } }
+    public func underrunCount() async -> Int {
+        await queue.run { self.underruns }
     }
 
     public func open(_ format: AudioFormat) async throws -> AudioFormat {
@@ -178,7 +177,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     /// Underruns and suspends are recovered and counted; anything else is a device failure.
     private func recover(_ pcm: OpaquePointer, _ code: Int32) throws {
         guard code == -EPIPE || code == -ESTRPIPE || code == -EINTR else { throw error("write", code) }
-        if code == -EPIPE { underrunCount += 1 }
+        if code == -EPIPE { underruns += 1 }
         let recovered = snd_pcm_recover(pcm, code, 1)
         if recovered < 0 { throw error("write", recovered) }
     }

@@ -81,7 +81,7 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
             playing: await queue.current.map { EntryInfo($0) }, queueLength: await queue.waiting.count,
             paused: await player.isPaused, volume: Int((await player.volume * 100).rounded()),
             nextPick: await jukebox.nextPickWallTime, uptime: wallClock() - startedAt,
-            played: await queue.playedCount, failed: await queue.failedCount)
+            played: await queue.playedCount, failed: await queue.failedCount, underruns: await player.underruns())
     }
 
     public func skip() async -> SkipResult { SkipResult(skipped: await queue.skip().map { EntryInfo($0) }) }

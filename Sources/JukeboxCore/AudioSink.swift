@@ -26,8 +26,12 @@ public protocol AudioSink: Sendable {
     /// Returns once the device's own thread has come round to run a no-op: a sink stuck in
     /// a device call never returns, which is what the systemd watchdog needs to see.
     func heartbeat() async
+
+    /// Underruns recovered since the sink was created (the device ran dry and was restarted).
+    func underrunCount() async -> Int
 }
 
 extension AudioSink {
     public func heartbeat() async {}
+    public func underrunCount() async -> Int { 0 }
 }

@@ -47,6 +47,8 @@ public actor Player {
         progress.map { ($0.format.duration(frames: $0.frames), $0.format.duration(frames: $0.total)) }
     }
 
+    public func underruns() async -> Int { await sink.underrunCount() }
+
     /// Passes through the player and its sink's device thread; used for watchdog pings.
     public func heartbeat() async { await sink.heartbeat() }
 

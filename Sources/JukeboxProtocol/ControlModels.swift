@@ -64,8 +64,10 @@ public struct StatusResult: Sendable, Equatable, Codable {
     public var uptime: Double
     public var played: Int
     public var failed: Int
+    /// Times the device ran dry and was restarted.
+    public var underruns: Int?
 
-    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int) {
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil) {
         self.session = session
         self.device = device
         self.deviceState = deviceState
@@ -77,6 +79,7 @@ public struct StatusResult: Sendable, Equatable, Codable {
         self.uptime = uptime
         self.played = played
         self.failed = failed
+        self.underruns = underruns
     }
 }
 

@@ -18,7 +18,7 @@ extension Jukebox {
                     "volume:    \(status.volume)",
                     "next pick: \(status.nextPick.map(Format.time) ?? "none planned")",
                     "uptime:    \(Format.clock(status.uptime))",
-                    "played:    \(status.played), failed: \(status.failed)",
+                    "played:    \(status.played), failed: \(status.failed), underruns: \(status.underruns ?? 0)",
                 ].joined(separator: "\n")
             }
         }
