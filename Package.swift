@@ -107,7 +107,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "JukeboxTestSupport", "jukeboxd",
+                "JukeboxTestSupport", "JukeboxCore", "jukeboxd",
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),

@@ -17,12 +17,12 @@ public enum SocketFile {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
-        guard var address = UnixAddress(path) else { return false }
+        guard var address = UnixSocketAddress(path) else { return false }
         return address.withSockaddr { connect(descriptor, $0, $1) } == 0
     }
 
     public static func prepare(_ path: String) throws(ControlSocketError) {
-        guard UnixAddress(path) != nil else {
+        guard UnixSocketAddress(path) != nil else {
             throw ControlSocketError(message: "control socket path \"\(path)\" is too long (at most 107 bytes); choose a shorter --socket", exitCode: 64)
         }
         if isLive(path) {
@@ -52,27 +52,5 @@ public enum SocketFile {
             }
         }
         chmod(path, 0o660)
-    }
-}
-
-/// A `sockaddr_un` for a path, or nil when the path does not fit.
-public struct UnixAddress {
-    private var storage = sockaddr_un()
-
-    public init?(_ path: String) {
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: storage.sun_path)
-        guard !bytes.isEmpty, bytes.count < capacity else { return nil }
-        storage.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &storage.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-    }
-
-    public mutating func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
-        withUnsafePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
     }
 }

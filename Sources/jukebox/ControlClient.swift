@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import JukeboxCore
 import JukeboxProtocol
 
 /// Why a command failed, with the exit status it ends with (sysexits where one fits).
@@ -22,20 +23,11 @@ final class ControlClient {
         self.path = path
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Self.unreachable(path, errno) }
-        var address = sockaddr_un()
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        guard var address = UnixSocketAddress(path) else {
             close(descriptor)
             throw ClientError(message: "jukebox: socket path \(path) is too long", exitCode: 64)
         }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let connected = address.withSockaddr { connect(descriptor, $0, $1) }
         guard connected == 0 else {
             let error = errno
             close(descriptor)

@@ -1,4 +1,5 @@
 import Foundation
+import JukeboxCore
 import Subprocess
 import JukeboxTestSupport
 import Testing
@@ -124,10 +125,8 @@ struct JukeboxClientTests {
         // A socket file left behind by a daemon that died: bound, never listened on.
         let stale = socket
         let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(stale.utf8) + [0]) }
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        var address = UnixSocketAddress(stale)!
+        _ = address.withSockaddr { bind(descriptor, $0, $1) }
         close(descriptor)
         #expect(FileManager.default.fileExists(atPath: stale))
 
@@ -207,13 +206,8 @@ final class UnixConnection: Sendable {
 
     init(path: String) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var address = UnixSocketAddress(path)!
+        guard address.withSockaddr({ connect(descriptor, $0, $1) }) == 0 else { throw POSIXError(.ECONNREFUSED) }
     }
 
     deinit { close(descriptor) }

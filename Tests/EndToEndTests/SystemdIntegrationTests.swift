@@ -1,4 +1,5 @@
 import Foundation
+import JukeboxCore
 import Synchronization
 import JukeboxTestSupport
 import Testing
@@ -63,13 +64,8 @@ final class DatagramReceiver: Sendable {
 
     init(path: String) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+        var address = UnixSocketAddress(path)!
+        guard address.withSockaddr({ bind(descriptor, $0, $1) }) == 0 else { throw POSIXError(.EADDRINUSE) }
         var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         Thread { [self] in

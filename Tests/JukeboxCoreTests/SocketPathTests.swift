@@ -1,3 +1,4 @@
+import Glibc
 import JukeboxCore
 import Testing
 
@@ -16,5 +17,18 @@ struct SocketPathTests {
     @Test func clientKeepsWhatWasConfigured() {
         #expect(SocketPath.resolveForClient(explicit: "/nonexistent/x.sock", environment: [:], uid: 1000) == "/nonexistent/x.sock")
         #expect(SocketPath.resolveForClient(explicit: nil, environment: ["JUKEBOX_SOCKET": "/nonexistent/y.sock"], uid: 1000) == "/nonexistent/y.sock")
+    }
+}
+
+@Suite("Unix socket addresses")
+struct UnixSocketAddressTests {
+    @Test func pathsAbstractNamesAndLimits() {
+        var path = UnixSocketAddress("/run/jukeboxd/jukeboxd.sock")!
+        #expect(path.withSockaddr { $0.pointee.sa_family == sa_family_t(AF_UNIX) && $1 == socklen_t(MemoryLayout<sockaddr_un>.size) })
+        // "@name": the abstract namespace, exactly family + NUL + name.
+        var abstract = UnixSocketAddress("@/org/freedesktop/systemd1/notify")!
+        #expect(abstract.withSockaddr { $1 } == socklen_t(MemoryLayout<sa_family_t>.size + 33))
+        #expect(UnixSocketAddress(String(repeating: "x", count: 200)) == nil)
+        #expect(UnixSocketAddress("") == nil)
     }
 }
