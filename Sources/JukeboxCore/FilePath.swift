@@ -33,7 +33,8 @@ public enum FilePath {
     public static func currentDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         guard getcwd(&buffer, buffer.count) != nil else { return "." }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // CChar is signed on x86_64 and unsigned on arm64: truncating works for both.
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(truncatingIfNeeded: $0) }, as: UTF8.self)
     }
 
     /// `path` made absolute against the working directory, with `.` and `..` folded away.

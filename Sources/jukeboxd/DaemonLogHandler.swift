@@ -48,6 +48,7 @@ struct DaemonLogHandler: LogHandler {
         localtime_r(&now, &fields)
         var buffer = [CChar](repeating: 0, count: 32)
         let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &fields)
-        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // CChar is signed on x86_64 and unsigned on arm64: truncating works for both.
+        return String(decoding: buffer.prefix(count).map { UInt8(truncatingIfNeeded: $0) }, as: UTF8.self)
     }
 }
