@@ -129,12 +129,7 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
     public func history(limit: Int) async -> HistoryResult {
         let records = await queue.history.suffix(max(limit, 0))
         return HistoryResult(plays: records.reversed().map { record in
-            let (outcome, reason): (String, String?) = switch record.outcome {
-            case .completed: ("completed", nil)
-            case .stopped: ("skipped", nil)
-            case .failed(let reason): ("failed", reason)
-            }
-            return PlayInfo(entry: EntryInfo(record.entry), startedAt: record.startedAt, outcome: outcome, reason: reason)
+            PlayInfo(entry: EntryInfo(record.entry), startedAt: record.startedAt, outcome: record.outcome.name, reason: record.outcome.reason)
         })
     }
 

@@ -13,11 +13,7 @@ extension JukeboxEvent {
         case .queued(let entry, let position): ("queued", EventParams(entry: EntryInfo(entry, position: position)))
         case .playing(let entry): ("playing", EventParams(entry: EntryInfo(entry)))
         case .finished(let entry, let outcome):
-            switch outcome {
-            case .completed: ("finished", EventParams(entry: EntryInfo(entry), outcome: "completed"))
-            case .stopped: ("finished", EventParams(entry: EntryInfo(entry), outcome: "skipped"))
-            case .failed(let reason): ("finished", EventParams(entry: EntryInfo(entry), outcome: "failed", reason: reason))
-            }
+            ("finished", EventParams(entry: EntryInfo(entry), outcome: outcome.name, reason: outcome.reason))
         case .removed(let tickets): ("removed", EventParams(tickets: tickets))
         case .paused: ("paused", EventParams())
         case .resumed: ("resumed", EventParams())

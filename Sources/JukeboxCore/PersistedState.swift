@@ -121,12 +121,7 @@ extension PersistedState.Entry {
 
 extension PersistedState.Play {
     init(_ record: PlayRecord) {
-        let (outcome, reason): (String, String?) = switch record.outcome {
-        case .completed: ("completed", nil)
-        case .stopped: ("skipped", nil)
-        case .failed(let reason): ("failed", reason)
-        }
-        self.init(entry: .init(record.entry), startedAt: record.startedAt, outcome: outcome, reason: reason)
+        self.init(entry: .init(record.entry), startedAt: record.startedAt, outcome: record.outcome.name, reason: record.outcome.reason)
     }
 
     var record: PlayRecord {

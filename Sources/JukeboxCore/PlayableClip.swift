@@ -27,4 +27,17 @@ public enum PlayOutcome: Sendable, Equatable {
     case stopped
     /// The clip itself could not be played; the reason names the file.
     case failed(reason: String)
+
+    /// How clients, events and the state file name it: `completed`, `skipped` or `failed`.
+    public var name: String {
+        switch self {
+        case .completed: "completed"
+        case .stopped: "skipped"
+        case .failed: "failed"
+        }
+    }
+
+    public var reason: String? {
+        if case .failed(let reason) = self { reason } else { nil }
+    }
 }
