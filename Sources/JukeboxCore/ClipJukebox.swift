@@ -64,6 +64,10 @@ public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
             try await clock.sleep(until: pickAt, tolerance: nil)
             if await queue.player.isPaused {
                 logger.debug("paused; nothing picked")
+            } else if await queue.hasWaitingScheduledEntry {
+                // The last pick has not started (the device is missing, or clients filled the
+                // queue): picking more would only build a backlog to play back to back later.
+                logger.debug("the previous scheduled clip is still waiting; nothing picked")
             } else {
                 await pick()
             }

@@ -76,6 +76,9 @@ public actor ClipPlayQueue: Service {
         return accepted
     }
 
+    /// Whether a scheduled pick is still waiting to start.
+    public var hasWaitingScheduledEntry: Bool { waiting.contains { $0.origin == .scheduler } }
+
     /// Removes a waiting entry; returns false if it is not waiting (playing, played or unknown).
     @discardableResult
     public func remove(ticket: UInt64) -> Bool {

@@ -72,6 +72,22 @@ struct ClipJukeboxTests {
         scheduler.cancel()
     }
 
+    @Test func scheduledPicksDoNotPileUpWhileNothingPlays() async throws {
+        // No consumer runs, as when the device is missing: the first pick waits, later ones are skipped.
+        let (jukebox, queue) = make(session(clips: [clip("a"), clip("b"), clip("c")]))
+        let scheduler = Task { try await jukebox.run() }
+        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .client("cli"))
+        for _ in 0..<4 {
+            await clock.waitForSleepers(1)
+            clock.advanceToNextDeadline()
+        }
+        await clock.waitForSleepers(1)
+        #expect(await queue.waiting.map(\.origin) == [.client("cli"), .scheduler])
+        // A pick asked for explicitly still happens.
+        #expect(await jukebox.pick() != nil)
+        scheduler.cancel()
+    }
+
     @Test func clipsWithClosedWindowsWaitForTheirWindow() async throws {
         let evening = TimeWindow(from: TimeOfDay("18:00")!, to: TimeOfDay("19:00")!)
         let (jukebox, queue) = make(session(clips: [clip("day"), clip("evening", windows: [evening]), clip("off", enabled: false)]))
