@@ -71,11 +71,10 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
 
     public func status() async -> StatusResult {
         let player = queue.player
-        let deviceState: String
-        switch await queue.deviceState {
-        case .retrying(let after, let error): deviceState = DeviceState.retrying(after: after, error: error).description
-        default: deviceState = await player.isDeviceOpen ? "ok" : "closed"
-        }
+        // Retrying says why; otherwise the player knows whether the device is open right now
+        // (it closes it when idle).
+        let state = await queue.deviceState
+        let deviceState = state.isRetrying ? state.description : (await player.isDeviceOpen ? "ok" : "closed")
         return StatusResult(
             session: catalog.session.name, device: player.deviceName, deviceState: deviceState,
             playing: await queue.current.map { EntryInfo($0) }, queueLength: await queue.waiting.count,

@@ -32,8 +32,11 @@ public actor ClipPlayQueue: Service {
     public private(set) var currentStartedAt: Double?
     public private(set) var playedCount = 0
     public private(set) var failedCount = 0
-    public private(set) var deviceError: AudioDeviceError?
     public private(set) var deviceState: DeviceState = .closed
+    /// The device's problem while it is being retried.
+    public var deviceError: AudioDeviceError? {
+        if case .retrying(_, let error) = deviceState { error } else { nil }
+    }
     public private(set) var history = Deque<PlayRecord>()
     public private(set) var stats: [String: ClipStats] = [:]
     private var nextTicket: UInt64 = 1
@@ -176,7 +179,6 @@ public actor ClipPlayQueue: Service {
                 let outcome = try await player.play(entry.clip)
                 if let recovered = deviceError {
                     logger.notice("audio device \"\(recovered.device)\" is working again")
-                    deviceError = nil
                 }
                 setDeviceState(.open)
                 return outcome
@@ -188,7 +190,6 @@ public actor ClipPlayQueue: Service {
                 } else {
                     logger.debug("\(error); retrying in \(DurationText.format(delay))")
                 }
-                deviceError = error
                 setDeviceState(.retrying(after: delay, error: error))
                 guard (try? await clock.sleep(for: delay)) != nil else { break }
                 currentStartedAt = wallClock()

@@ -18,6 +18,10 @@ public enum DeviceState: Sendable, Equatable, CustomStringConvertible {
     case open
     case retrying(after: Duration, error: AudioDeviceError)
 
+    public var isRetrying: Bool {
+        if case .retrying = self { true } else { false }
+    }
+
     public var description: String {
         switch self {
         case .closed: "closed"

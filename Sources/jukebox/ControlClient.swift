@@ -59,12 +59,12 @@ final class ControlClient {
         while true {
             let line = try readLine()
             guard let response = try? JSONDecoder().decode(Response<Result>.self, from: Data(line)) else {
-                throw ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand", exitCode: 76)
+                throw ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand (are jukebox and jukeboxd from the same build?)", exitCode: 76)
             }
             guard response.id == .number(id) else { continue }
             if let error = response.error { throw ClientError(message: "jukebox: \(error.message)", exitCode: 1) }
             guard let result = response.result else {
-                throw ClientError(message: "jukebox: jukeboxd sent an empty answer", exitCode: 76)
+                throw ClientError(message: "jukebox: jukeboxd sent an empty answer (are jukebox and jukeboxd from the same build?)", exitCode: 76)
             }
             return (result, line)
         }

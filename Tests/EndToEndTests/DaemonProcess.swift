@@ -34,29 +34,6 @@ enum DaemonProcess {
             output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
         return Outcome(status: status(result.terminationStatus), stdout: result.standardOutput, stderr: result.standardError)
     }
-
-    /// Runs the daemon and reads its log; once a line contains `trigger`, sends `signal`.
-    /// Returns the exit status and every log line. Waiting is on the output itself, never on time.
-    static func run(
-        _ arguments: [String], tool: String = "jukeboxd", until trigger: String, then signal: Signal
-    ) async throws -> (status: Int32?, lines: [String], triggered: Bool) {
-        let result = try await Subprocess.run(
-            .path(.init(binaryDirectory + "/" + tool)), arguments: Arguments(arguments),
-            input: .none, output: .discarded, error: .sequence
-        ) { execution in
-            var lines: [String] = []
-            var triggered = false
-            for try await line in execution.standardError.strings() {
-                lines.append(line)
-                if !triggered, line.contains(trigger) {
-                    triggered = true
-                    try execution.send(signal: signal)
-                }
-            }
-            return (lines, triggered)
-        }
-        return (status(result.terminationStatus), result.closureResult.0, result.closureResult.1)
-    }
 }
 
 /// A daemon's log as it arrives; tests wait for a line instead of sleeping.

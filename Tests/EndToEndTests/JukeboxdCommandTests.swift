@@ -115,15 +115,15 @@ struct JukeboxdCommandTests {
 
     @Test func sigtermStopsAndExits0() async throws {
         let path = try session(#"{ "interval": { "min": "1h", "max": "2h" }, "clips": [ { "file": "low.wav" } ] }"#)
-        let run = try await DaemonProcess.run([path, "--device", fileDevice] + socket, until: "session \"session\": 1 clips", then: .terminate)
-        #expect(run.triggered)
+        let run = try await DaemonProcess.withDaemon([path, "--device", fileDevice] + socket, ready: "session \"session\": 1 clips") { _ in }
         #expect(run.status == 0)
         #expect(run.lines.last?.hasSuffix("stopped") == true, "\(run.lines)")
     }
 
     @Test func deviceThatDoesNotExistIsRetriedNotFatal() async throws {
         let path = try session(#"{ "interval": { "min": "100ms", "max": "100ms" }, "clips": [ { "file": "low.wav" } ] }"#)
-        let run = try await DaemonProcess.run([path, "--device", "jukebox_absent_pcm"] + socket, until: "cannot open", then: .interrupt)
+        let run = try await DaemonProcess.withDaemon(
+            [path, "--device", "jukebox_absent_pcm"] + socket, ready: "cannot open", stopWith: .interrupt) { _ in }
         let line = run.lines.first { $0.contains("cannot open") }
         #expect(line?.contains(#"audio device "jukebox_absent_pcm": cannot open: No such file or directory (check the name with `aplay -L`"#) == true)
         #expect(line?.contains("low stays queued, retrying in 0.5s") == true)

@@ -76,7 +76,7 @@ struct ClipJukeboxTests {
         // No consumer runs, as when the device is missing: the first pick waits, later ones are skipped.
         let (jukebox, queue) = make(session(clips: [clip("a"), clip("b"), clip("c")]))
         let scheduler = Task { try await jukebox.run() }
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .client("cli"))
+        try await queue.enqueue(Fixtures.clip("a"), origin: .client("cli"))
         for _ in 0..<4 {
             await clock.waitForSleepers(1)
             clock.advanceToNextDeadline()

@@ -19,7 +19,7 @@ struct ClipPlayQueueTests {
     func frames(_ tags: [Int], each: Int) -> @Sendable ([FakeSink.Event]) -> Bool {
         { events in
             tags.allSatisfy { tag in
-                events.reduce(0) { if case .write(tag, let f) = $1 { $0 + f } else { $0 } } >= each
+                events.frames(tag: tag) >= each
             }
         }
     }
@@ -29,7 +29,7 @@ struct ClipPlayQueueTests {
         let consumer = Task { try await queue.run() }
         // Eight producers at once: the daemon's order is whatever order it accepted them in.
         let accepted = await withTaskGroup(of: QueueEntry.self) { group in
-            for n in 1...8 { group.addTask { try! await queue.enqueue(Fixtures.clip("c\(n)", tag: n), origin: .client("client \(n)")).entry } }
+            for n in 1...8 { group.addTask { try! await queue.enqueue(Fixtures.clip("c\(n)"), origin: .client("client \(n)")).entry } }
             return await group.reduce(into: []) { $0.append($1) }.sorted { $0.ticket < $1.ticket }
         }
         await sink.wait(until: frames(Array(1...8), each: 300))
@@ -44,8 +44,8 @@ struct ClipPlayQueueTests {
         let sink = self.sink
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100)]) { entry, _ in await sink.mark("before \(entry.clip.id)") }
         let consumer = Task { try await queue.run() }
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
-        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b"), origin: .scheduler)
         await sink.wait(until: frames([1, 2], each: 100))
         let steps = await sink.events.compactMap { event -> String? in
             switch event {
@@ -62,11 +62,11 @@ struct ClipPlayQueueTests {
     @Test func cuePlaysInTheSameSlotBeforeItsClip() async throws {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("cue", 9, 40)])
         let consumer = Task { try await queue.run() }
-        let cue = Fixtures.clip("cue", tag: 9)
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), cue: cue, origin: .scheduler)
-        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .client("cli"))
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), cue: cue, origin: .scheduler)
-        await sink.wait(until: { events in events.reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } } == 200 })
+        let cue = Fixtures.clip("cue")
+        try await queue.enqueue(Fixtures.clip("a"), cue: cue, origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b"), origin: .client("cli"))
+        try await queue.enqueue(Fixtures.clip("a"), cue: cue, origin: .scheduler)
+        await sink.wait(until: { events in events.frames(tag: 1) == 200 })
         #expect(await sink.writeRuns == [9, 1, 2, 9, 1])
         consumer.cancel()
     }
@@ -75,9 +75,9 @@ struct ClipPlayQueueTests {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("c", 3, 100)])
         await sink.gateWrites(true)
         let consumer = Task { try await queue.run() }
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
-        let b = try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler).entry
-        try await queue.enqueue(Fixtures.clip("c", tag: 3), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
+        let b = try await queue.enqueue(Fixtures.clip("b"), origin: .scheduler).entry
+        try await queue.enqueue(Fixtures.clip("c"), origin: .scheduler)
         await sink.waitForGatedWrite()
         #expect(await queue.current?.clip.id == "a")
         #expect(await queue.remove(ticket: b.ticket))
@@ -92,7 +92,7 @@ struct ClipPlayQueueTests {
     @Test func badClipIsSkippedAndTheQueueGoesOn() async throws {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("c", 3, 100)], failing: ["b": "not an audio file"])
         let consumer = Task { try await queue.run() }
-        for (id, tag) in [("a", 1), ("b", 2), ("c", 3)] { try await queue.enqueue(Fixtures.clip(id, tag: tag), origin: .scheduler) }
+        for id in ["a", "b", "c"] { try await queue.enqueue(Fixtures.clip(id), origin: .scheduler) }
         await sink.wait(until: frames([1, 3], each: 100))
         #expect(await sink.writeRuns == [1, 3])
         #expect(await queue.failedCount == 1)
@@ -105,7 +105,7 @@ struct ClipPlayQueueTests {
         await sink.failOpens([busy, busy, busy])
         let queue = makeQueue([("a", 1, 100)])
         let consumer = Task { try await queue.run() }
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
         for expected in [Duration.milliseconds(500), .seconds(1), .seconds(2)] {
             await clock.waitForSleepers(1)
             #expect(await queue.deviceError == busy)
@@ -125,8 +125,8 @@ struct ClipPlayQueueTests {
         await sink.failWrite(at: 2, with: unplugged)
         let queue = makeQueue([("a", 1, 200), ("b", 2, 100)])
         let consumer = Task { try await queue.run() }
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
-        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b"), origin: .scheduler)
         await clock.waitForSleepers(1)
         #expect(await queue.current?.clip.id == "a")
         #expect(await queue.waiting.map(\.clip.id) == ["b"])
@@ -135,7 +135,7 @@ struct ClipPlayQueueTests {
         let events = await sink.events
         let reopened = try #require(events.lastIndex(of: .close))
         #expect(events[..<reopened].filter { if case .write = $0 { true } else { false } }.count == 2)
-        let afterwards = events[reopened...].reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } }
+        let afterwards = events[reopened...].frames(tag: 1)
         #expect(afterwards == 200, "the whole clip plays again after the device returns")
         #expect(await sink.writeRuns == [1, 2])
         consumer.cancel()
@@ -145,8 +145,8 @@ struct ClipPlayQueueTests {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100)])
         await sink.gateWrites(true)
         let consumer = Task { try await queue.run() }
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
-        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b"), origin: .scheduler)
         await sink.waitForGatedWrite()
         let finished = Task { await queue.finishAfterCurrent() }
         await sink.gateWrites(false)

@@ -12,8 +12,8 @@ struct PlayerTests {
 
     @Test func sameFormatClipsShareOneOpenDeviceWithNothingBetween() async throws {
         let player = player(Fixtures.decoder([("a", 1, 120), ("b", 2, 80)]))
-        #expect(try await player.play(Fixtures.clip("a", tag: 1)) == .completed(duration: .milliseconds(120)))
-        #expect(try await player.play(Fixtures.clip("b", tag: 2)) == .completed(duration: .milliseconds(80)))
+        #expect(try await player.play(Fixtures.clip("a")) == .completed(duration: .milliseconds(120)))
+        #expect(try await player.play(Fixtures.clip("b")) == .completed(duration: .milliseconds(80)))
         let format = AudioFormat(sampleFormat: .s16, sampleRate: 1000, channels: 1)
         #expect(await sink.events == [
             .open(format), .write(tag: 1, frames: 64), .write(tag: 1, frames: 56),
@@ -23,7 +23,7 @@ struct PlayerTests {
 
     @Test func idleDeviceIsDrainedThenClosedAfterTheIdleTimeout() async throws {
         let player = player(Fixtures.decoder([("a", 1, 50)]))
-        _ = try await player.play(Fixtures.clip("a", tag: 1))
+        _ = try await player.play(Fixtures.clip("a"))
         await player.becameIdle()
         #expect(await sink.events.last == .drain)
         await idleClock.waitForSleepers(1)
@@ -34,10 +34,10 @@ struct PlayerTests {
 
     @Test func playingAgainBeforeTheIdleTimeoutKeepsTheDeviceOpen() async throws {
         let player = player(Fixtures.decoder([("a", 1, 50)]))
-        _ = try await player.play(Fixtures.clip("a", tag: 1))
+        _ = try await player.play(Fixtures.clip("a"))
         await player.becameIdle()
         await idleClock.waitForSleepers(1)
-        _ = try await player.play(Fixtures.clip("a", tag: 1))
+        _ = try await player.play(Fixtures.clip("a"))
         idleClock.advance(by: .seconds(5))
         #expect(await player.isDeviceOpen)
         #expect(await sink.events.filter { $0 == .close || $0 == .open(AudioFormat(sampleFormat: .s16, sampleRate: 1000, channels: 1)) }.count == 1)
@@ -48,8 +48,8 @@ struct PlayerTests {
         let stereo = AudioFormat(sampleFormat: .s16, sampleRate: 48_000, channels: 2)
         decoder.clips["/clips/b.wav"]?.format = stereo
         let player = player(decoder)
-        _ = try await player.play(Fixtures.clip("a", tag: 1))
-        _ = try await player.play(Fixtures.clip("b", tag: 2))
+        _ = try await player.play(Fixtures.clip("a"))
+        _ = try await player.play(Fixtures.clip("b"))
         let steps = await sink.events.filter { if case .write = $0 { false } else { true } }
         #expect(steps == [.open(AudioFormat(sampleFormat: .s16, sampleRate: 1000, channels: 1)), .drain, .close, .open(stereo)])
     }
@@ -58,14 +58,14 @@ struct PlayerTests {
         var decoder = Fixtures.decoder([("loud", 30_000, 10), ("soft", 1000, 10)])
         decoder.clips["/clips/neg.wav"] = FakeDecoder.Spec(tag: -30_000, frames: 10)
         let player = player(decoder)
-        var loud = Fixtures.clip("loud", tag: 0)
+        var loud = Fixtures.clip("loud")
         loud.gainDecibels = 6
         _ = try await player.play(loud)
-        var neg = Fixtures.clip("neg", tag: 0)
+        var neg = Fixtures.clip("neg")
         neg.gainDecibels = 12
         _ = try await player.play(neg)
         await player.setVolume(0.5)
-        _ = try await player.play(Fixtures.clip("soft", tag: 0))
+        _ = try await player.play(Fixtures.clip("soft"))
         #expect(await sink.writeRuns == [32_767, -32_768, 500])
     }
 
@@ -74,14 +74,14 @@ struct PlayerTests {
         decoder.clips["/clips/wide.wav"]?.format = AudioFormat(sampleFormat: .s32, sampleRate: 1000, channels: 1)
         await sink.accept([.s16])
         let player = player(decoder)
-        _ = try await player.play(Fixtures.clip("wide", tag: 0))
+        _ = try await player.play(Fixtures.clip("wide"))
         #expect(await sink.writeRuns == [5])
     }
 
     @Test func stopCurrentEndsTheClipAndDropsTheBuffer() async throws {
         let player = player(Fixtures.decoder([("long", 1, 10_000)]))
         await sink.gateWrites(true)
-        let playing = Task { try await player.play(Fixtures.clip("long", tag: 1)) }
+        let playing = Task { try await player.play(Fixtures.clip("long")) }
         await sink.waitForGatedWrite()
         await player.stopCurrent()
         await sink.gateWrites(false)
@@ -93,7 +93,7 @@ struct PlayerTests {
     @Test func cancellationStopsPromptly() async throws {
         let player = player(Fixtures.decoder([("long", 1, 10_000)]))
         await sink.gateWrites(true)
-        let playing = Task { try await player.play(Fixtures.clip("long", tag: 1)) }
+        let playing = Task { try await player.play(Fixtures.clip("long")) }
         await sink.waitForGatedWrite()
         playing.cancel()
         await sink.gateWrites(false)
@@ -106,8 +106,8 @@ struct PlayerTests {
         var decoder = Fixtures.decoder([("bad", 1, 10)])
         decoder.clips["/clips/bad.wav"]?.failure = "not an audio file"
         let player = player(decoder)
-        #expect(try await player.play(Fixtures.clip("bad", tag: 1)) == .failed(reason: "bad.wav: not an audio file"))
-        #expect(try await player.play(Fixtures.clip("gone", tag: 1)) == .failed(reason: "gone.wav: no such file"))
+        #expect(try await player.play(Fixtures.clip("bad")) == .failed(reason: "bad.wav: not an audio file"))
+        #expect(try await player.play(Fixtures.clip("gone")) == .failed(reason: "gone.wav: no such file"))
         #expect(await sink.events.isEmpty)
     }
 }

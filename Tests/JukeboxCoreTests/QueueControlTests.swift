@@ -18,8 +18,8 @@ struct QueueControlTests {
         let queue = makeQueue([("a", 1, 10_000), ("b", 2, 100)])
         await sink.gateWrites(true)
         let consumer = Task { try await queue.run() }
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
-        try await queue.enqueue(Fixtures.clip("b", tag: 2), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b"), origin: .scheduler)
         await sink.waitForGatedWrite()
         #expect(await queue.skip()?.clip.id == "a")
         await sink.gateWrites(false)
@@ -38,7 +38,7 @@ struct QueueControlTests {
         await sink.gateWrites(true)
         await sink.setUnplayedOnCancel(40)
         let consumer = Task { try await queue.run() }
-        try await queue.enqueue(Fixtures.clip("long", tag: 0), origin: .client("cli"))
+        try await queue.enqueue(Fixtures.clip("long"), origin: .client("cli"))
         // Let three blocks (frames 0–191) through, then pause during the fourth.
         for _ in 0..<3 {
             await sink.waitForGatedWrite()
@@ -63,10 +63,10 @@ struct QueueControlTests {
         let queue = makeQueue([("a", 1, 100)])
         let consumer = Task { try await queue.run() }
         await queue.pause()
-        try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
         let subscription = events.subscribe()
         await queue.resume()
-        await sink.wait(until: { events in events.reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } } == 100 })
+        await sink.wait(until: { events in events.frames(tag: 1) == 100 })
         var seen: [String] = []
         for await event in subscription {
             switch event {
@@ -85,11 +85,11 @@ struct QueueControlTests {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100), ("c", 3, 100)])
         await sink.gateWrites(true)
         let consumer = Task { try await queue.run() }
-        let tickets = try await [("a", 1), ("b", 2), ("c", 3)].asyncMap { try await queue.enqueue(Fixtures.clip($0.0, tag: $0.1), origin: .scheduler).entry.ticket }
+        let tickets = try await ["a", "b", "c"].asyncMap { try await queue.enqueue(Fixtures.clip($0), origin: .scheduler).entry.ticket }
         await sink.waitForGatedWrite()
         #expect(await queue.clear() == Array(tickets.dropFirst()))
         await sink.gateWrites(false)
-        await sink.wait(until: { events in events.reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } } == 100 })
+        await sink.wait(until: { events in events.frames(tag: 1) == 100 })
         #expect(await queue.waiting.isEmpty)
         #expect(await sink.writeRuns == [1])
         consumer.cancel()
@@ -97,16 +97,16 @@ struct QueueControlTests {
 
     @Test func queueRefusesEntriesBeyondItsCapacity() async throws {
         let queue = makeQueue([("a", 1, 100)], capacity: 3)
-        for position in 1...3 { #expect(try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler).position == position) }
-        await #expect(throws: QueueFullError(capacity: 3)) { try await queue.enqueue(Fixtures.clip("a", tag: 1), origin: .scheduler) }
+        for position in 1...3 { #expect(try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler).position == position) }
+        await #expect(throws: QueueFullError(capacity: 3)) { try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler) }
         #expect(await queue.waiting.count == 3)
     }
 
     @Test func statsCountCompletedPlaysOnly() async throws {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100)])
         let consumer = Task { try await queue.run() }
-        for id in ["a", "b", "a"] { try await queue.enqueue(Fixtures.clip(id, tag: id == "a" ? 1 : 2), origin: .scheduler) }
-        await sink.wait(until: { events in events.reduce(0) { if case .write(1, let f) = $1 { $0 + f } else { $0 } } == 200 })
+        for id in ["a", "b", "a"] { try await queue.enqueue(Fixtures.clip(id), origin: .scheduler) }
+        await sink.wait(until: { events in events.frames(tag: 1) == 200 })
         await sink.wait(until: { $0.last == .drain })
         #expect(await queue.stats["a"]?.timesPlayed == 2)
         #expect(await queue.stats["b"]?.timesPlayed == 1)

@@ -80,7 +80,7 @@ struct StateTests {
         await saved.restore(into: queue, jukebox: jukebox)
         #expect(await queue.waiting.map(\.ticket) == [10, 11])
         #expect(await queue.waiting.last?.origin == .client("cli"))
-        #expect(try await queue.enqueue(Fixtures.clip("c", tag: 3), origin: .scheduler).entry.ticket == 12)
+        #expect(try await queue.enqueue(Fixtures.clip("c"), origin: .scheduler).entry.ticket == 12)
         #expect(await player.isPaused)
         #expect(await player.volume == 0.5)
         // The bag continues its cycle: "c" is the only clip left in it.

@@ -58,7 +58,8 @@ actor FakeDecodedClip: DecodedClip {
 
 /// Helpers shared by the core tests.
 enum Fixtures {
-    static func clip(_ id: String, tag: Int) -> PlayableClip {
+    /// A clip for `decoder(_:)`; the decoder's spec decides its tag.
+    static func clip(_ id: String) -> PlayableClip {
         PlayableClip(id: id, source: ClipSource(file: "\(id).wav", path: "/clips/\(id).wav"))
     }
 

@@ -112,12 +112,7 @@ actor FakeSink: AudioSink {
         return runs
     }
 
-    func framesWritten(tag: Int) -> Int {
-        events.reduce(0) { total, event in
-            if case .write(tag, let frames) = event { return total + frames }
-            return total
-        }
-    }
+    func framesWritten(tag: Int) -> Int { events.frames(tag: tag) }
 
     private func record(_ event: Event) {
         events.append(event)
@@ -128,5 +123,15 @@ actor FakeSink: AudioSink {
         let ready = waiters.filter { $0.predicate(events) }
         waiters.removeAll { $0.predicate(events) }
         ready.forEach { $0.continuation.resume() }
+    }
+}
+
+extension Sequence where Element == FakeSink.Event {
+    /// Frames written for the clip whose samples carry `tag`.
+    func frames(tag: Int) -> Int {
+        reduce(0) { total, event in
+            if case .write(tag, let frames) = event { return total + frames }
+            return total
+        }
     }
 }
