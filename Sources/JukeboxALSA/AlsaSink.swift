@@ -71,6 +71,19 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
     }
 
+    public func rewind(upTo maxFrames: Int, keeping: Int) async -> Int {
+        await queue.run {
+            guard let pcm = self.pcm else { return 0 }
+            // snd_pcm_rewindable counts only frames the hardware has not fetched yet; some
+            // plugins (pulse, for one) report 0 because the data has already left the process.
+            let rewindable = snd_pcm_rewindable(pcm)
+            let wanted = min(maxFrames, Int(rewindable) - keeping)
+            guard rewindable > 0, wanted > 0 else { return 0 }
+            let taken = snd_pcm_rewind(pcm, snd_pcm_uframes_t(wanted))
+            return max(0, Int(taken))
+        }
+    }
+
     public func heartbeat() async {
         await queue.run {}
     }

@@ -42,3 +42,16 @@ public struct AudioBuffer: Sendable, Equatable {
         }
     }
 }
+
+extension AudioBuffer {
+    /// Digital silence in `format`, for lead-in and for keeping an idle device fed.
+    public static func silence(_ format: AudioFormat, frames: Int) -> AudioBuffer {
+        let count = max(frames, 0) * format.channels
+        let samples: AudioSamples = switch format.sampleFormat {
+        case .s16: .s16(Array(repeating: 0, count: count))
+        case .s32: .s32(Array(repeating: 0, count: count))
+        case .float32: .float32(Array(repeating: 0, count: count))
+        }
+        return AudioBuffer(samples: samples, channels: format.channels)
+    }
+}

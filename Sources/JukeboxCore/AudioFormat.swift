@@ -26,5 +26,10 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
         .milliseconds(Int64(frames) * 1000 / Int64(max(sampleRate, 1)))
     }
 
+    /// Whole frames in `duration` at this rate (rounded down).
+    public func frames(in duration: Duration) -> Int {
+        Int(duration.milliseconds * Int64(sampleRate) / 1000)
+    }
+
     public var description: String { "\(sampleFormat) \(sampleRate) Hz \(channels) ch" }
 }

@@ -20,6 +20,12 @@ public protocol AudioSink: Sendable {
     @discardableResult
     func cancel() async -> Int
 
+    /// Takes back up to `maxFrames` of the most recently written frames that the device has
+    /// not played yet, leaving at least `keeping` frames queued ahead of the hardware so the
+    /// next write joins on without a gap. Returns how many frames were taken back; 0 when the
+    /// device cannot rewind. A fade-out written afterwards replaces the audio taken back.
+    func rewind(upTo maxFrames: Int, keeping: Int) async -> Int
+
     /// Releases the device so other programs can use it.
     func close() async
 
@@ -34,4 +40,5 @@ public protocol AudioSink: Sendable {
 extension AudioSink {
     public func heartbeat() async {}
     public func underrunCount() async -> Int { 0 }
+    public func rewind(upTo maxFrames: Int, keeping: Int) async -> Int { 0 }
 }

@@ -2,18 +2,21 @@ import Logging
 
 /// Plays one clip at a time from a decoder into a sink. It does no I/O itself: it moves
 /// blocks, applies gain and volume, keeps the device open across clips of the same format
-/// (gapless) and closes it after `idleTimeout` without audio so other programs can use it.
+/// (gapless) and, depending on `PlaybackOptions.keepDeviceOpen`, closes it after an idle
+/// time so other programs can use it or keeps it fed with silence.
 public actor Player {
-    private nonisolated let sink: any AudioSink
+    nonisolated let sink: any AudioSink
     private let decoder: any ClipDecoder
     private let clock: any Clock<Duration>
-    private let idleTimeout: Duration
-    private let logger: Logger
+    public private(set) var options: PlaybackOptions
+    let logger: Logger
 
     /// The format clips were opened with, and what the device accepted for it.
-    private var openFormat: (requested: AudioFormat, device: AudioFormat)?
+    var openFormat: (requested: AudioFormat, device: AudioFormat)?
     private var stopRequested = false
     private var idleCloser: Task<Void, Never>?
+    /// Writes silence while nothing plays, when the device is kept open.
+    var silenceFeeder: Task<Void, Never>?
     /// Bumped on every play so a pending idle close can tell it is stale.
     private var generation = 0
     private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
@@ -29,14 +32,28 @@ public actor Player {
 
     public init(
         sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
-        volume: Double = 1, idleTimeout: Duration = .seconds(5), logger: Logger
+        volume: Double = 1, options: PlaybackOptions = PlaybackOptions(), logger: Logger
     ) {
         self.sink = sink
         self.decoder = decoder
         self.clock = clock
         self.volume = volume
-        self.idleTimeout = idleTimeout
+        self.options = options
         self.logger = logger
+    }
+
+    /// Applies new options (session reload). Lead-in applies from the next device open.
+    public func configure(_ options: PlaybackOptions) async {
+        let wasAlways = self.options.keepDeviceOpen == .always
+        self.options = options
+        guard !isPlaying, openFormat != nil else { return }
+        if wasAlways, options.keepDeviceOpen == .idle {
+            await stopSilence()
+            await becameIdle()
+        } else if !wasAlways, options.keepDeviceOpen == .always {
+            cancelIdleClose()
+            startSilence()
+        }
     }
 
     public var isDeviceOpen: Bool { openFormat != nil }
@@ -59,6 +76,7 @@ public actor Player {
     /// next attempt reopens it.
     public func play(_ clip: PlayableClip) async throws -> PlayOutcome {
         cancelIdleClose()
+        await stopSilence()
         stopRequested = false
         isPlaying = true
         defer {
@@ -116,6 +134,10 @@ public actor Player {
     /// if nothing else starts within `idleTimeout`.
     public func becameIdle() async {
         guard openFormat != nil else { return }
+        if options.keepDeviceOpen == .always {
+            startSilence()
+            return
+        }
         do {
             try await sink.drain()
         } catch {
@@ -124,7 +146,7 @@ public actor Player {
             return
         }
         let expected = generation
-        let (clock, timeout) = (clock, idleTimeout)
+        let (clock, timeout) = (clock, options.idleTimeout)
         idleCloser = Task { [weak self] in
             guard (try? await clock.sleep(for: timeout)) != nil else { return }
             await self?.closeIfStill(idleSince: expected)
@@ -134,6 +156,7 @@ public actor Player {
     /// Stops everything and releases the device (shutdown).
     public func shutdown() async {
         cancelIdleClose()
+        await stopSilence(discardingBuffered: false)
         if openFormat != nil { await sink.cancel() }
         await closeDevice()
     }
@@ -150,29 +173,41 @@ public actor Player {
         let device = try await sink.open(format)
         openFormat = (format, device)
         logger.debug("opened \(sink.deviceName) for \(format)\(device == format ? "" : " as \(device)")")
+        let leadIn = device.frames(in: options.leadIn)
+        if leadIn > 0 { try await sink.write(.silence(device, frames: leadIn)) }
         return device
     }
 
     private func stream(_ decoded: any DecodedClip, to deviceFormat: AudioFormat, gain: Double) async throws -> PlayOutcome {
         let blockFrames = max(decoded.format.sampleRate / Self.blocksPerSecond, 64)
+        let fadeFrames = decoded.format.frames(in: options.fade)
         var frames = 0
+        var fadingIn = false
         progress = (0, decoded.frameCount, decoded.format)
         while true {
             if isPaused, !stopRequested {
-                // Drop what the device holds and rewind by as much, so resuming starts with
-                // exactly the first sample the listener did not hear.
-                frames = max(0, frames - (await sink.cancel()))
+                frames = await cutShort(decoded, at: frames, to: deviceFormat, gain: gain, fadeFrames: fadeFrames)
                 try await decoded.seek(toFrame: frames)
                 progress?.frames = frames
+                // Let the fade play out rather than underrun; or keep the device fed.
+                if options.keepDeviceOpen == .always { startSilence() } else { try await sink.drain() }
                 await waitWhilePaused()
+                await stopSilence()
+                fadingIn = fadeFrames > 0
             }
             if stopRequested || Task.isCancelled {
-                await sink.cancel()
+                _ = await cutShort(decoded, at: frames, to: deviceFormat, gain: gain, fadeFrames: fadeFrames)
+                // Stopping the daemon: let the fade be heard before the device is released.
+                if Task.isCancelled { try? await sink.drain() }
                 return .stopped
             }
-            guard var block = try await decoded.read(maxFrames: blockFrames) else { break }
+            guard var block = try await decoded.read(maxFrames: fadingIn ? fadeFrames : blockFrames) else { break }
             // Read the volume per block so a change is heard within one block.
             SampleMath.scale(&block, by: gain * volume)
+            if fadingIn {
+                SampleMath.ramp(&block, from: 0, to: 1)
+                fadingIn = false
+            }
             try await sink.write(SampleMath.convert(block, to: deviceFormat.sampleFormat))
             frames += block.frames
             progress?.frames = frames
@@ -188,7 +223,7 @@ public actor Player {
 
     private func closeIfStill(idleSince expected: Int) async {
         guard expected == generation, !isPlaying, openFormat != nil else { return }
-        logger.debug("closing \(sink.deviceName) after \(DurationText.format(idleTimeout)) idle")
+        logger.debug("closing \(sink.deviceName) after \(DurationText.format(options.idleTimeout)) idle")
         await closeDevice()
     }
 
@@ -198,7 +233,7 @@ public actor Player {
         await sink.close()
     }
 
-    private func cancelIdleClose() {
+    func cancelIdleClose() {
         idleCloser?.cancel()
         idleCloser = nil
     }

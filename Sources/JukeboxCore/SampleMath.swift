@@ -31,6 +31,28 @@ public enum SampleMath {
         }
     }
 
+    /// Multiplies frame `i` of `buffer` by a gain that moves in a straight line from `start`
+    /// (first frame) towards `end` (reached just after the last frame): a fade-in or fade-out
+    /// that is smooth across the block and meets the neighbouring audio without a step.
+    public static func ramp(_ buffer: inout AudioBuffer, from start: Double, to end: Double) {
+        let frames = buffer.frames, channels = buffer.channels
+        guard frames > 0 else { return }
+        func gain(_ index: Int) -> Double { start + (end - start) * Double(index / channels) / Double(frames) }
+        switch buffer.samples {
+        case .s16(var samples):
+            for i in samples.indices { samples[i] = Int16(clamping: Int32((Double(samples[i]) * gain(i)).rounded())) }
+            buffer.samples = .s16(samples)
+        case .s32(var samples):
+            for i in samples.indices {
+                samples[i] = Int32(clamping: Int64(clampedDouble((Double(samples[i]) * gain(i)).rounded(), Int32.self)))
+            }
+            buffer.samples = .s32(samples)
+        case .float32(var samples):
+            for i in samples.indices { samples[i] = Float(Double(samples[i]) * gain(i)) }
+            buffer.samples = .float32(samples)
+        }
+    }
+
     /// Converts `buffer` to `format`, for devices that refuse the decoder's native format.
     public static func convert(_ buffer: AudioBuffer, to format: SampleFormat) -> AudioBuffer {
         guard buffer.samples.format != format else { return buffer }

@@ -14,6 +14,8 @@ public struct Session: Sendable, Equatable {
     public var cue: ClipSource?
     /// Master volume, 0...1.
     public var volume: Double
+    /// Lead-in, fades and what to do with the device between clips.
+    public var playback: PlaybackOptions
     public var clips: [Clip]
 
     public static let defaultInterval: ClosedRange<Duration> = .seconds(600) ... .seconds(1800)
@@ -21,7 +23,8 @@ public struct Session: Sendable, Equatable {
     public init(
         name: String, sourcePath: String, clipsDirectory: String, device: String = "default",
         interval: ClosedRange<Duration> = Session.defaultInterval, activeHours: [TimeWindow] = [],
-        duration: Duration? = nil, cue: ClipSource? = nil, volume: Double = 1, clips: [Clip]
+        duration: Duration? = nil, cue: ClipSource? = nil, volume: Double = 1,
+        playback: PlaybackOptions = PlaybackOptions(), clips: [Clip]
     ) {
         self.name = name
         self.sourcePath = sourcePath
@@ -32,6 +35,7 @@ public struct Session: Sendable, Equatable {
         self.duration = duration
         self.cue = cue
         self.volume = volume
+        self.playback = playback
         self.clips = clips
     }
 

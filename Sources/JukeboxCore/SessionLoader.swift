@@ -42,7 +42,7 @@ struct SessionReader {
         problems.append(field.isEmpty ? message : "\(field): \(message)")
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "interval", "activeHours", "duration", "cue", "volume", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "enabled"]
     static let windowKeys = ["from", "to", "days"]
 
@@ -70,11 +70,33 @@ struct SessionReader {
         if let value = fields["volume"], let number = number(value, at: "volume") {
             if (0...1).contains(number) { volume = number } else { problem("volume", "\(value.shortDescription) is out of range (expected 0 to 1)") }
         }
+        let playback = playbackOptions(fields)
         let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
         guard problems.isEmpty else { return nil }
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, device: device, interval: interval,
-            activeHours: activeHours, duration: duration, cue: cue, volume: volume, clips: clips)
+            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips)
+    }
+
+    mutating func playbackOptions(_ fields: [String: JSONValue]) -> PlaybackOptions {
+        var options = PlaybackOptions()
+        if let value = fields["leadIn"], let leadIn = duration(value, at: "leadIn") {
+            if leadIn <= .seconds(10) { options.leadIn = leadIn } else {
+                problem("leadIn", "\(value.shortDescription) is too long (at most 10s; about 1s wakes most receivers)")
+            }
+        }
+        if let value = fields["fade"], let fade = duration(value, at: "fade") {
+            if fade <= .milliseconds(500) { options.fade = fade } else {
+                problem("fade", "\(value.shortDescription) is too long (at most 500ms; a few ms is enough to stop a click)")
+            }
+        }
+        if let value = fields["keepDeviceOpen"] {
+            let choices = PlaybackOptions.DeviceHold.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+            if case .string(let text) = value, let hold = PlaybackOptions.DeviceHold(rawValue: text) { options.keepDeviceOpen = hold } else {
+                problem("keepDeviceOpen", "\(value.shortDescription) is not \(choices)")
+            }
+        }
+        return options
     }
 
     mutating func clipList(_ value: JSONValue?, clipsDirectory: String) -> [Clip] {

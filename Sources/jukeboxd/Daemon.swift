@@ -80,7 +80,7 @@ struct Daemon {
     func run(_ catalog: ClipCatalog) async throws {
         AlsaSink.routeLibraryMessages(to: logger)
         let session = catalog.session
-        let player = Player(sink: AlsaSink(device: session.device), decoder: decoder, volume: session.volume, logger: logger)
+        let player = Player(sink: AlsaSink(device: session.device), decoder: decoder, volume: session.volume, options: session.playback, logger: logger)
         let queue = ClipPlayQueue(player: player, logger: logger)
         let jukebox = ClipJukebox(
             session: session, clips: catalog.playableClips, queue: queue, clock: ContinuousClock(),
@@ -100,6 +100,7 @@ struct Daemon {
             catalog: catalog, queue: queue, jukebox: jukebox,
             reloader: { () async throws(SessionLoadError) -> ClipCatalog in
                 let fresh = await self.catalog(for: try self.loadSession())
+                await player.configure(fresh.session.playback)
                 self.logger.notice("session reloaded from \(self.sessionPath): \(fresh.playableClips.count) playable clips")
                 return fresh
             },

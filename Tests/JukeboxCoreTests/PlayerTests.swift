@@ -6,8 +6,8 @@ struct PlayerTests {
     let sink = FakeSink()
     let idleClock = ManualClock()
 
-    func player(_ decoder: FakeDecoder, volume: Double = 1) -> Player {
-        Player(sink: sink, decoder: decoder, clock: idleClock, volume: volume, idleTimeout: .seconds(5), logger: .quiet)
+    func player(_ decoder: FakeDecoder, volume: Double = 1, options: PlaybackOptions = PlaybackOptions(idleTimeout: .seconds(5))) -> Player {
+        Player(sink: sink, decoder: decoder, clock: idleClock, volume: volume, options: options, logger: .quiet)
     }
 
     @Test func sameFormatClipsShareOneOpenDeviceWithNothingBetween() async throws {
@@ -41,6 +41,47 @@ struct PlayerTests {
         idleClock.advance(by: .seconds(5))
         #expect(await player.isDeviceOpen)
         #expect(await sink.events.filter { $0 == .close || $0 == .open(AudioFormat(sampleFormat: .s16, sampleRate: 1000, channels: 1)) }.count == 1)
+    }
+
+    @Test func keptOpenDeviceIsFedSilenceWhileIdleAndNeverDrainedOrClosed() async throws {
+        let player = player(
+            Fixtures.decoder([("a", 1, 50), ("b", 2, 50)]), options: PlaybackOptions(keepDeviceOpen: .always, idleTimeout: .seconds(5)))
+        _ = try await player.play(Fixtures.clip("a"))
+        await player.becameIdle()
+        await sink.wait { $0.filter { $0 == .write(tag: 0, frames: 64) }.count >= 3 }
+        _ = try await player.play(Fixtures.clip("b"))
+        #expect(await player.isDeviceOpen)
+        let events = await sink.events
+        let silence = events.dropFirst(2).prefix { $0 == .write(tag: 0, frames: 64) }.count
+        let format = AudioFormat(sampleFormat: .s16, sampleRate: 1000, channels: 1)
+        // The silence follows clip a without a drain; what is queued of it is dropped (this
+        // device cannot rewind) so b starts at once.
+        #expect(silence >= 3)
+        #expect(events == [.open(format), .write(tag: 1, frames: 50)]
+            + Array(repeating: .write(tag: 0, frames: 64), count: silence) + [.cancel, .write(tag: 2, frames: 50)])
+    }
+
+    @Test func switchingToKeepOpenWhileIdleStartsTheSilence() async throws {
+        let player = player(Fixtures.decoder([("a", 1, 50)]))
+        _ = try await player.play(Fixtures.clip("a"))
+        await player.becameIdle()
+        await idleClock.waitForSleepers(1)
+        await player.configure(PlaybackOptions(keepDeviceOpen: .always, idleTimeout: .seconds(5)))
+        await sink.wait { $0.last == .write(tag: 0, frames: 64) }
+        // The idle close was called off: the device is still open past its old deadline.
+        idleClock.advance(by: .seconds(5))
+        #expect(await player.isDeviceOpen)
+        await player.shutdown()
+        #expect(await sink.events.filter { $0 == .close }.count == 1)
+        #expect(await sink.events.last == .close)
+    }
+
+    @Test func leadInIsWrittenOnceEachTimeTheDeviceOpens() async throws {
+        let player = player(Fixtures.decoder([("a", 1, 50)]), options: PlaybackOptions(leadIn: .milliseconds(300)))
+        _ = try await player.play(Fixtures.clip("a"))
+        _ = try await player.play(Fixtures.clip("a"))
+        let format = AudioFormat(sampleFormat: .s16, sampleRate: 1000, channels: 1)
+        #expect(await sink.events == [.open(format), .write(tag: 0, frames: 300), .write(tag: 1, frames: 50), .write(tag: 1, frames: 50)])
     }
 
     @Test func formatChangeDrainsAndReopens() async throws {

@@ -51,11 +51,12 @@ struct QueueControlTests {
         #expect(await queue.player.isPaused)
         await sink.gateWrites(false)
         await queue.resume()
-        await sink.wait(until: { $0.contains(.write(tag: 984, frames: 16)) })
+        await sink.wait(until: { $0.contains(.write(tag: 994, frames: 6)) })
         // Four blocks of 64 were written (0…255); 40 were still in the device when paused,
-        // so playback resumes at frame 216.
-        let starts = await sink.events.compactMap { if case .write(let tag, _) = $0 { tag } else { nil } }
-        #expect(starts.prefix(6) == [0, 64, 128, 192, 216, 280])
+        // so playback resumes at frame 216 with a 10 ms (10-frame) fade-in block, whose first
+        // sample the ramp brings to 0; the next block starts at 216 + 10.
+        let writes = await sink.events.compactMap { if case .write(let tag, let frames) = $0 { [tag, frames] } else { nil } }
+        #expect(writes.prefix(7) == [[0, 64], [64, 64], [128, 64], [192, 64], [0, 10], [226, 64], [290, 64]])
         consumer.cancel()
     }
 

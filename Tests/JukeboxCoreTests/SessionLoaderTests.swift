@@ -61,6 +61,7 @@ struct SessionLoaderTests {
         #expect(session.duration == nil)
         #expect(session.cue == nil)
         #expect(session.volume == 1)
+        #expect(session.playback == PlaybackOptions(leadIn: .zero, fade: .milliseconds(10), keepDeviceOpen: .idle))
         let clip = try #require(session.clips.first)
         #expect(clip.id == "Good morning")
         #expect(clip.title == "Good morning")
@@ -80,6 +81,12 @@ struct SessionLoaderTests {
         let session = try load(#"{ "interval": { "min": 30, "max": "1h30m" }, "duration": "2h", "clips": [ { "file": "a.wav" } ] }"#)
         #expect(session.interval == .seconds(30) ... .seconds(5400))
         #expect(session.duration == .seconds(7200))
+    }
+
+    @Test func playbackOptionsForReceiversAndDACs() throws {
+        let session = try load(#"{ "leadIn": "1s", "fade": "5ms", "keepDeviceOpen": "always", "clips": [ { "file": "a.wav" } ] }"#)
+        #expect(session.playback == PlaybackOptions(leadIn: .seconds(1), fade: .milliseconds(5), keepDeviceOpen: .always))
+        #expect(try load(#"{ "fade": 0, "clips": [ { "file": "a.wav" } ] }"#).playback.fade == .zero)
     }
 
     @Test func badTimeNamesTheFieldPath() {
@@ -126,6 +133,12 @@ struct SessionLoaderTests {
         (#"{ "clips": [ { "file": "a.wav" } ], "duration": 0 }"#, "duration: must be longer than 0s (leave it out to run until stopped)"),
         (#"{ "clips": [ { "file": "a.wav" } ], "version": 2 }"#, "version: 2 is not a format this jukeboxd reads (expected 1)"),
         (#"{ "clips": [ { "file": "a.wav" } ], "clipsDirectory": "/nonexistent/folder" }"#, #"clipsDirectory: "/nonexistent/folder" is not a folder"#),
+        (#"{ "clips": [ { "file": "a.wav" } ], "leadIn": "1 minute" }"#, #"leadIn: "1 minute" is not a duration (expected e.g. "45s", "3m", "1h30m" or a number of seconds)"#),
+        (#"{ "clips": [ { "file": "a.wav" } ], "leadIn": "20s" }"#, #"leadIn: "20s" is too long (at most 10s; about 1s wakes most receivers)"#),
+        (#"{ "clips": [ { "file": "a.wav" } ], "fade": 2 }"#, "fade: 2 is too long (at most 500ms; a few ms is enough to stop a click)"),
+        (#"{ "clips": [ { "file": "a.wav" } ], "keepDeviceOpen": true }"#, #"keepDeviceOpen: true is not "idle" or "always""#),
+        (#"{ "clips": [ { "file": "a.wav" } ], "keepDeviceOpen": "never" }"#, #"keepDeviceOpen: "never" is not "idle" or "always""#),
+        (#"{ "clips": [ { "file": "a.wav" } ], "leadin": 1 }"#, #"leadin: unknown key (did you mean "leadIn"?)"#),
         (#"{ "clips": [ { "file": "a.wav", "Title": "x" } ] }"#, #"clips[0].Title: unknown key (did you mean "title"?)"#),
     ])
     func singleProblem(text: String, expected: String) {
