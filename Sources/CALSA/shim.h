@@ -4,6 +4,8 @@
 #include <alsa/asoundlib.h>
 #include <stdarg.h>
 #include <stdio.h>
+/* The sink wakes a write waiting in poll() through an eventfd (skip, pause, stop). */
+#include <sys/eventfd.h>
 
 /* libasound reports some problems by printing to stderr through a variadic handler,
  * which Swift cannot implement. This shim formats the message and hands it to a

@@ -12,28 +12,47 @@ import Synchronization
 /// The PCM is opened non-blocking so a busy device fails at once instead of hanging, and
 /// writes wait with a timeout so an unplugged or wedged device is reported, not waited on.
 public final class AlsaSink: AudioSink, @unchecked Sendable {
-    // @unchecked: `pcm` and `underruns` are only read and written on `queue`.
+    // @unchecked: `pcm` and `frameBytes` are only read and written on `queue`.
     public let deviceName: String
     private let queue: BlockingWorkQueue
     private let bufferMicroseconds: UInt32
     private let periodMicroseconds: UInt32
     private var pcm: OpaquePointer?
     private var frameBytes = 4
-    private var underruns = 0
+    private var bufferFrames = 0
+    /// Cleared once the device turns out to ignore rewinds (it stays the same device).
+    private var rewindWorks = true
+    /// Signalled by `interrupt()`; polled together with the PCM while a write waits for room.
+    private let wakeFD: Int32
+    /// Read without going through `queue`, so `status` answers even while a device call hangs.
+    private let underruns = Atomic<Int>(0)
 
     public init(device: String, bufferTime: Duration = .milliseconds(500), periodTime: Duration = .milliseconds(50)) {
         self.deviceName = device
         self.queue = BlockingWorkQueue(label: "jukebox.alsa")
         self.bufferMicroseconds = UInt32(bufferTime.milliseconds * 1000)
         self.periodMicroseconds = UInt32(periodTime.milliseconds * 1000)
+        self.wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
     }
 
     deinit {
         if let pcm { snd_pcm_close(pcm) }
+        if wakeFD >= 0 { Glibc.close(wakeFD) }
+    }
+
+    public func interrupt() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    /// Forgets an interrupt meant for a write that has already finished.
+    private func clearInterrupt() {
+        var value: UInt64 = 0
+        _ = Glibc.read(wakeFD, &value, 8)
     }
 
     public func underrunCount() async -> Int {
-        await queue.run { self.underruns }
+        underruns.load(ordering: .relaxed)
     }
 
     public func open(_ format: AudioFormat) async throws -> AudioFormat {
@@ -45,20 +64,12 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     }
 
     public func drain() async throws {
-        try await queue.run {
-            guard let pcm = self.pcm else { return }
-            // Draining waits for the device, so switch to blocking mode for just this call.
-            snd_pcm_nonblock(pcm, 0)
-            let result = snd_pcm_drain(pcm)
-            snd_pcm_nonblock(pcm, 1)
-            if result < 0, result != -EPIPE { throw self.error("drain", result) }
-            let prepared = snd_pcm_prepare(pcm)
-            if prepared < 0 { throw self.error("prepare", prepared) }
-        }
+        try await queue.run { try self.drainBlocking() }
     }
 
     public func cancel() async -> Int {
         await queue.run {
+            self.clearInterrupt()
             guard let pcm = self.pcm else { return 0 }
             // What is written but not yet heard: the caller rewinds by this much on pause.
             var delay: snd_pcm_sframes_t = 0
@@ -73,14 +84,24 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
 
     public func rewind(upTo maxFrames: Int, keeping: Int) async -> Int {
         await queue.run {
-            guard let pcm = self.pcm else { return 0 }
-            // snd_pcm_rewindable counts only frames the hardware has not fetched yet; some
-            // plugins (pulse, for one) report 0 because the data has already left the process.
+            self.clearInterrupt()
+            guard let pcm = self.pcm, self.rewindWorks else { return 0 }
+            // snd_pcm_rewindable counts frames the hardware has not fetched yet.
             let rewindable = snd_pcm_rewindable(pcm)
             let wanted = min(maxFrames, Int(rewindable) - keeping)
-            guard rewindable > 0, wanted > 0 else { return 0 }
+            var before: snd_pcm_sframes_t = 0
+            guard rewindable > 0, wanted > 0, snd_pcm_delay(pcm, &before) == 0 else { return 0 }
             let taken = snd_pcm_rewind(pcm, snd_pcm_uframes_t(wanted))
-            return max(0, Int(taken))
+            guard taken > 0 else { return 0 }
+            // Some plugins (pulse, for one) accept a rewind but have already handed the audio
+            // to a server that plays it anyway; their delay does not shrink. Writing a fade
+            // after that would only add to what is heard, so such a device is cut instead.
+            var after: snd_pcm_sframes_t = 0
+            if before > 0, snd_pcm_delay(pcm, &after) == 0, after > before - taken / 2 {
+                self.rewindWorks = false
+                return 0
+            }
+            return Int(taken)
         }
     }
 
@@ -142,6 +163,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         var bufferSize: snd_pcm_uframes_t = 0, periodSize: snd_pcm_uframes_t = 0
         snd_pcm_hw_params_get_buffer_size(hw, &bufferSize)
         snd_pcm_hw_params_get_period_size(hw, &periodSize, &direction)
+        bufferFrames = Int(bufferSize)
         var sw: OpaquePointer?
         snd_pcm_sw_params_malloc(&sw)
         defer { snd_pcm_sw_params_free(sw) }
@@ -170,15 +192,17 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
                 } else if result == -Int(EAGAIN) {
                     // The buffer is full: wait for room, but not forever — a device that accepts
                     // nothing for 3 s is gone, and the queue must hear about it.
-                    let ready = snd_pcm_wait(pcm, 1000)
-                    if ready == 0 {
+                    switch try waitForRoom(pcm) {
+                    case .room:
+                        silentWaits = 0
+                    case .timedOut:
                         silentWaits += 1
                         if silentWaits >= 3 {
                             throw AudioDeviceError(code: .stalled, device: deviceName, operation: "write",
                                                    reason: "the device accepted no audio for 3 s", hint: "is it still connected and powered?")
                         }
-                    } else if ready < 0 {
-                        try recover(pcm, Int32(ready))
+                    case .interrupted:
+                        throw WriteInterrupted(framesWritten: written)
                     }
                 } else {
                     try recover(pcm, Int32(result))
@@ -187,10 +211,91 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
     }
 
+    /// Waits until what was written has been played, then stops the stream. Not
+    /// `snd_pcm_drain`: in blocking mode it can wait forever on a device that has gone (a
+    /// sound server that died, a DAC powered off), and that would wedge this thread.
+    private func drainBlocking() throws {
+        guard let pcm else { return }
+        var delay: snd_pcm_sframes_t = 0
+        guard snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING || snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED else {
+            snd_pcm_prepare(pcm)
+            return
+        }
+        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED {
+            // Below the start threshold (a short clip): start it, or it would never play.
+            let avail = snd_pcm_avail(pcm)
+            if avail >= 0, avail < bufferFrames { snd_pcm_start(pcm) }
+        }
+        var rate: UInt32 = 0
+        getRate(pcm, &rate)
+        let framesPerMillisecond = max(Int(rate) / 1000, 1)
+        var stalledMilliseconds = 0
+        var previous = Int.max
+        while true {
+            let result = snd_pcm_delay(pcm, &delay)
+            // Ran dry: everything was played. Plugins differ in how they say so (-EPIPE, a
+            // delay of 0, or only the state: pulse leaves a small stale delay).
+            if result == -EPIPE || delay <= 0 || snd_pcm_state(pcm) != SND_PCM_STATE_RUNNING { break }
+            if result < 0 { throw error("drain", result) }
+            // Sleep on this device thread until about when the queued audio ends, a little at a time.
+            let waitMilliseconds = min(max(Int(delay) / framesPerMillisecond, 1), 20)
+            usleep(UInt32(waitMilliseconds * 1000))
+            stalledMilliseconds = Int(delay) < previous ? 0 : stalledMilliseconds + waitMilliseconds
+            previous = Int(delay)
+            if stalledMilliseconds >= 3000 {
+                snd_pcm_drop(pcm)
+                snd_pcm_prepare(pcm)
+                throw AudioDeviceError(code: .stalled, device: deviceName, operation: "drain",
+                                       reason: "the device played nothing for 3 s", hint: "is it still connected and powered?")
+            }
+        }
+        snd_pcm_drop(pcm)
+        let prepared = snd_pcm_prepare(pcm)
+        if prepared < 0 { throw error("prepare", prepared) }
+    }
+
+    private func getRate(_ pcm: OpaquePointer, _ rate: inout UInt32) {
+        var hw: OpaquePointer?
+        snd_pcm_hw_params_malloc(&hw)
+        defer { snd_pcm_hw_params_free(hw) }
+        var direction: Int32 = 0
+        if snd_pcm_hw_params_current(pcm, hw) == 0 { snd_pcm_hw_params_get_rate(hw, &rate, &direction) }
+    }
+
+    private enum Wait { case room, timedOut, interrupted }
+
+    /// Polls the PCM together with `wakeFD`, so `interrupt()` ends the wait at once.
+    private func waitForRoom(_ pcm: OpaquePointer) throws -> Wait {
+        let count = Int(snd_pcm_poll_descriptors_count(pcm))
+        guard count > 0 else {
+            let ready = snd_pcm_wait(pcm, 1000)
+            if ready < 0 { try recover(pcm, Int32(ready)) }
+            return ready == 0 ? .timedOut : .room
+        }
+        var descriptors = [pollfd](repeating: pollfd(), count: count + 1)
+        snd_pcm_poll_descriptors(pcm, &descriptors, UInt32(count))
+        descriptors[count] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptors, nfds_t(count + 1), 1000)
+        if ready == 0 { return .timedOut }
+        if ready < 0 { return errno == EINTR ? .room : .timedOut }
+        if descriptors[count].revents & Int16(POLLIN) != 0 {
+            clearInterrupt()
+            return .interrupted
+        }
+        var events: UInt16 = 0
+        snd_pcm_poll_descriptors_revents(pcm, &descriptors, UInt32(count), &events)
+        if events & UInt16(POLLERR) != 0 {
+            // An xrun or a suspend shows as an error on the descriptor; the state says which.
+            let state = snd_pcm_state(pcm)
+            try recover(pcm, state == SND_PCM_STATE_XRUN ? -EPIPE : state == SND_PCM_STATE_SUSPENDED ? -ESTRPIPE : -EIO)
+        }
+        return .room
+    }
+
     /// Underruns and suspends are recovered and counted; anything else is a device failure.
     private func recover(_ pcm: OpaquePointer, _ code: Int32) throws {
         guard code == -EPIPE || code == -ESTRPIPE || code == -EINTR else { throw error("write", code) }
-        if code == -EPIPE { underruns += 1 }
+        if code == -EPIPE { underruns.add(1, ordering: .relaxed) }
         let recovered = snd_pcm_recover(pcm, code, 1)
         if recovered < 0 { throw error("write", recovered) }
     }
@@ -223,6 +328,9 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         case EACCES, EPERM:
             return AudioDeviceError(code: .permissionDenied, device: device, operation: operation, reason: reason,
                                     hint: "add the user to the \"audio\" group: sudo usermod -aG audio USER, then log in again")
+        case ECONNREFUSED:
+            return AudioDeviceError(code: .notFound, device: device, operation: operation, reason: reason,
+                                    hint: "the sound server (PulseAudio or PipeWire) behind it is not running yet")
         case EINVAL:
             return AudioDeviceError(code: .unsupportedFormat, device: device, operation: operation, reason: reason,
                                     hint: "use \"default\" or a plughw: device so ALSA converts the format")
@@ -248,7 +356,8 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     public static func routeLibraryMessages(to logger: Logger) {
         libraryLogger.withLock { $0 = logger }
         jb_alsa_install_error_handler { file, line, function, _, message in
-            let text = message.map { String(cString: $0) } ?? ""
+            var text = message.map { String(cString: $0) } ?? ""
+            while text.last?.isNewline == true { text.removeLast() }
             let origin = function.map { String(cString: $0) } ?? (file.map { String(cString: $0) } ?? "alsa-lib")
             AlsaSink.libraryLogger.withLock { $0?.debug("alsa-lib: \(origin): \(text)") }
         }

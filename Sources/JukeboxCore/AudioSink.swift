@@ -9,8 +9,14 @@ public protocol AudioSink: Sendable {
     /// match the request; the sample format may differ when the device refuses the requested one.
     func open(_ format: AudioFormat) async throws -> AudioFormat
 
-    /// Queues samples for playback; returns once the device has accepted them all.
+    /// Queues samples for playback; returns once the device has accepted them all. Throws
+    /// `WriteInterrupted` if `interrupt()` ends a wait for room part-way through.
     func write(_ buffer: AudioBuffer) async throws
+
+    /// Makes a write that is waiting for room in the device's buffer stop waiting at once
+    /// (skip, pause, stop), so the player need not wait up to a period to notice. Callable
+    /// from any thread. The next `rewind` or `cancel` clears it.
+    func interrupt()
 
     /// Waits until everything written so far has been played.
     func drain() async throws
@@ -37,7 +43,14 @@ public protocol AudioSink: Sendable {
     func underrunCount() async -> Int
 }
 
+/// A write ended early by `AudioSink.interrupt()`; the device took the first `framesWritten`.
+public struct WriteInterrupted: Error, Sendable {
+    public var framesWritten: Int
+    public init(framesWritten: Int) { self.framesWritten = framesWritten }
+}
+
 extension AudioSink {
+    public func interrupt() {}
     public func heartbeat() async {}
     public func underrunCount() async -> Int { 0 }
     public func rewind(upTo maxFrames: Int, keeping: Int) async -> Int { 0 }

@@ -157,6 +157,7 @@ public actor ClipPlayQueue: Service {
             current = entry
             currentStartedAt = wallClock()
             events.publish(.playing(entry))
+            logger.debug("playing \(entry.clip.id) (ticket \(entry.ticket))")
             let outcome = await playSlot(entry)
             if Task.isCancelled {
                 // Shutting down: the clip stays at the head of the queue (the saved state

@@ -108,11 +108,15 @@ public actor Player {
     public func stopCurrent() {
         guard isPlaying else { return }
         stopRequested = true
+        sink.interrupt()
         wakeResumeWaiters()
     }
 
     /// Pauses mid-clip at the next block; nothing new starts until `resume()`.
-    public func pause() { isPaused = true }
+    public func pause() {
+        isPaused = true
+        if isPlaying { sink.interrupt() }
+    }
 
     public func resume() {
         isPaused = false
@@ -145,6 +149,7 @@ public actor Player {
             await closeDevice()
             return
         }
+        logger.debug("\(sink.deviceName) drained: everything queued has been played")
         let expected = generation
         let (clock, timeout) = (clock, options.idleTimeout)
         idleCloser = Task { [weak self] in
@@ -208,8 +213,18 @@ public actor Player {
                 SampleMath.ramp(&block, from: 0, to: 1)
                 fadingIn = false
             }
-            try await sink.write(SampleMath.convert(block, to: deviceFormat.sampleFormat))
-            frames += block.frames
+            do {
+                let output = SampleMath.convert(block, to: deviceFormat.sampleFormat)
+                try await withTaskCancellationHandler {
+                    try await sink.write(output)
+                } onCancel: { [sink] in
+                    sink.interrupt()
+                }
+                frames += block.frames
+            } catch let interrupted as WriteInterrupted {
+                // Stopped or paused while waiting for room: the rest of the block was not sent.
+                frames += interrupted.framesWritten
+            }
             progress?.frames = frames
         }
         return .completed(duration: decoded.format.duration(frames: frames))

@@ -55,12 +55,17 @@ actor LogLines {
         waiters = []
     }
 
-    /// Returns true once a line containing `text` has arrived, false if the log ended first.
+    /// Returns true once a line containing `text` has arrived, false if the log ended first
+    /// or the test was cancelled (its time limit ran out).
     @discardableResult
     func waitFor(_ text: String) async -> Bool {
         if lines.contains(where: { $0.contains(text) }) { return true }
-        if finished { return false }
-        await withCheckedContinuation { waiters.append((text, $0)) }
+        if finished || Task.isCancelled { return false }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { waiters.append((text, $0)) }
+        } onCancel: {
+            Task { await self.finish() }
+        }
         return lines.contains { $0.contains(text) }
     }
 }

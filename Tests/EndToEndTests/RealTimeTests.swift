@@ -1,0 +1,205 @@
+import Foundation
+import JukeboxTestSupport
+import Testing
+
+/// FIFO, no overlap, gapless and prompt skips, shown on audio paced in real time: jukeboxd
+/// plays through ALSA's `pulse` PCM into a PulseAudio null sink, whose output is captured and
+/// searched for each test clip's own tone.
+@Suite("Real-time playback", .serialized, .enabled(if: PulseRig.isInstalled, Comment(rawValue: PulseRig.missing)), .timeLimit(.minutes(2)))
+struct RealTimeTests {
+    let folder: TemporaryDirectory
+    let rig: PulseRig
+    /// Far enough apart to tell in a 10 ms window.
+    static let tones: [Double] = [500, 800, 1100, 1400, 1700, 2000]
+
+    init() throws {
+        folder = try TemporaryDirectory()
+        rig = PulseRig(folder: folder)
+    }
+
+    var socket: String { folder.file("c.sock") }
+
+    /// Writes clip `c<index>` as `seconds` of tone `tones[index]`, and a session listing `count` clips.
+    func session(clips seconds: [Double], interval: String = "1h", extra: String = "") throws -> [String] {
+        for (index, length) in seconds.enumerated() {
+            let samples = WAVFile.tone(frequency: Self.tones[index], frames: Int(length * 44_100), rate: 44_100, channels: 2)
+            try folder.write("c\(index).wav", WAVFile.bytes(samples, encoding: .s16, rate: 44_100, channels: 2))
+        }
+        let clips = seconds.indices.map { #"{ "file": "c\#($0).wav" }"# }.joined(separator: ", ")
+        let (low, high) = interval.contains("-") ? (String(interval.split(separator: "-")[0]), String(interval.split(separator: "-")[1])) : (interval, interval)
+        try folder.write("s.json", text: """
+            { "device": "pulse", "interval": { "min": "\(low)", "max": "\(high)" }\(extra), "clips": [ \(clips) ] }
+            """)
+        return [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--log-level", "debug", "--seed", "7"]
+    }
+
+    func expectSuccess(_ outcome: DaemonProcess.Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(outcome.status == 0, "\(outcome.stderr)", sourceLocation: sourceLocation)
+    }
+
+    func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
+        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
+    }
+
+    @Test func fiveClientsAtOnceArePlayedOneAfterAnotherInAcknowledgedOrder() async throws {
+        let arguments = try session(clips: [0.4, 0.4, 0.4, 0.4, 0.4])
+        let tickets = try await rig.with {
+            try await rig.startCapture()
+            let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                let tickets = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+                    for index in 0..<5 {
+                        group.addTask {
+                            let reply = try await jukebox("--json", "play", "c\(index)")
+                            let ticket = try #require(reply.stdout.firstMatch(of: /"ticket":(\d+)/).map { Int($0.1)! }, "\(reply)")
+                            return (index, ticket)
+                        }
+                    }
+                    return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+                }
+                #expect(await log.waitFor("pulse drained"))
+                return tickets
+            }
+            try await rig.stopCapture()
+            return run.result
+        }
+        let capture = try rig.capture(frequencies: Self.tones)
+        let segments = capture.segments
+        let acknowledged = tickets.sorted { $0.value < $1.value }.map { Self.tones[$0.key] }
+        #expect(segments.map(\.frequency) == acknowledged, "\(segments)")
+        // Each clip whole (0.4 s is 40 windows; its first and last may be shared), none at
+        // the same time as another, and nothing missing between them.
+        #expect(segments.allSatisfy { (39...41).contains($0.windows) }, "\(segments)")
+        #expect(capture.twoToneWindows.count <= 4, "\(capture.twoToneWindows)")
+        #expect(CaptureAnalysis.gaps(segments).allSatisfy { $0 <= 1 }, "\(segments)")
+    }
+
+    @Test func sameFormatClipsBackToBackHaveNoSilenceBetween() async throws {
+        let arguments = try session(clips: [0.5, 0.3])
+        try await rig.with {
+            try await rig.startCapture()
+            _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                try await expectSuccess(jukebox("play", "c0", "c1"))
+                #expect(await log.waitFor("pulse drained"))
+            }
+            try await rig.stopCapture()
+        }
+        let segments = try rig.capture(frequencies: Self.tones).segments
+        #expect(segments.map(\.frequency) == [500, 800], "\(segments)")
+        #expect(CaptureAnalysis.gaps(segments) == [0], "no silent 10 ms window between the clips: \(segments)")
+    }
+
+    @Test func skipEndsTheClipPromptlyAndTheNextFollowsAtOnce() async throws {
+        let arguments = try session(clips: [3, 0.5])
+        let timing = try await rig.with {
+            try await rig.startCapture()
+            let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                try await expectSuccess(jukebox("play", "c0", "c1"))
+                #expect(await log.waitFor("playing c0"))
+                let started = ContinuousClock.now
+                // Let a second of the clip be heard, then skip it.
+                try await Task.sleep(for: .seconds(1))
+                let skipped = ContinuousClock.now
+                try await expectSuccess(jukebox("skip"))
+                #expect(await log.waitFor("pulse drained"))
+                return skipped - started
+            }
+            try await rig.stopCapture()
+            return run.result
+        }
+        let segments = try rig.capture(frequencies: Self.tones).segments
+        #expect(segments.map(\.frequency) == [500, 800], "\(segments)")
+        guard segments.count == 2 else { return }
+        // The clip was heard for as long as it played before the skip, plus the skip's delay
+        // (measured from the start of the `jukebox skip` process, start-up included).
+        let heard = segments[0].seconds
+        let delay = heard - timing.inSeconds
+        print("real-time rig: the skipped clip fell silent \(Int(delay * 1000)) ms after `jukebox skip` started")
+        #expect(delay < 0.05, "skip took \(Int(delay * 1000)) ms to silence the clip")
+        #expect(heard < 2.9)
+        #expect(CaptureAnalysis.gaps(segments) == [0] || CaptureAnalysis.gaps(segments) == [1], "\(segments)")
+        #expect((49...51).contains(segments[1].windows), "the next clip plays whole: \(segments)")
+    }
+
+    @Test func pauseAndResumeContinueWhereItStopped() async throws {
+        let arguments = try session(clips: [2])
+        let paused = try await rig.with {
+            try await rig.startCapture()
+            let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                try await expectSuccess(jukebox("play", "c0"))
+                #expect(await log.waitFor("playing c0"))
+                try await Task.sleep(for: .milliseconds(700))
+                try await expectSuccess(jukebox("pause"))
+                let pausedAt = ContinuousClock.now
+                try await Task.sleep(for: .milliseconds(500))
+                try await expectSuccess(jukebox("resume"))
+                let length = ContinuousClock.now - pausedAt
+                #expect(await log.waitFor("pulse drained"))
+                return length
+            }
+            try await rig.stopCapture()
+            return run.result
+        }
+        let segments = try rig.capture(frequencies: Self.tones).segments
+        #expect(segments.map(\.frequency) == [500, 500], "\(segments)")
+        guard segments.count == 2 else { return }
+        // Nothing lost and nothing played twice: the two parts add up to the clip, give or
+        // take the fades and a window at each edge.
+        let total = segments[0].windows + segments[1].windows
+        #expect((197...203).contains(total), "\(segments)")
+        let silence = Double(CaptureAnalysis.gaps(segments)[0]) * 0.01
+        #expect(abs(silence - paused.inSeconds) < 0.1, "silent for \(silence) s while paused for \(paused.inSeconds) s")
+    }
+
+    @Test func scheduledClipsPlayOnceEachBeforeAnyRepeats() async throws {
+        let arguments = try session(clips: [0.2, 0.2, 0.2, 0.2], interval: "1s-2s")
+        try await rig.with {
+            try await rig.startCapture()
+            _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { _ in
+                try await Task.sleep(for: .seconds(20))
+            }
+            try await rig.stopCapture()
+        }
+        let played = try rig.capture(frequencies: Self.tones).segments.map(\.frequency)
+        // 20 s at one pick every 1–2 s (plus 0.2 s of clip) is 9 to 17 picks.
+        #expect((9...17).contains(played.count), "\(played)")
+        for cycle in stride(from: 0, to: played.count, by: 4) {
+            let picks = played[cycle..<min(cycle + 4, played.count)]
+            #expect(Set(picks).count == picks.count, "a repeat within a cycle: \(played)")
+        }
+        #expect(zip(played, played.dropFirst()).allSatisfy { $0 != $1 }, "back to back at a refill: \(played)")
+    }
+
+    @Test func unpluggedMidClipTheClipPlaysAgainWholeWhenTheDeviceReturns() async throws {
+        let arguments = try session(clips: [4])
+        try await rig.start()
+        defer { Task { [rig] in try? await rig.stop() } }
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+            try await expectSuccess(jukebox("play", "c0"))
+            #expect(await log.waitFor("playing c0"))
+            // The sound server going away is the nearest thing to pulling out a USB DAC here;
+            // most of the clip is still to be written when it goes.
+            try await Task.sleep(for: .milliseconds(400))
+            try await rig.stop()
+            #expect(await log.waitFor("stays queued, retrying"))
+            let status = try await jukebox("status")
+            #expect(status.stdout.contains("retrying in"), "\(status.stdout)")
+            // Held while the device comes back and the capture starts, so the capture has
+            // the replay from its first frame.
+            try await expectSuccess(jukebox("pause"))
+            try await rig.start()
+            try await rig.startCapture()
+            try await expectSuccess(jukebox("resume"))
+            #expect(await log.waitFor("played c0"))
+            #expect(await log.waitFor("pulse drained"))
+            try await rig.stopCapture()
+        }
+        #expect(run.status == 0)
+        #expect(run.lines.contains { $0.contains("audio device \"pulse\" is working again") }, "\(run.lines)")
+        let segments = try rig.capture(frequencies: Self.tones).segments
+        #expect(segments.count == 1 && (399...401).contains(segments[0].windows), "the clip plays whole, from its start: \(segments)")
+    }
+}
+
+extension Duration {
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
