@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .executable(name: "jukeboxd", targets: ["jukeboxd"]),
         .executable(name: "jukebox", targets: ["jukebox"]),
+        // For the benchmarks package in Benchmarks/.
+        .library(name: "JukeboxCore", targets: ["JukeboxCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -57,10 +57,9 @@ public struct ControlHandler: Sendable {
         }
         let document: JSONValue
         do {
-            document = try JSONDecoder().decode(JSONValue.self, from: Data(line))
+            document = try JSONParser.parse(line)
         } catch {
-            let location = JSONSyntaxLocator.firstError(in: line).map { ": \($0)" } ?? ""
-            return Reply(line: RPCCoding.error(.parseError("the request is not valid JSON\(location)"), id: nil))
+            return Reply(line: RPCCoding.error(.parseError("the request is not valid JSON: \(error)"), id: nil))
         }
         guard case .object(let request) = document else {
             return Reply(line: RPCCoding.error(.invalidRequest("a request must be a JSON object (batches are not supported)"), id: nil))

@@ -17,10 +17,9 @@ public enum SessionLoader {
     public static func parse(_ bytes: [UInt8], path: String) throws(SessionLoadError) -> Session {
         let document: JSONValue
         do {
-            document = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            document = try JSONParser.parse(bytes)
         } catch {
-            let location = JSONSyntaxLocator.firstError(in: bytes).map { ": \($0)" } ?? ""
-            throw SessionLoadError(kind: .invalid, problems: ["\(path): not valid JSON\(location)"])
+            throw SessionLoadError(kind: .invalid, problems: ["\(path): not valid JSON: \(error)"])
         }
         var reader = SessionReader(sessionPath: path)
         let session = reader.session(from: document)

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks: jukeboxd, MPD (+ mpc) and aplay on the same clips, on the same
+# real-time paced sound card (scripts/pulse-rig.sh), in one run. Writes BENCHMARKS.md with
+# medians and ratios. Installs MPD, mpc, hyperfine and the rig's packages if missing.
+#
+#   scripts/bench-compare.sh [RUNS]      (RUNS per figure, default 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+runs=${1:-5}
+scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins mpd mpc hyperfine sox python3 bc
+swift build -c release --product jukeboxd >/dev/null
+swift build -c release --product jukebox >/dev/null
+bin=$(swift build -c release --show-bin-path)
+
+work=$(mktemp -d /tmp/jukebox-bench-XXXXXX)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    scripts/pulse-rig.sh stop "$work/pulse" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+eval "export $(scripts/pulse-rig.sh start "$work/pulse")"
+export HOME="$work/pulse/home"
+
+# The same clips for every player: a 10 s tone, and two 1 s tones for the gap between clips.
+mkdir -p "$work/music"
+sox -n -r 44100 -c 2 -b 16 "$work/music/ten.wav" synth 10 sine 440 vol 0.5
+sox -n -r 44100 -c 2 -b 16 "$work/music/a.wav" synth 1 sine 500 vol 0.5
+sox -n -r 44100 -c 2 -b 16 "$work/music/b.wav" synth 1 sine 800 vol 0.5
+cat >"$work/session.json" <<JSON
+{ "name": "bench", "device": "pulse", "clipsDirectory": "music", "interval": { "min": "1h", "max": "1h" },
+  "clips": [ { "file": "ten.wav" }, { "file": "a.wav" }, { "file": "b.wav" } ] }
+JSON
+cat >"$work/mpd.conf" <<CONF
+music_directory "$work/music"
+playlist_directory "$work"
+db_file "$work/mpd.db"
+state_file "$work/mpd.state"
+pid_file "$work/mpd.pid"
+bind_to_address "127.0.0.1"
+port "6611"
+max_playlist_length "40000"
+audio_output {
+    type "alsa"
+    name "rig"
+    device "pulse"
+    mixer_type "none"
+}
+CONF
+socket="$work/jukeboxd.sock"
+jukebox() { "$bin/jukebox" --socket "$socket" "$@"; }
+mpc() { command mpc -p 6611 "$@"; }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+rss_mb() { awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+# CPU time of every thread of a process, in seconds (from the scheduler's own accounting, in ns).
+cpu_s() { cat /proc/"$1"/task/*/schedstat | awk '{ t += $1 } END { printf "%.4f", t / 1e9 }'; }
+
+start_jukeboxd() {
+    rm -f "$work/state.json"
+    "$bin/jukeboxd" "$work/session.json" --socket "$socket" --state "$work/state.json" --log-level warning 2>>"$work/jukeboxd.log" &
+    jpid=$!
+    pids+=("$jpid")
+    until [ -S "$socket" ] && jukebox status >/dev/null 2>&1; do sleep 0.05; done
+}
+stop_jukeboxd() { kill "$jpid"; wait "$jpid" 2>/dev/null || true; }
+start_mpd() {
+    rm -f "$work/mpd.state"
+    mpd --no-daemon "$work/mpd.conf" 2>>"$work/mpd.log" &
+    mpid=$!
+    pids+=("$mpid")
+    until mpc status >/dev/null 2>&1; do sleep 0.05; done
+    mpc update --wait >/dev/null
+}
+stop_mpd() { kill "$mpid"; wait "$mpid" 2>/dev/null || true; }
+wait_jukebox_idle() { while jukebox --json status | grep -q '"playing"'; do sleep 0.05; done; }
+wait_mpd_stopped() { while mpc status | grep -q '^\[playing\]'; do sleep 0.05; done; }
+
+declare -A figure
+echo "idle RSS…" >&2
+for i in $(seq "$runs"); do
+    start_jukeboxd; sleep 2; rss_mb "$jpid" >>"$work/rss.jukeboxd"; echo >>"$work/rss.jukeboxd"; stop_jukeboxd
+    start_mpd; sleep 2; rss_mb "$mpid" >>"$work/rss.mpd"; echo >>"$work/rss.mpd"; stop_mpd
+done
+figure[rss_j]=$(median <"$work/rss.jukeboxd"); figure[rss_m]=$(median <"$work/rss.mpd")
+
+echo "CPU to play a 10 s WAV…" >&2
+start_jukeboxd; start_mpd
+for i in $(seq "$runs"); do
+    python3 -c 'import resource, subprocess, sys
+subprocess.run(["aplay", "-q", "-D", "pulse", sys.argv[1]], check=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN); print("%.4f" % (r.ru_utime + r.ru_stime))' "$work/music/ten.wav" >>"$work/cpu.aplay"
+    before=$(cpu_s "$jpid"); jukebox play ten >/dev/null; sleep 0.2; wait_jukebox_idle; sleep 0.6
+    echo "$(cpu_s "$jpid") - $before" | bc >>"$work/cpu.jukeboxd"
+    mpc clear >/dev/null; mpc add ten.wav >/dev/null
+    before=$(cpu_s "$mpid"); mpc play >/dev/null; sleep 0.2; wait_mpd_stopped; sleep 0.6
+    echo "$(cpu_s "$mpid") - $before" | bc >>"$work/cpu.mpd"
+done
+figure[cpu_a]=$(median <"$work/cpu.aplay"); figure[cpu_j]=$(median <"$work/cpu.jukeboxd"); figure[cpu_m]=$(median <"$work/cpu.mpd")
+
+echo "CLI round trip…" >&2
+hyperfine -N --warmup 10 --runs 100 --export-json "$work/cli.json" \
+    "$bin/jukebox --socket $socket status" "mpc -p 6611 status" >/dev/null 2>&1
+read -r figure[cli_j] figure[cli_m] < <(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["results"]; print(" ".join("%.2f" % (x["median"] * 1000) for x in r))' "$work/cli.json")
+
+echo "silence between same-format clips…" >&2
+gap_frames() { python3 - "$1" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+left = struct.unpack("<%dh" % (len(data) // 2), data[: len(data) // 4 * 4])[::2]
+loud = [i for i, s in enumerate(left) if abs(s) > 64]
+if not loud: print("nan"); sys.exit()
+# The longest run of near-silent frames inside the played span (a sine crosses zero, but is
+# never silent for more than a frame or two).
+longest = run = 0
+for s in left[loud[0]:loud[-1]]:
+    run = run + 1 if abs(s) <= 64 else 0
+    longest = max(longest, run)
+print(longest if longest > 3 else 0)
+PY
+}
+for i in $(seq "$runs"); do
+    scripts/pulse-rig.sh capture "$work/pulse" "$work/gap.jukeboxd.raw"
+    jukebox play a b >/dev/null; sleep 0.2; wait_jukebox_idle; sleep 0.6
+    scripts/pulse-rig.sh stop-capture "$work/pulse"
+    gap_frames "$work/gap.jukeboxd.raw" >>"$work/gap.jukeboxd"
+    mpc clear >/dev/null; mpc add a.wav >/dev/null; mpc add b.wav >/dev/null
+    scripts/pulse-rig.sh capture "$work/pulse" "$work/gap.mpd.raw"
+    mpc play >/dev/null; sleep 0.2; wait_mpd_stopped; sleep 0.6
+    scripts/pulse-rig.sh stop-capture "$work/pulse"
+    gap_frames "$work/gap.mpd.raw" >>"$work/gap.mpd"
+done
+figure[gap_j]=$(median <"$work/gap.jukeboxd"); figure[gap_m]=$(median <"$work/gap.mpd")
+
+echo "enqueue storm…" >&2
+jukebox pause >/dev/null
+for i in $(seq "$runs"); do
+    jukebox clear >/dev/null
+    scripts/bench/storm.py jukebox "$socket" ten 32 300 >>"$work/storm.jukeboxd.json"
+    mpc clear >/dev/null
+    scripts/bench/storm.py mpd 127.0.0.1:6611 ten.wav 32 300 >>"$work/storm.mpd.json"
+done
+jukebox clear >/dev/null; mpc clear >/dev/null
+storm() { python3 -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+rates = sorted(r["per_second"] for r in rows)
+print(rates[len(rates) // 2], sum(r["lost"] for r in rows), all(r["order_kept"] for r in rows), sum(r["refused"] for r in rows))' "$1"; }
+read -r figure[storm_j] figure[storm_j_lost] figure[storm_j_order] figure[storm_j_refused] < <(storm "$work/storm.jukeboxd.json")
+read -r figure[storm_m] figure[storm_m_lost] figure[storm_m_order] figure[storm_m_refused] < <(storm "$work/storm.mpd.json")
+stop_jukeboxd; stop_mpd
+
+echo "in-process benchmarks…" >&2
+inprocess=$(cd Benchmarks && swift package --allow-writing-to-package-directory benchmark --format markdown --no-progress 2>/dev/null | sed -n '/^## /,$p' || echo "(the Benchmarks package did not run)")
+
+ratio() { echo "scale=2; $1 / $2" | bc; }
+met() { if [ "$(echo "$1" | bc)" = 1 ]; then echo "met"; else echo "**not met**"; fi; }
+cpu_jm=$(printf '%s' "${figure[cpu_j]}")
+{
+    echo "# Benchmarks"
+    echo
+    echo "jukeboxd, MPD $(mpd --version | head -n 1 | awk '{ print $NF }') with mpc, and aplay, on the same clips and the same"
+    echo "real-time paced sound card (a PulseAudio null sink, scripts/pulse-rig.sh), in one run on"
+    echo "$(uname -m), $(nproc) cores, $(date -u +%Y-%m-%d). Medians of $runs runs (CLI: 100 runs after 10 warm-ups)."
+    echo
+    echo "Reproduce: \`scripts/bench-compare.sh $runs\`"
+    echo
+    echo "| figure | jukeboxd | anchor | ratio | target | |"
+    echo "|---|---|---|---|---|---|"
+    echo "| idle daemon RSS | ${figure[rss_j]} MB | MPD ${figure[rss_m]} MB | $(ratio "${figure[rss_j]}" "${figure[rss_m]}") × MPD | ≤ 0.6 × MPD | $(met "${figure[rss_j]} <= 0.6 * ${figure[rss_m]}") |"
+    echo "| CPU to play a 10 s 44.1 kHz stereo WAV | ${cpu_jm} s | aplay ${figure[cpu_a]} s, MPD ${figure[cpu_m]} s | $(ratio "$cpu_jm" "${figure[cpu_a]}") × aplay | ≤ aplay | $(met "$cpu_jm <= ${figure[cpu_a]}") |"
+    echo "| CLI round trip (\`status\`) | ${figure[cli_j]} ms | \`mpc status\` ${figure[cli_m]} ms | $(ratio "${figure[cli_j]}" "${figure[cli_m]}") × mpc | ≤ 3 × mpc | $(met "${figure[cli_j]} <= 3 * ${figure[cli_m]}") |"
+    echo "| silence between two same-format clips | ${figure[gap_j]} frames | MPD ${figure[gap_m]} frames | | 0 frames | $(met "${figure[gap_j]} == 0") |"
+    echo "| enqueue storm, 32 clients × 300 pipelined | ${figure[storm_j]}/s, ${figure[storm_j_lost]} lost, order kept: ${figure[storm_j_order]} | MPD \`addid\` ${figure[storm_m]}/s, ${figure[storm_m_lost]} lost | $(ratio "${figure[storm_j]}" "${figure[storm_m]}") × MPD | ≥ 10 000/s, 0 lost | $(met "${figure[storm_j]} >= 10000 && ${figure[storm_j_lost]} == 0") |"
+    echo
+    echo "- jukeboxd answers each enqueue only after the queue is on disk (fsync); MPD answers at"
+    echo "  once and saves its state file every few minutes."
+    echo "- 300 per client, not 1 000: jukeboxd's queue holds 10 000 entries and refuses more with"
+    echo "  \`queue-full\` (refused in this run: ${figure[storm_j_refused]})."
+    echo "- CPU is the daemon's own CPU time (all threads, from /proc/PID/task/*/schedstat) while it"
+    echo "  plays the clip; aplay's is its process's user + system time."
+    echo
+    echo "## In-process (package-benchmark, \`cd Benchmarks && swift package benchmark\`)"
+    echo
+    echo "$inprocess"
+} >BENCHMARKS.md
+echo "wrote BENCHMARKS.md" >&2
