@@ -233,10 +233,17 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         var previous = Int.max
         while true {
             let result = snd_pcm_delay(pcm, &delay)
-            // Ran dry: everything was played. Plugins differ in how they say so (-EPIPE, a
-            // delay of 0, or only the state: pulse leaves a small stale delay).
-            if result == -EPIPE || delay <= 0 || snd_pcm_state(pcm) != SND_PCM_STATE_RUNNING { break }
-            if result < 0 { throw error("drain", result) }
+            let state = snd_pcm_state(pcm)
+            // Ran dry: everything was played. Plugins differ in how they say so (-EPIPE, the
+            // state, or a delay of 0 with the buffer empty; pulse leaves a small stale delay).
+            if result == -EPIPE || state == SND_PCM_STATE_XRUN || state == SND_PCM_STATE_SETUP { break }
+            if state == SND_PCM_STATE_PREPARED {
+                // Not started yet (some plugins start late): start it, and keep waiting.
+                snd_pcm_start(pcm)
+            } else if result == 0, delay <= 0, snd_pcm_avail(pcm) >= bufferFrames {
+                break
+            }
+            if result < 0, state != SND_PCM_STATE_PREPARED { throw error("drain", result) }
             // Sleep on this device thread until about when the queued audio ends, a little at a time.
             let waitMilliseconds = min(max(Int(delay) / framesPerMillisecond, 1), 20)
             usleep(UInt32(waitMilliseconds * 1000))
