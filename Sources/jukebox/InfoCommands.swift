@@ -5,7 +5,7 @@ import JukeboxProtocol
 
 extension Jukebox {
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Session, device, what plays, queue length, volume, next pick.")
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Session, device, what plays, queue length, volume, next pick.")
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -25,7 +25,7 @@ extension Jukebox {
     }
 
     struct Clips: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The session's clips: duration, window, plays, problems.")
+        static let configuration = CommandConfiguration(commandName: "clips", abstract: "The session's clips: duration, window, plays, problems.")
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -42,7 +42,7 @@ extension Jukebox {
     }
 
     struct History: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Recently played clips, newest first, and how each ended.")
+        static let configuration = CommandConfiguration(commandName: "history", abstract: "Recently played clips, newest first, and how each ended.")
         @OptionGroup var options: ClientOptions
 
         @Option(name: .short, help: "How many plays to show.")
@@ -65,7 +65,7 @@ extension Jukebox {
     }
 
     struct Watch: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print events as they happen, until interrupted.")
+        static let configuration = CommandConfiguration(commandName: "watch", abstract: "Print events as they happen, until interrupted.")
         @OptionGroup var options: ClientOptions
 
         func run() throws {

@@ -5,6 +5,9 @@ import JukeboxCore
 /// `jukebox`: drives a running jukeboxd over its control socket.
 @main
 struct Jukebox: ParsableCommand {
+    // Every command names itself: otherwise ArgumentParser derives the name with
+    // String(describing:), whose protocol-conformance scan was two thirds of the client's
+    // start-up.
     static let configuration = CommandConfiguration(
         commandName: "jukebox",
         abstract: "Control a running jukeboxd: queue clips, see what plays, skip, pause, follow events.",

@@ -4,7 +4,7 @@ import JukeboxProtocol
 extension Jukebox {
     struct Play: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Queue clips at the back of the queue, by clip id or by a file inside the session's clips folder.")
+            commandName: "play", abstract: "Queue clips at the back of the queue, by clip id or by a file inside the session's clips folder.")
 
         @OptionGroup var options: ClientOptions
 
@@ -31,7 +31,7 @@ extension Jukebox {
     }
 
     struct Skip: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop the clip playing now; the queue goes on.")
+        static let configuration = CommandConfiguration(commandName: "skip", abstract: "Stop the clip playing now; the queue goes on.")
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -42,7 +42,7 @@ extension Jukebox {
     }
 
     struct Pause: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Pause playback mid-clip, and the scheduler.")
+        static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause playback mid-clip, and the scheduler.")
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -51,7 +51,7 @@ extension Jukebox {
     }
 
     struct Resume: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Resume playback where it was paused.")
+        static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume playback where it was paused.")
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -60,7 +60,7 @@ extension Jukebox {
     }
 
     struct Pick: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make the scheduler pick a clip now (time windows still apply).")
+        static let configuration = CommandConfiguration(commandName: "pick", abstract: "Make the scheduler pick a clip now (time windows still apply).")
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -72,7 +72,7 @@ extension Jukebox {
     }
 
     struct Volume: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show or set the master volume (0-100).")
+        static let configuration = CommandConfiguration(commandName: "volume", abstract: "Show or set the master volume (0-100).")
         @OptionGroup var options: ClientOptions
 
         @Argument(help: "The new volume, 0 to 100.")
@@ -90,7 +90,7 @@ extension Jukebox {
     }
 
     struct Reload: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Re-read the session file (an invalid file is rejected; the old session stays).")
+        static let configuration = CommandConfiguration(commandName: "reload", abstract: "Re-read the session file (an invalid file is rejected; the old session stays).")
         @OptionGroup var options: ClientOptions
 
         func run() throws {

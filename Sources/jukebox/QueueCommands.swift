@@ -26,7 +26,7 @@ extension Jukebox {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Drop waiting entries by ticket id.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Drop waiting entries by ticket id.")
         @OptionGroup var options: ClientOptions
 
         @Argument(help: "Ticket ids, as `jukebox queue` shows them.")
@@ -55,7 +55,7 @@ extension Jukebox {
     }
 
     struct Clear: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Drop every waiting entry (the clip playing now goes on).")
+        static let configuration = CommandConfiguration(commandName: "clear", abstract: "Drop every waiting entry (the clip playing now goes on).")
         @OptionGroup var options: ClientOptions
 
         func run() throws {
