@@ -38,6 +38,19 @@ struct CutTests {
         }
     }
 
+    /// Plays `clip` on a player whose write number `holdAt` is held, and does `action` (skip or
+    /// pause) while it is held, so the cut lands at a known place mid-clip.
+    func play(
+        _ clip: PlayableClip, holdAt: Int, fade: Duration, while action: @escaping @Sendable (Player, HeldSink) async -> Void
+    ) async throws -> (Player, PlayOutcome) {
+        let held = HeldSink(AlsaSink(device: device), holdAt: holdAt)
+        let player = player(held, PlaybackOptions(fade: fade))
+        async let outcome = player.play(clip)
+        await held.waitUntilHeld()
+        await action(player, held)
+        return (player, try await outcome)
+    }
+
     @Test func leadInIsSilenceBeforeTheFirstClipOnly() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 0.3)
         let (b, bSamples) = try tone("b.wav", 660, seconds: 0.2)
@@ -52,13 +65,11 @@ struct CutTests {
     @Test func skippedClipFadesOutAndTheNextFollowsAtOnce() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 2)
         let (b, bSamples) = try tone("b.wav", 660, seconds: 0.3)
-        let held = HeldSink(AlsaSink(device: device), holdAt: 12)
-        let player = player(held, PlaybackOptions(fade: .milliseconds(10)))
-        async let outcome = player.play(a)
-        await held.waitUntilHeld()
-        await player.stopCurrent()
-        await held.release()
-        #expect(try await outcome == .stopped)
+        let (player, outcome) = try await play(a, holdAt: 12, fade: .milliseconds(10)) { player, held in
+            await player.stopCurrent()
+            await held.release()
+        }
+        #expect(outcome == .stopped)
         _ = try await player.play(b)
         await player.shutdown()
 
@@ -75,15 +86,13 @@ struct CutTests {
 
     @Test func pauseFadesOutAndResumeFadesInWhereItStopped() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 1)
-        let held = HeldSink(AlsaSink(device: device), holdAt: 12)
-        let player = player(held, PlaybackOptions(fade: .milliseconds(5)))
-        async let outcome = player.play(a)
-        await held.waitUntilHeld()
-        await player.pause()
-        await held.release()
-        await held.waitForDrain()
-        await player.resume()
-        #expect(try await outcome == .completed(duration: .seconds(1)))
+        let (player, outcome) = try await play(a, holdAt: 12, fade: .milliseconds(5)) { player, held in
+            await player.pause()
+            await held.release()
+            await held.waitForDrain()
+            await player.resume()
+        }
+        #expect(outcome == .completed(duration: .seconds(1)))
         await player.shutdown()
 
         let out = try output()
@@ -104,13 +113,11 @@ struct CutTests {
 
     @Test func withoutAFadeASkipCutsAtTheLastWrittenFrame() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 2)
-        let held = HeldSink(AlsaSink(device: device), holdAt: 4)
-        let player = player(held, PlaybackOptions(fade: .zero))
-        async let outcome = player.play(a)
-        await held.waitUntilHeld()
-        await player.stopCurrent()
-        await held.release()
-        #expect(try await outcome == .stopped)
+        let (player, outcome) = try await play(a, holdAt: 4, fade: .zero) { player, held in
+            await player.stopCurrent()
+            await held.release()
+        }
+        #expect(outcome == .stopped)
         await player.shutdown()
         // The plugin writes what it was given; with no fade nothing is rewritten.
         let out = try output()
