@@ -20,6 +20,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     private var pcm: OpaquePointer?
     private var frameBytes = 4
     private var bufferFrames = 0
+    private var sampleRate = 44_100
     /// Cleared once the device turns out to ignore rewinds (it stays the same device).
     private var rewindWorks = true
     /// Signalled by `interrupt()`; polled together with the PCM while a write waits for room.
@@ -127,6 +128,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             let sampleFormat = try configure(handle, format)
             pcm = handle
             frameBytes = sampleFormat.bytesPerSample * format.channels
+            sampleRate = format.sampleRate
             return AudioFormat(sampleFormat: sampleFormat, sampleRate: format.sampleRate, channels: format.channels)
         } catch {
             snd_pcm_close(handle)
@@ -221,14 +223,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             snd_pcm_prepare(pcm)
             return
         }
-        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED {
-            // Below the start threshold (a short clip): start it, or it would never play.
-            let avail = snd_pcm_avail(pcm)
-            if avail >= 0, avail < bufferFrames { snd_pcm_start(pcm) }
-        }
-        var rate: UInt32 = 0
-        getRate(pcm, &rate)
-        let framesPerMillisecond = max(Int(rate) / 1000, 1)
+        let framesPerMillisecond = max(sampleRate / 1000, 1)
         var stalledMilliseconds = 0
         var previous = Int.max
         while true {
@@ -238,7 +233,8 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             // state, or a delay of 0 with the buffer empty; pulse leaves a small stale delay).
             if result == -EPIPE || state == SND_PCM_STATE_XRUN || state == SND_PCM_STATE_SETUP { break }
             if state == SND_PCM_STATE_PREPARED {
-                // Not started yet (some plugins start late): start it, and keep waiting.
+                // Not started: a clip shorter than the start threshold, or a plugin that starts
+                // late. Start it, or it would never play, and keep waiting.
                 snd_pcm_start(pcm)
             } else if result == 0, delay <= 0, snd_pcm_avail(pcm) >= bufferFrames {
                 break
@@ -259,14 +255,6 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         snd_pcm_drop(pcm)
         let prepared = snd_pcm_prepare(pcm)
         if prepared < 0 { throw error("prepare", prepared) }
-    }
-
-    private func getRate(_ pcm: OpaquePointer, _ rate: inout UInt32) {
-        var hw: OpaquePointer?
-        snd_pcm_hw_params_malloc(&hw)
-        defer { snd_pcm_hw_params_free(hw) }
-        var direction: Int32 = 0
-        if snd_pcm_hw_params_current(pcm, hw) == 0 { snd_pcm_hw_params_get_rate(hw, &rate, &direction) }
     }
 
     private enum Wait { case room, timedOut, interrupted }

@@ -68,7 +68,6 @@ extension Player {
         guard silenceFeeder != nil else { return }
         silenceFeeder = nil
         logger.warning("\(error); the device is reopened for the next clip")
-        await sink.close()
-        openFormat = nil
+        await closeDevice()
     }
 }

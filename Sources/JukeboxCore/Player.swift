@@ -223,7 +223,9 @@ public actor Player {
                 frames += block.frames
             } catch let interrupted as WriteInterrupted {
                 // Stopped or paused while waiting for room: the rest of the block was not sent.
+                // Read it again next time round, in case a pause was already resumed.
                 frames += interrupted.framesWritten
+                try await decoded.seek(toFrame: frames)
             }
             progress?.frames = frames
         }
@@ -242,7 +244,7 @@ public actor Player {
         await closeDevice()
     }
 
-    private func closeDevice() async {
+    func closeDevice() async {
         guard openFormat != nil else { return }
         openFormat = nil
         await sink.close()

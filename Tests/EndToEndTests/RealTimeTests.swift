@@ -180,9 +180,8 @@ struct RealTimeTests {
 
     @Test func unpluggedMidClipTheClipPlaysAgainWholeWhenTheDeviceReturns() async throws {
         let arguments = try session(clips: [4])
-        try await rig.start()
-        defer { Task { [rig] in try? await rig.stop() } }
-        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+        // The rig is stopped and started again inside; `with` takes down whatever is left.
+        let run = try await rig.with { try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
             try await expectSuccess(jukebox("play", "c0"))
             #expect(await log.waitFor("playing c0"))
             // The sound server going away is the nearest thing to pulling out a USB DAC here;
@@ -201,7 +200,7 @@ struct RealTimeTests {
             #expect(await log.waitFor("played c0"))
             #expect(await log.waitFor("pulse drained"))
             try await rig.stopCapture()
-        }
+        } }
         #expect(run.status == 0)
         #expect(run.lines.contains { $0.contains("audio device \"pulse\" is working again") }, "\(run.lines)")
         let segments = try rig.capture(frequencies: Self.tones).segments
