@@ -1,6 +1,5 @@
 import FoundationEssentials
 import Glibc
-import JukeboxCore
 import JukeboxProtocol
 
 /// Why a command failed, with the exit status it ends with (sysexits where one fits).

@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-import JukeboxCore
+import JukeboxProtocol
 
 /// `jukebox`: drives a running jukeboxd over its control socket.
 @main
@@ -19,6 +19,11 @@ struct Jukebox: ParsableCommand {
     )
 
     @OptionGroup var options: ClientOptions
+
+    static func main() {
+        if let quick = QuickCommand(CommandLine.arguments.dropFirst()) { quick.run() }
+        main(nil)
+    }
 }
 
 /// Options every command shares; they may come before or after the command name.

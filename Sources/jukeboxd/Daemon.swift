@@ -1,6 +1,7 @@
 import JukeboxALSA
 import JukeboxControl
 import JukeboxCore
+import JukeboxProtocol
 import JukeboxSndFile
 import Logging
 import ServiceLifecycle

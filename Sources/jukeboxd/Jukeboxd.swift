@@ -1,6 +1,7 @@
 import ArgumentParser
 import JukeboxControl
 import JukeboxCore
+import JukeboxProtocol
 import Logging
 
 /// `jukeboxd SESSION`: plays a session's clips at random moments, unattended.

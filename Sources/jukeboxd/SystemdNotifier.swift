@@ -1,6 +1,7 @@
 import Glibc
 import JukeboxControl
 import JukeboxCore
+import JukeboxProtocol
 
 /// Talks to systemd's notification socket (`$NOTIFY_SOCKET`) with plain datagrams, so the
 /// unit can be `Type=notify` without linking libsystemd. Does nothing outside systemd.

@@ -40,12 +40,12 @@ enum DaemonProcess {
 actor LogLines {
     private(set) var lines: [String] = []
     private var finished = false
-    private var waiters: [(text: String, continuation: CheckedContinuation<Void, Never>)] = []
+    private var waiters: [(condition: @Sendable ([String]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
     func append(_ line: String) {
         lines.append(line)
-        let ready = waiters.filter { line.contains($0.text) }
-        waiters.removeAll { line.contains($0.text) }
+        let ready = waiters.filter { $0.condition(lines) }
+        waiters.removeAll { $0.condition(lines) }
         ready.forEach { $0.continuation.resume() }
     }
 
@@ -59,14 +59,20 @@ actor LogLines {
     /// or the test was cancelled (its time limit ran out).
     @discardableResult
     func waitFor(_ text: String) async -> Bool {
-        if lines.contains(where: { $0.contains(text) }) { return true }
+        await waitUntil { $0.contains { $0.contains(text) } }
+    }
+
+    /// Returns true once the lines so far satisfy `condition`; false as `waitFor`.
+    @discardableResult
+    func waitUntil(_ condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
+        if condition(lines) { return true }
         if finished || Task.isCancelled { return false }
         await withTaskCancellationHandler {
-            await withCheckedContinuation { waiters.append((text, $0)) }
+            await withCheckedContinuation { waiters.append((condition, $0)) }
         } onCancel: {
             Task { await self.finish() }
         }
-        return lines.contains { $0.contains(text) }
+        return condition(lines)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import JukeboxCore
+import JukeboxProtocol
 import Subprocess
 import JukeboxTestSupport
 import Testing
@@ -37,6 +38,24 @@ struct JukeboxClientTests {
         #expect(try await jukebox("volume", "300").status == 64)
         #expect(try await jukebox("play").status == 64)
         #expect(try await jukebox("dance").status == 64)
+    }
+
+    /// Argumentless commands skip ArgumentParser when the line is only the command and the
+    /// shared options; anything more must still get ArgumentParser's usage errors and help.
+    @Test func argumentlessCommandsParseAsArgumentParserDoes() async throws {
+        for line in [["status", "extra"], ["status", "--socket"], ["statu"], ["status", "skip"], ["status", "--socket", "--json"]] {
+            let outcome = try await DaemonProcess.run(line, tool: "jukebox")
+            #expect(outcome.status == 64, "\(line): \(outcome.stderr)")
+            #expect(outcome.stderr.contains("Usage: jukebox"), "\(line): \(outcome.stderr)")
+        }
+        let help = try await jukebox("status", "--help")
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: jukebox status"), "\(help.stdout)")
+        for line in [["--socket=\(socket)", "--json", "skip"], ["pause", "--socket", socket], ["--socket", socket, "queue", "--json"]] {
+            let outcome = try await DaemonProcess.run(line, tool: "jukebox")
+            #expect(outcome.status == 69, "\(line)")
+            #expect(outcome.stderr == "jukebox: cannot reach jukeboxd at \(socket): no such socket (is it running?)\n")
+        }
     }
 
     @Test func playQueueStatusAndErrorsThroughTheRealDaemon() async throws {

@@ -1,5 +1,6 @@
 import Glibc
 import JukeboxCore
+import JukeboxProtocol
 
 /// Sends one JSON-RPC line to a daemon's control socket and reads the answer, from inside the
 /// test process: for timing a request without a client process's start-up in the figure.

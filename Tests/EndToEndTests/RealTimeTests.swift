@@ -42,7 +42,9 @@ struct RealTimeTests {
     }
 
     @Test func fiveClientsAtOnceArePlayedOneAfterAnotherInAcknowledgedOrder() async throws {
-        let arguments = try session(clips: [0.4, 0.4, 0.4, 0.4, 0.4])
+        // A second each, so every client is queued while the first clip still plays even
+        // when the machine is busy starting the five client processes.
+        let arguments = try session(clips: [1, 1, 1, 1, 1])
         let tickets = try await rig.with {
             try await rig.startCapture()
             let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
@@ -56,7 +58,12 @@ struct RealTimeTests {
                     }
                     return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
                 }
-                #expect(await log.waitFor("pulse drained"))
+                // Wait for the drain after the fifth play: an earlier drain would mean a gap,
+                // which the capture then shows.
+                #expect(await log.waitUntil { lines in
+                    guard let fifth = lines.indices.filter({ lines[$0].contains("played c") }).dropFirst(4).first else { return false }
+                    return lines[fifth...].contains { $0.contains("pulse drained") }
+                })
                 return tickets
             }
             try await rig.stopCapture()
@@ -66,9 +73,9 @@ struct RealTimeTests {
         let segments = capture.segments
         let acknowledged = tickets.sorted { $0.value < $1.value }.map { Self.tones[$0.key] }
         #expect(segments.map(\.frequency) == acknowledged, "\(segments)")
-        // Each clip whole (0.4 s is 40 windows; its first and last may be shared), none at
+        // Each clip whole (1 s is 100 windows; its first and last may be shared), none at
         // the same time as another, and nothing missing between them.
-        #expect(segments.allSatisfy { (39...41).contains($0.windows) }, "\(segments)")
+        #expect(segments.allSatisfy { (99...101).contains($0.windows) }, "\(segments)")
         #expect(capture.twoToneWindows.count <= 4, "\(capture.twoToneWindows)")
         #expect(CaptureAnalysis.gaps(segments).allSatisfy { $0 <= 1 }, "\(segments)")
     }

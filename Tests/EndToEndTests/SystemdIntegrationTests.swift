@@ -1,5 +1,6 @@
 import Foundation
 import JukeboxCore
+import JukeboxProtocol
 import Synchronization
 import JukeboxTestSupport
 import Testing

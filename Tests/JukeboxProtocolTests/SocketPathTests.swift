@@ -1,5 +1,5 @@
 import Glibc
-import JukeboxCore
+import JukeboxProtocol
 import Testing
 
 @Suite("Control socket path")

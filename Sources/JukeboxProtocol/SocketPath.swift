@@ -14,7 +14,7 @@ public enum SocketPath {
     public static func resolve(explicit: String?, environment: [String: String] = ProcessEnvironment.current, uid: UInt32 = getuid()) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
         if let path = environment["JUKEBOX_SOCKET"], !path.isEmpty { return path }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return FilePath.join(runtime, "jukeboxd.sock") }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime.hasSuffix("/") ? runtime + "jukeboxd.sock" : runtime + "/jukeboxd.sock" }
         return uid == 0 ? system : "/tmp/jukeboxd-\(uid).sock"
     }
 
