@@ -17,6 +17,7 @@ struct Daemon {
     let socketGroup: String?
     /// nil: the default place for the session (see `statePath(for:)`).
     let statePathOverride: String?
+    let queueLimit: Int
     let logger: Logger
     let decoder = SndFileDecoder()
 
@@ -82,7 +83,7 @@ struct Daemon {
         AlsaSink.routeLibraryMessages(to: logger)
         let session = catalog.session
         let player = Player(sink: AlsaSink(device: session.device), decoder: decoder, volume: session.volume, options: session.playback, logger: logger)
-        let queue = ClipPlayQueue(player: player, logger: logger)
+        let queue = ClipPlayQueue(player: player, capacity: queueLimit, logger: logger)
         let jukebox = ClipJukebox(
             session: session, clips: catalog.playableClips, queue: queue, clock: ContinuousClock(),
             generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(), logger: logger)

@@ -39,8 +39,16 @@ struct Jukeboxd: AsyncParsableCommand {
     @Option(help: "The state file: queue, shuffle position, volume, counts (default: $STATE_DIRECTORY/state.json, else $XDG_STATE_HOME/jukeboxd/SESSION-NAME.json).")
     var state: String?
 
+    @Option(help: "How many clips may wait in the queue; more are refused with `queue-full`.")
+    var queueLimit = ClipPlayQueue.defaultCapacity
+
     @Flag(help: "Check the session and every clip file, then exit.")
     var check = false
+
+    func validate() throws {
+        // The whole queue is rewritten on every durable change, so its size bounds each write.
+        guard (1...1_000_000).contains(queueLimit) else { throw ValidationError("--queue-limit takes a number from 1 to 1000000") }
+    }
 
     func run() async throws {
         let level = logLevel
@@ -48,7 +56,7 @@ struct Jukeboxd: AsyncParsableCommand {
         LoggingSystem.bootstrap { _ in DaemonLogHandler(level: level, journal: journal) }
         let daemon = Daemon(
             sessionPath: session, deviceOverride: device, seed: seed, socketPath: SocketPath.resolve(explicit: socket),
-            socketGroup: socketGroup, statePathOverride: state, logger: Logger(label: "jukeboxd"))
+            socketGroup: socketGroup, statePathOverride: state, queueLimit: queueLimit, logger: Logger(label: "jukeboxd"))
         let session: Session
         do {
             session = try daemon.loadSession()

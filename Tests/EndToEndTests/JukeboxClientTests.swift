@@ -119,6 +119,27 @@ struct JukeboxClientTests {
         #expect(try folder.read("out.raw") == expected)
     }
 
+    @Test func queueLimitRefusesMoreAndKeepsWhatWasAcceptedAcrossARestart() async throws {
+        let first = try await DaemonProcess.withDaemon(daemonArguments + ["--queue-limit", "3"], ready: "control socket listening") { [self] _ in
+            try await self.pause()
+            let two = try await jukebox("play", "ward", "water")
+            let tooMany = try await jukebox("play", "walk", "ward")
+            let third = try await jukebox("play", "walk")
+            let fourth = try await jukebox("play", "ward")
+            return [two, tooMany, third, fourth]
+        }
+        #expect(first.result.map(\.status) == [0, 1, 0, 1])
+        #expect(first.result[1].stderr == "jukebox: the queue is full (3 clips waiting); try again later or clear it\n")
+        // Restarted with a lower limit, every accepted clip is still waiting, in order.
+        let second = try await DaemonProcess.withDaemon(daemonArguments + ["--queue-limit", "1"], ready: "control socket listening") { [self] _ in
+            try await jukebox("queue").stdout
+        }
+        #expect(second.result.split(separator: "\n").map { $0.split(separator: " ").prefix(3).joined(separator: " ") } == ["nothing playing", "1. 1 ward", "2. 2 water", "3. 3 walk"], "\(second.result)")
+        let bad = try await DaemonProcess.run(daemonArguments + ["--queue-limit", "0"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--queue-limit takes a number from 1 to 1000000"), "\(bad.stderr)")
+    }
+
     @Test func reloadKeepsTheOldSessionWhenTheNewOneIsInvalid() async throws {
         let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] log in
             try await self.pause()
