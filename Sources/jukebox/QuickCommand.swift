@@ -16,12 +16,12 @@ extension Jukebox.Reload: ArgumentlessCommand {}
 extension Jukebox.QueueCommand: ArgumentlessCommand {}
 extension Jukebox.Clear: ArgumentlessCommand {}
 
-/// Runs an argumentless command without ArgumentParser when the command line is exactly
-/// that command plus `--socket PATH` and `--json`. Scripts and home automation call these
-/// many times a minute, and ArgumentParser's reflection over the command tree costs more
-/// than the round trip to jukeboxd (BENCHMARKS.md). Any other command line, including
-/// `--help` and anything misspelt, goes to ArgumentParser, so usage errors and help text
-/// come from one place.
+/// Runs the commands scripts and home automation call most without ArgumentParser, when the
+/// command line is an argumentless command or `play CLIP… [--cue]`, plus `--socket PATH`
+/// and `--json`. ArgumentParser's reflection over the command tree costs more than the
+/// round trip to jukeboxd, and for `play` it delays the clip (BENCHMARKS.md). Any other
+/// command line, including `--help` and anything misspelt, goes to ArgumentParser, so usage
+/// errors and help text come from one place.
 struct QuickCommand {
     static let commands: [String: any ArgumentlessCommand.Type] = [
         "status": Jukebox.Status.self, "clips": Jukebox.Clips.self, "skip": Jukebox.Skip.self,
@@ -29,13 +29,18 @@ struct QuickCommand {
         "reload": Jukebox.Reload.self, "queue": Jukebox.QueueCommand.self, "clear": Jukebox.Clear.self,
     ]
 
-    var command: any ArgumentlessCommand.Type
+    enum Command {
+        case argumentless(any ArgumentlessCommand.Type)
+        case play(clips: [String], cue: Bool)
+    }
+
+    var command: Command
     var socket: String?
     var json = false
 
     /// Nil unless every argument is understood here.
     init?(_ arguments: some Sequence<String>) {
-        var command: (any ArgumentlessCommand.Type)?
+        var command: Command?
         var arguments = arguments.makeIterator()
         while let argument = arguments.next() {
             if argument == "--json", !json {
@@ -44,14 +49,27 @@ struct QuickCommand {
                 socket = path
             } else if argument.hasPrefix("--socket="), socket == nil, argument.count > "--socket=".count {
                 socket = String(argument.dropFirst("--socket=".count))
+            } else if case .play(var clips, let cue) = command {
+                if argument == "--cue", !cue {
+                    command = .play(clips: clips, cue: true)
+                } else if !argument.hasPrefix("-") {
+                    clips.append(argument)
+                    command = .play(clips: clips, cue: cue)
+                } else {
+                    return nil
+                }
+            } else if command == nil, argument == "play" {
+                command = .play(clips: [], cue: false)
             } else if command == nil, let named = Self.commands[argument] {
-                command = named
+                command = .argumentless(named)
             } else {
                 return nil
             }
         }
-        guard let command else { return nil }
-        self.command = command
+        switch command {
+        case nil, .play(clips: [], cue: _): return nil
+        case let command?: self.command = command
+        }
     }
 
     /// Runs the command and ends the process, exactly as ArgumentParser's `main` would.
@@ -59,10 +77,19 @@ struct QuickCommand {
         var options = ClientOptions()
         options.socket = socket
         options.json = json
-        var instance = command.init()
-        instance.options = options
         do {
-            try instance.run()
+            switch command {
+            case .argumentless(let type):
+                var instance = type.init()
+                instance.options = options
+                try instance.run()
+            case .play(let clips, let cue):
+                var play = Jukebox.Play()
+                play.options = options
+                play.clips = clips
+                play.cue = cue
+                try play.run()
+            }
             exit(0)
         } catch let code as ExitCode {
             exit(code.rawValue)

@@ -40,10 +40,12 @@ struct JukeboxClientTests {
         #expect(try await jukebox("dance").status == 64)
     }
 
-    /// Argumentless commands skip ArgumentParser when the line is only the command and the
-    /// shared options; anything more must still get ArgumentParser's usage errors and help.
-    @Test func argumentlessCommandsParseAsArgumentParserDoes() async throws {
-        for line in [["status", "extra"], ["status", "--socket"], ["statu"], ["status", "skip"], ["status", "--socket", "--json"]] {
+    /// Argumentless commands and `play CLIP…` skip ArgumentParser when the line holds nothing
+    /// else but the shared options; anything more must still get ArgumentParser's usage
+    /// errors and help.
+    @Test func quickCommandsParseAsArgumentParserDoes() async throws {
+        for line in [["status", "extra"], ["status", "--socket"], ["statu"], ["status", "skip"], ["status", "--socket", "--json"],
+                     ["play"], ["play", "--cue"], ["play", "ward", "--loud"], ["status", "play", "ward"]] {
             let outcome = try await DaemonProcess.run(line, tool: "jukebox")
             #expect(outcome.status == 64, "\(line): \(outcome.stderr)")
             #expect(outcome.stderr.contains("Usage: jukebox"), "\(line): \(outcome.stderr)")
@@ -51,7 +53,8 @@ struct JukeboxClientTests {
         let help = try await jukebox("status", "--help")
         #expect(help.status == 0)
         #expect(help.stdout.contains("USAGE: jukebox status"), "\(help.stdout)")
-        for line in [["--socket=\(socket)", "--json", "skip"], ["pause", "--socket", socket], ["--socket", socket, "queue", "--json"]] {
+        for line in [["--socket=\(socket)", "--json", "skip"], ["pause", "--socket", socket], ["--socket", socket, "queue", "--json"],
+                     ["play", "ward", "--socket", socket, "status", "--cue"]] {
             let outcome = try await DaemonProcess.run(line, tool: "jukebox")
             #expect(outcome.status == 69, "\(line)")
             #expect(outcome.stderr == "jukebox: cannot reach jukeboxd at \(socket): no such socket (is it running?)\n")
