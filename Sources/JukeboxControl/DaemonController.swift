@@ -146,13 +146,10 @@ public actor DaemonController<C: Clock>: JukeboxControlling where C.Duration == 
         } catch {
             throw .sessionInvalid(error.problems)
         }
-        // Waiting entries of session clips that the new file no longer has are dropped; every
-        // other entry keeps its place.
-        let kept = Set(fresh.session.clips.map(\.id))
-        let dropped = Set(catalog.session.clips.map(\.id)).subtracting(kept)
-        for entry in await queue.waiting where dropped.contains(entry.clip.id) {
-            await queue.remove(ticket: entry.ticket)
-        }
+        // Waiting entries all keep their place, even those of clips the new file no longer
+        // lists: each entry carries its clip's file, and a clip that was accepted is played
+        // (or fails with a reason in the history), never dropped unseen. The new session only
+        // changes what is scheduled and what clients may queue from now on.
         catalog = fresh
         await jukebox.reload(fresh.session, clips: fresh.playableClips)
         let result = ReloadResult(session: fresh.session.name, clips: fresh.playableClips.count)

@@ -41,13 +41,19 @@ public enum SocketFile {
         }
     }
 
+    /// The id of the group named by `--socket-group`; checked at start-up too, so a misspelt
+    /// name stops the daemon before it restores its queue or touches the device.
+    public static func groupID(_ group: String) throws(ControlSocketError) -> gid_t {
+        guard let entry = getgrnam(group) else {
+            throw ControlSocketError(message: "--socket-group: no group named \"\(group)\" (see `getent group`)", exitCode: 67)
+        }
+        return entry.pointee.gr_gid
+    }
+
     /// Owner and group may connect; nobody else (never world-writable).
     public static func restrict(_ path: String, group: String?) throws(ControlSocketError) {
         if let group {
-            guard let entry = getgrnam(group) else {
-                throw ControlSocketError(message: "--socket-group: no group named \"\(group)\"", exitCode: 67)
-            }
-            if chown(path, uid_t.max, entry.pointee.gr_gid) != 0 {
+            if chown(path, uid_t.max, try groupID(group)) != 0 {
                 throw ControlSocketError(message: "cannot give \(path) to group \"\(group)\": \(FileReadError(errno: errno))", exitCode: 77)
             }
         }

@@ -73,12 +73,19 @@ struct Jukeboxd: AsyncParsableCommand {
             throw ExitCode(65)
         }
         do {
+            if let socketGroup { _ = try SocketFile.groupID(socketGroup) }
             try SocketFile.prepare(daemon.socketPath)
         } catch {
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)
         }
-        try await daemon.run(catalog)
+        do {
+            try await daemon.run(catalog)
+        } catch let error as ControlSocketError {
+            // The socket could not be given to its group once bound (not a member, say).
+            printError("jukeboxd: \(error)")
+            throw ExitCode(error.exitCode)
+        }
     }
 }
 

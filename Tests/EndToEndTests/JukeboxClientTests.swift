@@ -156,12 +156,41 @@ struct JukeboxClientTests {
             return [bad, good, status, queue]
         }
         let (bad, good, status, queue) = (run.result[0], run.result[1], run.result[2], run.result[3])
-        #expect(queue.stdout.hasSuffix("  1. 2 ward (client 2)\n"), "entries of clips the new session lacks are dropped: \(queue.stdout)")
+        #expect(queue.stdout.hasSuffix("  1. 1 water (client 2)\n  2. 2 ward (client 2)\n  3. 3 water (client 2)\n"), "entries of clips the new session lacks keep their place: \(queue.stdout)")
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("the session file was not reloaded"))
         #expect(bad.stderr.contains("session.json: volume: 7 is out of range (expected 0 to 1)"))
         #expect(good.stdout == "reloaded \"Drill 2\": 2 clips\n")
         #expect(status.stdout.hasPrefix("session:   Drill 2\n"))
+    }
+
+    /// A group the daemon may hand its socket to other than the test's own: any group when
+    /// running as root (as CI does), else one of the user's supplementary groups.
+    static func otherGroup() -> (name: String, id: gid_t)? {
+        var ids = Array(repeating: gid_t(0), count: 256)
+        let count = getgroups(Int32(ids.count), &ids)
+        let candidates: [gid_t] = getuid() == 0 ? [29, 65534, 100] : Array(ids.prefix(Int(max(count, 0))))
+        for id in candidates where id != getgid() {
+            if let entry = getgrgid(id) { return (String(cString: entry.pointee.gr_name), id) }
+        }
+        return nil
+    }
+
+    @Test(.enabled(if: otherGroup() != nil, "no second group to give the socket to"))
+    func socketGroupGetsTheSocketAndNobodyElse() async throws {
+        let group = try #require(Self.otherGroup())
+        let run = try await DaemonProcess.withDaemon(daemonArguments + ["--socket-group", group.name], ready: "control socket listening") { [self] _ in
+            var info = stat()
+            #expect(stat(socket, &info) == 0)
+            return (info.st_gid, info.st_mode & 0o777, try await jukebox("status").status)
+        }
+        #expect(run.result.0 == group.id)
+        #expect(run.result.1 == 0o660, "owner and group may connect, nobody else")
+        #expect(run.result.2 == 0)
+        let unknown = try await DaemonProcess.run(daemonArguments + ["--socket-group", "no-such-group-here"])
+        #expect(unknown.status == 67)
+        #expect(unknown.stderr.contains("jukeboxd: --socket-group: no group named \"no-such-group-here\" (see `getent group`)"), "\(unknown.stderr)")
+        #expect(!unknown.stderr.contains("restored") && !unknown.stderr.contains("no saved state"), "stops before it touches the state: \(unknown.stderr)")
     }
 
     @Test func aSecondDaemonOnTheSameSocketExits75AndAStaleSocketIsReplaced() async throws {
