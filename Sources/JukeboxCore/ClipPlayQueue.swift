@@ -172,12 +172,14 @@ public actor ClipPlayQueue: Service {
 
     /// Plays one entry. A device problem keeps the entry here, at the head of the queue, and
     /// retries with backoff until the device is back; the clip then starts from the beginning.
+    /// That includes a problem while the last clip's tail drains: it was not all heard.
     private func playSlot(_ entry: QueueEntry) async -> PlayOutcome {
         var backoff = Backoff()
         while !Task.isCancelled {
             do {
                 try await beforePlaying(entry, player)
                 let outcome = try await player.play(entry.clip)
+                if case .completed = outcome, waiting.isEmpty { try await player.finishBuffered() }
                 if let recovered = deviceError {
                     logger.notice("audio device \"\(recovered.device)\" is working again")
                 }

@@ -134,6 +134,20 @@ public actor Player {
         }
     }
 
+    /// Waits until the device has played everything written, when nothing follows the clip
+    /// that just ended, so that clip counts as played only once its tail was heard. A device
+    /// that fails meanwhile (unplugged, sound server gone) throws, and the queue plays the
+    /// clip again. With `keepDeviceOpen: always` the tail runs on into silence instead.
+    public func finishBuffered() async throws {
+        guard openFormat != nil, options.keepDeviceOpen == .idle else { return }
+        do {
+            try await sink.drain()
+        } catch {
+            await closeDevice()
+            throw error
+        }
+    }
+
     /// Called when the queue has run dry: lets buffered audio finish, then closes the device
     /// if nothing else starts within `idleTimeout`.
     public func becameIdle() async {

@@ -141,6 +141,27 @@ struct ClipPlayQueueTests {
         consumer.cancel()
     }
 
+    @Test func deviceLostWhileTheLastClipDrainsReplaysItAndCountsItOnce() async throws {
+        let gone = AudioDeviceError(code: .disconnected, device: "fake", operation: "drain", reason: "Connection refused")
+        await sink.failDrains([gone])
+        let queue = makeQueue([("a", 1, 100)])
+        let events = queue.events.subscribe()
+        let consumer = Task { try await queue.run() }
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
+        await clock.waitForSleepers(1)
+        #expect(await queue.current?.clip.id == "a", "its tail was not heard, so it stays at the head")
+        #expect(await queue.playedCount == 0)
+        #expect(await queue.deviceError == gone)
+        clock.advanceToNextDeadline()
+        _ = await events.first { if case .finished = $0 { true } else { false } }
+        #expect(await queue.playedCount == 1)
+        #expect(await queue.history.map(\.outcome.name) == ["completed"])
+        let written = await sink.events
+        let reopened = try #require(written.lastIndex(of: .close))
+        #expect(written[reopened...].frames(tag: 1) == 100, "the whole clip plays again")
+        consumer.cancel()
+    }
+
     @Test func finishAfterCurrentLetsTheClipEndAndStartsNothingMore() async throws {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100)])
         await sink.gateWrites(true)

@@ -38,7 +38,10 @@ actor FakeSink: AudioSink {
     private var writeGate: [CheckedContinuation<Void, Never>] = []
     private var gated = false
 
+    private var drainFailures: [AudioDeviceError] = []
+
     func failOpens(_ errors: [AudioDeviceError]) { openFailures = errors }
+    func failDrains(_ errors: [AudioDeviceError]) { drainFailures = errors }
     /// Makes write number `index` (counting from 0 over the sink's life) fail with `error`.
     func failWrite(at index: Int, with error: AudioDeviceError) { writeFailures[index] = error }
     func mark(_ text: String) { record(.mark(text)) }
@@ -88,7 +91,10 @@ actor FakeSink: AudioSink {
         record(.write(tag: tag, frames: buffer.frames))
     }
 
-    func drain() async throws { record(.drain) }
+    func drain() async throws {
+        record(.drain)
+        if !drainFailures.isEmpty { throw drainFailures.removeFirst() }
+    }
     /// Frames the fake "device" reports as written but not yet played when cancelled.
     var unplayedOnCancel = 0
     func setUnplayedOnCancel(_ frames: Int) { unplayedOnCancel = frames }
