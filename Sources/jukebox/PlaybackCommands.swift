@@ -14,17 +14,22 @@ extension Jukebox {
         @Flag(help: "Play the session's cue before each clip.")
         var cue = false
 
+        @Option(help: "A name for whoever queues them (a script, a room), shown as their origin in `jukebox queue` and `jukebox history`.")
+        var client: String?
+
         func validate() throws {
             if clips.isEmpty { throw ValidationError("name at least one clip (`jukebox clips` lists them)") }
+            if client?.isEmpty == true { throw ValidationError("--client takes a name") }
         }
 
         struct Params: Encodable {
             var clips: [String]
             var cue: Bool
+            var client: String?
         }
 
         func run() throws {
-            try options.run("enqueue", Params(clips: clips, cue: cue), as: EnqueueResult.self) { result in
+            try options.run("enqueue", Params(clips: clips, cue: cue, client: client), as: EnqueueResult.self) { result in
                 result.entries.map { "queued \($0.ticket) \($0.clip) (position \($0.position ?? 0))" }.joined(separator: "\n")
             }
         }

@@ -17,8 +17,8 @@ extension Jukebox.QueueCommand: ArgumentlessCommand {}
 extension Jukebox.Clear: ArgumentlessCommand {}
 
 /// Runs the commands scripts and home automation call most without ArgumentParser, when the
-/// command line is an argumentless command or `play CLIP… [--cue]`, plus `--socket PATH`
-/// and `--json`. ArgumentParser's reflection over the command tree costs more than the
+/// command line is an argumentless command or `play CLIP… [--cue] [--client NAME]`, plus
+/// `--socket PATH` and `--json`. ArgumentParser's reflection over the command tree costs more than the
 /// round trip to jukeboxd, and for `play` it delays the clip (BENCHMARKS.md). Any other
 /// command line, including `--help` and anything misspelt, goes to ArgumentParser, so usage
 /// errors and help text come from one place.
@@ -31,7 +31,7 @@ struct QuickCommand {
 
     enum Command {
         case argumentless(any ArgumentlessCommand.Type)
-        case play(clips: [String], cue: Bool)
+        case play(clips: [String], cue: Bool, client: String?)
     }
 
     var command: Command
@@ -49,17 +49,19 @@ struct QuickCommand {
                 socket = path
             } else if argument.hasPrefix("--socket="), socket == nil, argument.count > "--socket=".count {
                 socket = String(argument.dropFirst("--socket=".count))
-            } else if case .play(var clips, let cue) = command {
+            } else if case .play(var clips, let cue, let client) = command {
                 if argument == "--cue", !cue {
-                    command = .play(clips: clips, cue: true)
+                    command = .play(clips: clips, cue: true, client: client)
+                } else if argument == "--client", client == nil, let name = arguments.next(), !name.isEmpty, !name.hasPrefix("-") {
+                    command = .play(clips: clips, cue: cue, client: name)
                 } else if !argument.hasPrefix("-") {
                     clips.append(argument)
-                    command = .play(clips: clips, cue: cue)
+                    command = .play(clips: clips, cue: cue, client: client)
                 } else {
                     return nil
                 }
             } else if command == nil, argument == "play" {
-                command = .play(clips: [], cue: false)
+                command = .play(clips: [], cue: false, client: nil)
             } else if command == nil, let named = Self.commands[argument] {
                 command = .argumentless(named)
             } else {
@@ -67,7 +69,7 @@ struct QuickCommand {
             }
         }
         switch command {
-        case nil, .play(clips: [], cue: _): return nil
+        case nil, .play(clips: [], cue: _, client: _): return nil
         case let command?: self.command = command
         }
     }
@@ -83,11 +85,12 @@ struct QuickCommand {
                 var instance = type.init()
                 instance.options = options
                 try instance.run()
-            case .play(let clips, let cue):
+            case .play(let clips, let cue, let client):
                 var play = Jukebox.Play()
                 play.options = options
                 play.clips = clips
                 play.cue = cue
+                play.client = client
                 try play.run()
             }
             exit(0)

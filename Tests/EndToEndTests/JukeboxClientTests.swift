@@ -45,7 +45,8 @@ struct JukeboxClientTests {
     /// errors and help.
     @Test func quickCommandsParseAsArgumentParserDoes() async throws {
         for line in [["status", "extra"], ["status", "--socket"], ["statu"], ["status", "skip"], ["status", "--socket", "--json"],
-                     ["play"], ["play", "--cue"], ["play", "ward", "--loud"], ["status", "play", "ward"]] {
+                     ["play"], ["play", "--cue"], ["play", "ward", "--loud"], ["status", "play", "ward"],
+                     ["play", "ward", "--client"], ["play", "ward", "--client", ""]] {
             let outcome = try await DaemonProcess.run(line, tool: "jukebox")
             #expect(outcome.status == 64, "\(line): \(outcome.stderr)")
             #expect(outcome.stderr.contains("Usage: jukebox"), "\(line): \(outcome.stderr)")
@@ -67,6 +68,8 @@ struct JukeboxClientTests {
             try await self.pause()
             results["play"] = try await jukebox("play", "ward", "water")
             results["playJSON"] = try await jukebox("--json", "play", "walk")
+            results["named"] = try await jukebox("play", "--client", "kitchen", "ward")
+            results["namedSlow"] = try await jukebox("play", "ward", "--client", "hall", "--client", "hall")
             results["unknown"] = try await jukebox("play", "wlak")
             results["outside"] = try await jukebox("play", "../session.json")
             results["queue"] = try await jukebox("queue")
@@ -87,9 +90,12 @@ struct JukeboxClientTests {
         #expect(r["outside"]?.stderr.contains("outside the session's clips folder") == true)
         #expect(r["queue"]?.stdout.contains("1. 1 ward (client") == true, "\(r["queue"]?.stdout ?? "")")
         #expect(r["queue"]?.stdout.contains("3. 3 walk (client") == true)
+        // Named by --client, through the fast path and through ArgumentParser alike.
+        #expect(r["queue"]?.stdout.contains("4. 4 ward (kitchen") == true, "\(r["queue"]?.stdout ?? "")")
+        #expect(r["queue"]?.stdout.contains("5. 5 ward (hall") == true, "\(r["queue"]?.stdout ?? "")")
         let status = try JSONSerialization.jsonObject(with: Data((r["status"]?.stdout ?? "").utf8)) as? [String: Any]
         #expect(status?["session"] as? String == "Drill")
-        #expect(status?["queueLength"] as? Int == 3)
+        #expect(status?["queueLength"] as? Int == 5)
         #expect(status?["paused"] as? Bool == true)
         #expect(r["remove"]?.status == 1)
         #expect(r["remove"]?.stdout == "removed 2\n")
