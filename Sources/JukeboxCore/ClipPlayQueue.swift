@@ -159,13 +159,15 @@ public actor ClipPlayQueue: Service {
             events.publish(.playing(entry))
             logger.debug("playing \(entry.clip.id) (ticket \(entry.ticket))")
             let outcome = await playSlot(entry)
-            if Task.isCancelled {
-                // Shutting down: the clip stays at the head of the queue (the saved state
-                // lists it first) and plays again from its start after a restart.
+            if Task.isCancelled, outcome == .stopped {
+                // Shutting down cut it: the clip stays at the head of the queue (the saved
+                // state lists it first) and plays again from its start after a restart.
                 logger.info("\(entry.clip.id) will play again from its start after a restart")
                 return
             }
+            // A clip that ended (its tail drained as the shutdown began) counts as played.
             finish(entry, outcome)
+            if Task.isCancelled { return }
             if waiting.isEmpty { await player.becameIdle() }
         }
     }

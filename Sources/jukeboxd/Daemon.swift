@@ -130,7 +130,17 @@ struct Daemon {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             ))
-        try await group.run()
+        // The queue stops last, after the state service has saved; save once more when all
+        // have stopped, so the file holds how the last clip ended: cut short (it stays first
+        // and plays again) or finished while the shutdown began (it counts as played).
+        var failure: (any Error)?
+        do { try await group.run() } catch { failure = error }
+        do {
+            try await writer.save()
+        } catch {
+            logger.error("\(error)")
+        }
+        if let failure { throw failure }
         logger.info("stopped")
     }
 }

@@ -162,6 +162,20 @@ struct ClipPlayQueueTests {
         consumer.cancel()
     }
 
+    @Test func shutdownWhileTheLastTailDrainsStillCountsTheClipOnce() async throws {
+        await sink.holdDrains()
+        let queue = makeQueue([("a", 1, 100)])
+        let consumer = Task { try await queue.run() }
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
+        await sink.wait(until: { $0.last == .drain })
+        consumer.cancel()
+        await sink.releaseDrains()
+        try await consumer.value
+        #expect(await queue.playedCount == 1)
+        #expect(await queue.current == nil, "it will not play again after a restart")
+        #expect(await queue.history.map(\.outcome.name) == ["completed"])
+    }
+
     @Test func finishAfterCurrentLetsTheClipEndAndStartsNothingMore() async throws {
         let queue = makeQueue([("a", 1, 100), ("b", 2, 100)])
         await sink.gateWrites(true)

@@ -42,6 +42,15 @@ actor FakeSink: AudioSink {
 
     func failOpens(_ errors: [AudioDeviceError]) { openFailures = errors }
     func failDrains(_ errors: [AudioDeviceError]) { drainFailures = errors }
+    /// When set, drains wait for `releaseDrains()`, so a test can act while a tail plays out.
+    private var drainsHeld = false
+    private var heldDrains: [CheckedContinuation<Void, Never>] = []
+    func holdDrains() { drainsHeld = true }
+    func releaseDrains() {
+        drainsHeld = false
+        heldDrains.forEach { $0.resume() }
+        heldDrains = []
+    }
     /// Makes write number `index` (counting from 0 over the sink's life) fail with `error`.
     func failWrite(at index: Int, with error: AudioDeviceError) { writeFailures[index] = error }
     func mark(_ text: String) { record(.mark(text)) }
@@ -93,6 +102,7 @@ actor FakeSink: AudioSink {
 
     func drain() async throws {
         record(.drain)
+        if drainsHeld { await withCheckedContinuation { heldDrains.append($0) } }
         if !drainFailures.isEmpty { throw drainFailures.removeFirst() }
     }
     /// Frames the fake "device" reports as written but not yet played when cancelled.
