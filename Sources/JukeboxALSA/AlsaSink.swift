@@ -8,7 +8,7 @@ import Synchronization
 /// This is the only file that imports ALSA.
 ///
 /// Each sink owns one serial thread (`BlockingWorkQueue`) for every libasound call, since
-/// `snd_pcm_writei` and `snd_pcm_drain` block for as long as the audio takes to play.
+/// `snd_pcm_writei` and waiting for a drain block for as long as the audio takes to play.
 /// The PCM is opened non-blocking so a busy device fails at once instead of hanging, and
 /// writes wait with a timeout so an unplugged or wedged device is reported, not waited on.
 public final class AlsaSink: AudioSink, @unchecked Sendable {
