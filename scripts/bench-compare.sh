@@ -259,7 +259,9 @@ cpu_jm=$(printf '%s' "${figure[cpu_j]}")
     echo "  or a drop, and when it calls \`snd_pcm_drop\` (the cut); scripts/bench/latency.py notes the"
     echo "  same clock just before it execs the command being timed. Silence is found in the capture of"
     echo "  the paced sink, placed on that clock by where the clip's sound starts (its first write), so"
-    echo "  both ends pass through the sink's latency."
+    echo "  both ends pass through the sink's latency. That latency is a few ms longer when a stream"
+    echo "  starts than when it is flushed, so silence can come out before the cut call: read the"
+    echo "  two together, with the cut call as the exact figure."
     echo "- CPU is the daemon's own CPU time (all threads, from /proc/PID/task/*/schedstat) while it"
     echo "  plays the clip; aplay's is its process's user + system time."
     echo
