@@ -72,6 +72,14 @@ capture)
         if [ $n -gt 100 ]; then echo "pulse-rig: capture did not start; see $dir/parecord.log" >&2; exit 69; fi
         sleep 0.05
     done
+    # Listed is not yet recording: wait for the first samples (the monitor's silence) to reach
+    # the file, so nothing played after this returns is missed, even on a loaded machine.
+    n=0
+    until [ -s "$file" ]; do
+        n=$((n + 1))
+        if [ $n -gt 500 ]; then echo "pulse-rig: capture stayed empty; see $dir/parecord.log" >&2; exit 69; fi
+        sleep 0.01
+    done
     ;;
 stop-capture)
     stop_pid parecord
