@@ -12,13 +12,36 @@ public struct JSONParser {
 
     private let bytes: [UInt8]
     private var index = 0
+    /// Where each value starts, by path, when asked for (`lines(in:)`); nil on the fast path.
+    private var starts: [String: Int]?
 
     public static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
         var parser = JSONParser(bytes: bytes)
-        let value = try parser.value(depth: 0)
+        let value = try parser.value(depth: 0, path: nil)
         parser.skipSpace()
         if parser.index < bytes.count { throw parser.failure("unexpected text after the end of the document") }
         return value
+    }
+
+    /// The line each value is on, by its path as the session loader names fields:
+    /// `clips[3].windows[0].from`, and "" for the document. For an object member that is
+    /// the line of its key. Parses again, so it is only worth it once there is a problem to
+    /// report; empty for text that is not JSON.
+    public static func lines(in bytes: [UInt8]) -> [String: Int] {
+        var parser = JSONParser(bytes: bytes)
+        parser.starts = [:]
+        guard (try? parser.value(depth: 0, path: "")) != nil, let starts = parser.starts else { return [:] }
+        var lineStarts = [0]
+        for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") { lineStarts.append(offset + 1) }
+        return starts.mapValues { offset in
+            // The number of line starts at or before `offset` is its line, counting from 1.
+            var low = 0, high = lineStarts.count
+            while low < high {
+                let middle = (low + high) / 2
+                if lineStarts[middle] <= offset { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
     }
 
     /// Where `bytes` stops being JSON, or nil if it is JSON.
@@ -53,10 +76,11 @@ public struct JSONParser {
         index += 1
     }
 
-    private mutating func value(depth: Int) throws(Failure) -> JSONValue {
+    private mutating func value(depth: Int, path: String?) throws(Failure) -> JSONValue {
         guard depth < 512 else { throw failure("nesting is too deep") }
         skipSpace()
         guard let byte = current else { throw failure("unexpected end of file, expected a value") }
+        if let path, starts?[path] == nil { starts?[path] = index }
         switch byte {
         case UInt8(ascii: "{"):
             index += 1
@@ -66,9 +90,12 @@ public struct JSONParser {
             while true {
                 skipSpace()
                 guard current == UInt8(ascii: "\"") else { throw failure("expected a quoted key") }
+                let keyStart = index
                 let key = try string()
                 try expect(UInt8(ascii: ":"), "':' after the key")
-                fields[key] = try value(depth: depth + 1)
+                let member = path.map { $0.isEmpty ? key : $0 + "." + key }
+                if let member { starts?[member] = keyStart }
+                fields[key] = try value(depth: depth + 1, path: member)
                 skipSpace()
                 if current == UInt8(ascii: ",") { index += 1; continue }
                 try expect(UInt8(ascii: "}"), "',' or '}'")
@@ -80,7 +107,7 @@ public struct JSONParser {
             skipSpace()
             if current == UInt8(ascii: "]") { index += 1; return .array(items) }
             while true {
-                items.append(try value(depth: depth + 1))
+                items.append(try value(depth: depth + 1, path: path.map { "\($0)[\(items.count)]" }))
                 skipSpace()
                 if current == UInt8(ascii: ",") { index += 1; continue }
                 try expect(UInt8(ascii: "]"), "',' or ']'")

@@ -1,7 +1,8 @@
 import FoundationEssentials
 
 /// Reads and validates a session file (format version 1). Every problem is collected, not
-/// just the first, and each is reported as `file: field.path: what is wrong`.
+/// just the first, and each is reported as `file:line: field.path: what is wrong`, in the
+/// order of the file's lines, the way compilers report them so editors can jump there.
 public enum SessionLoader {
     public static func load(path: String) throws(SessionLoadError) -> Session {
         let bytes: [UInt8]
@@ -24,21 +25,40 @@ public enum SessionLoader {
         var reader = SessionReader(sessionPath: path)
         let session = reader.session(from: document)
         guard let session, reader.problems.isEmpty else {
-            throw SessionLoadError(kind: .invalid, problems: reader.problems.map { "\(path): \($0)" })
+            throw SessionLoadError(kind: .invalid, problems: located(reader.problems, in: bytes, path: path))
         }
         return session
     }
+
+    /// Each problem with the line of its field (or of the nearest enclosing one present, for
+    /// a missing field), sorted by line; problems on one line keep the order they were found.
+    static func located(_ problems: [(field: String, message: String)], in bytes: [UInt8], path: String) -> [String] {
+        let lines = JSONParser.lines(in: bytes)
+        func line(of field: String) -> Int {
+            var field = Substring(field)
+            while lines[String(field)] == nil, let cut = field.lastIndex(where: { $0 == "." || $0 == "[" }) {
+                field = field[..<cut]
+            }
+            return lines[String(field)] ?? lines[""] ?? 1
+        }
+        return problems.map { (line: line(of: $0.field), problem: $0) }
+            .enumerated().sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }
+            .map { entry in
+                let (line, problem) = entry.element
+                return "\(path):\(line): " + (problem.field.isEmpty ? problem.message : "\(problem.field): \(problem.message)")
+            }
+    }
 }
 
-/// Walks the JSON tree, filling in defaults and collecting problems as `field: message`.
+/// Walks the JSON tree, filling in defaults and collecting problems by field path.
 struct SessionReader {
     let sessionPath: String
-    var problems: [String] = []
+    var problems: [(field: String, message: String)] = []
 
     init(sessionPath: String) { self.sessionPath = sessionPath }
 
     mutating func problem(_ field: String, _ message: String) {
-        problems.append(field.isEmpty ? message : "\(field): \(message)")
+        problems.append((field, message))
     }
 
     static let sessionKeys = ["version", "name", "clipsDirectory", "device", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "clips"]

@@ -51,14 +51,17 @@ struct JukeboxdCommandTests {
 
     @Test func invalidSessionExits65WithOneLinePerProblem() async throws {
         let path = try session("""
-            { "clips": [ { "file": "low.wav", "windows": [ { "from": "25:00", "to": "02:00" } ] } ], "volume": 3 }
+            { "clips": [ { "file": "low.wav",
+                           "windows": [ { "from": "25:00", "to": "02:00" } ] } ],
+              "volume": 3 }
             """)
         let (status, stdout, stderr) = try await outcome([path] + socket)
         #expect(status == 65)
         #expect(stdout.isEmpty)
+        // In the order of the file's lines, whatever order they were found in.
         #expect(stderr == """
-            \(path): volume: 3 is out of range (expected 0 to 1)
-            \(path): clips[0].windows[0].from: "25:00" is not a time (expected HH:MM)
+            \(path):2: clips[0].windows[0].from: "25:00" is not a time (expected HH:MM)
+            \(path):3: volume: 3 is out of range (expected 0 to 1)
 
             """)
     }

@@ -94,28 +94,29 @@ struct SessionLoaderTests {
             { "clips": [ { "file": "a.wav" }, { "file": "b.wav" }, { "file": "c.wav" },
               { "file": "d.wav", "windows": [ { "from": "25:00", "to": "02:00" } ] } ] }
             """
-        #expect(problems(text) == [#"/srv/jukebox/session.json: clips[3].windows[0].from: "25:00" is not a time (expected HH:MM)"#])
+        #expect(problems(text) == [#"/srv/jukebox/session.json:2: clips[3].windows[0].from: "25:00" is not a time (expected HH:MM)"#])
     }
 
-    @Test func everyProblemIsReportedOnItsOwnLine() {
+    @Test func everyProblemIsReportedWithItsLineInLineOrder() {
         let lines = problems("""
             { "volme": 0.5, "volume": 2, "interval": { "min": "5m", "max": "1m" },
               "activeHours": [ { "from": "8:00", "to": "noon", "days": ["monday"] } ],
               "clips": [ { "file": "a.wav", "weight": 0, "gain": "loud", "enabled": "yes" },
                          { "file": "b/a.wav" }, { "id": "x" } ] }
             """)
-        let fields = lines.map { String($0.split(separator: ":")[1].dropFirst()) }
-        #expect(lines.count == 10, "\(lines)")
-        #expect(lines.contains(#"/srv/jukebox/session.json: volme: unknown key (did you mean "volume"?)"#))
-        #expect(lines.contains("/srv/jukebox/session.json: volume: 2 is out of range (expected 0 to 1)"))
-        #expect(lines.contains("/srv/jukebox/session.json: interval: min (5m) is longer than max (1m)"))
-        #expect(fields.contains("activeHours[0].to"))
-        #expect(fields.contains("activeHours[0].days[0]"))
-        #expect(fields.contains("clips[0].weight"))
-        #expect(fields.contains("clips[0].gain"))
-        #expect(fields.contains("clips[0].enabled"))
-        #expect(lines.contains(#"/srv/jukebox/session.json: clips[1].file: id "a" is already used by clips[0] (ids must be unique; set "id")"#))
-        #expect(lines.contains("/srv/jukebox/session.json: clips[2].file: missing (the clip's audio file)"))
+        let located = lines.map { line in
+            let parts = line.split(separator: ":", maxSplits: 3)
+            return (line: Int(parts[1]) ?? 0, field: String(parts[2].dropFirst()))
+        }
+        #expect(located.map(\.line) == [1, 1, 1, 2, 2, 3, 3, 3, 4, 4], "\(lines)")
+        #expect(lines.contains(#"/srv/jukebox/session.json:1: volme: unknown key (did you mean "volume"?)"#))
+        #expect(lines.contains("/srv/jukebox/session.json:1: volume: 2 is out of range (expected 0 to 1)"))
+        #expect(lines.contains("/srv/jukebox/session.json:1: interval: min (5m) is longer than max (1m)"))
+        #expect(Set(located[3...4].map(\.field)) == ["activeHours[0].to", "activeHours[0].days[0]"])
+        #expect(Set(located[5...7].map(\.field)) == ["clips[0].weight", "clips[0].gain", "clips[0].enabled"])
+        #expect(lines[8] == #"/srv/jukebox/session.json:4: clips[1].file: id "a" is already used by clips[0] (ids must be unique; set "id")"#)
+        // A missing field is placed on the line of the object that lacks it.
+        #expect(lines[9] == "/srv/jukebox/session.json:4: clips[2].file: missing (the clip's audio file)")
     }
 
     @Test(arguments: [
@@ -142,7 +143,7 @@ struct SessionLoaderTests {
         (#"{ "clips": [ { "file": "a.wav", "Title": "x" } ] }"#, #"clips[0].Title: unknown key (did you mean "title"?)"#),
     ])
     func singleProblem(text: String, expected: String) {
-        #expect(problems(text) == ["/srv/jukebox/session.json: " + expected])
+        #expect(problems(text) == ["/srv/jukebox/session.json:1: " + expected])
     }
 
     @Test func notJSONSaysWhereWithLineAndColumn() {
@@ -196,6 +197,14 @@ struct JSONParserTests {
         #expect(JSONParser.firstError(in: Array("{\"a\": 1} x".utf8))?.reason == "unexpected text after the end of the document")
         #expect(JSONParser.firstError(in: Array("{\"a\" 1}".utf8))?.reason == "expected ':' after the key")
         #expect(JSONParser.firstError(in: Array("\"open".utf8))?.reason == "unexpected end of file inside a string")
+    }
+
+    @Test func linesAreFoundByFieldPath() {
+        let text = "\n{ \"a\": 1,\n  \"b\": [\n    { \"c\": \"x\" },\n    [ 2,\n 3 ] ] }"
+        #expect(JSONParser.lines(in: Array(text.utf8)) == [
+            "": 2, "a": 2, "b": 3, "b[0]": 4, "b[0].c": 4, "b[1]": 5, "b[1][0]": 5, "b[1][1]": 6,
+        ])
+        #expect(JSONParser.lines(in: Array("{ \"a\": ".utf8)).isEmpty, "nothing for text that is not JSON")
     }
 }
 
