@@ -75,8 +75,10 @@ let package = Package(
                 "JukeboxProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // A position-dependent executable: the loader has no relocations to apply
-            // (about 38 000 otherwise), which is a third of a `jukebox status` call.
+            // Release builds are fully static: no dynamic loader, no 38 000 relocations and no
+            // libstdc++ to load, which was over a third of a `jukebox status` call. The three
+            // libraries are what that link lacks when the build does not pass
+            // --static-swift-stdlib. (The daemon stays dynamic: libasound dlopens its plugins.)
             linkerSettings: [.unsafeFlags(["-static-executable", "-Xlinker", "-l_FoundationCollections", "-Xlinker", "-l_FoundationCShims", "-Xlinker", "-lswiftSynchronization"], .when(configuration: .release))]
         ),
 
