@@ -126,31 +126,16 @@ read -r figure[cli_j] figure[cli_m] < <(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))["results"]; print(" ".join("%.2f" % (x["median"] * 1000) for x in r))' "$work/cli.json")
 
 echo "silence between same-format clips…" >&2
-gap_frames() { python3 - "$1" <<'PY'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-left = struct.unpack("<%dh" % (len(data) // 2), data[: len(data) // 4 * 4])[::2]
-loud = [i for i, s in enumerate(left) if abs(s) > 64]
-if not loud: print("nan"); sys.exit()
-# The longest run of near-silent frames inside the played span (a sine crosses zero, but is
-# never silent for more than a frame or two).
-longest = run = 0
-for s in left[loud[0]:loud[-1]]:
-    run = run + 1 if abs(s) <= 64 else 0
-    longest = max(longest, run)
-print(longest if longest > 3 else 0)
-PY
-}
 for i in $(seq "$runs"); do
     scripts/pulse-rig.sh capture "$work/pulse" "$work/gap.jukeboxd.raw"
     jukebox play a b >/dev/null; sleep 0.2; wait_jukebox_idle; sleep 0.6
     scripts/pulse-rig.sh stop-capture "$work/pulse"
-    gap_frames "$work/gap.jukeboxd.raw" >>"$work/gap.jukeboxd"
+    latency gap "$work/gap.jukeboxd.raw" >>"$work/gap.jukeboxd"
     mpc clear >/dev/null; mpc add a.wav >/dev/null; mpc add b.wav >/dev/null
     scripts/pulse-rig.sh capture "$work/pulse" "$work/gap.mpd.raw"
     mpc play >/dev/null; sleep 0.2; wait_mpd_stopped; sleep 0.6
     scripts/pulse-rig.sh stop-capture "$work/pulse"
-    gap_frames "$work/gap.mpd.raw" >>"$work/gap.mpd"
+    latency gap "$work/gap.mpd.raw" >>"$work/gap.mpd"
 done
 figure[gap_j]=$(median <"$work/gap.jukeboxd"); figure[gap_m]=$(median <"$work/gap.mpd")
 

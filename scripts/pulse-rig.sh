@@ -62,22 +62,18 @@ start)
     ;;
 capture)
     file=${3:?usage: pulse-rig.sh capture DIR FILE}
+    # A file left by an earlier capture would look like this one had started.
+    rm -f "$file"
     parecord -d jbsink.monitor --raw --format=s16le --rate=44100 --channels=2 --latency-msec=20 "$file" \
         >"$dir/parecord.log" 2>&1 &
     echo $! >"$dir/parecord.pid"
-    # The recording stream is connected once the server lists it.
-    n=0
-    until pactl list short source-outputs 2>/dev/null | grep -q .; do
-        n=$((n + 1))
-        if [ $n -gt 100 ]; then echo "pulse-rig: capture did not start; see $dir/parecord.log" >&2; exit 69; fi
-        sleep 0.05
-    done
-    # Listed is not yet recording: wait for the first samples (the monitor's silence) to reach
-    # the file, so nothing played after this returns is missed, even on a loaded machine.
+    # Recording once the first samples (the monitor's silence) reach the file: from then on
+    # nothing played is missed, even on a loaded machine. (Being listed by the server is not
+    # enough: the stream may not be recording yet.)
     n=0
     until [ -s "$file" ]; do
         n=$((n + 1))
-        if [ $n -gt 500 ]; then echo "pulse-rig: capture stayed empty; see $dir/parecord.log" >&2; exit 69; fi
+        if [ $n -gt 500 ]; then echo "pulse-rig: capture did not start; see $dir/parecord.log" >&2; exit 69; fi
         sleep 0.01
     done
     ;;

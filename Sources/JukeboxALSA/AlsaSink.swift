@@ -12,7 +12,8 @@ import Synchronization
 /// The PCM is opened non-blocking so a busy device fails at once instead of hanging, and
 /// writes wait with a timeout so an unplugged or wedged device is reported, not waited on.
 public final class AlsaSink: AudioSink, @unchecked Sendable {
-    // @unchecked: `pcm` and `frameBytes` are only read and written on `queue`.
+    // @unchecked: the mutable state (`pcm` and what was learnt when it opened) is only read
+    // and written on `queue`; `underruns` is atomic and `wakeFD` is fixed at init.
     public let deviceName: String
     private let queue: BlockingWorkQueue
     private let bufferMicroseconds: UInt32
@@ -219,7 +220,8 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     private func drainBlocking() throws {
         guard let pcm else { return }
         var delay: snd_pcm_sframes_t = 0
-        guard snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING || snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED else {
+        let initial = snd_pcm_state(pcm)
+        guard initial == SND_PCM_STATE_RUNNING || initial == SND_PCM_STATE_PREPARED else {
             snd_pcm_prepare(pcm)
             return
         }
@@ -232,12 +234,13 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             // Ran dry: everything was played. Plugins differ in how they say so (-EPIPE, the
             // state, or a delay of 0 with the buffer empty; pulse leaves a small stale delay).
             if result == -EPIPE || state == SND_PCM_STATE_XRUN || state == SND_PCM_STATE_SETUP { break }
+            // Nothing queued (already drained, or nothing written since): done, and an empty
+            // stream is not started.
+            if result == 0, delay <= 0, snd_pcm_avail(pcm) >= bufferFrames { break }
             if state == SND_PCM_STATE_PREPARED {
                 // Not started: a clip shorter than the start threshold, or a plugin that starts
                 // late. Start it, or it would never play, and keep waiting.
                 snd_pcm_start(pcm)
-            } else if result == 0, delay <= 0, snd_pcm_avail(pcm) >= bufferFrames {
-                break
             }
             if result < 0, state != SND_PCM_STATE_PREPARED { throw error("drain", result) }
             // Sleep on this device thread until about when the queued audio ends, a little at a time.

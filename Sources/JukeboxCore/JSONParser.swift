@@ -44,16 +44,6 @@ public struct JSONParser {
         }
     }
 
-    /// Where `bytes` stops being JSON, or nil if it is JSON.
-    public static func firstError(in bytes: [UInt8]) -> Failure? {
-        do throws(Failure) {
-            _ = try parse(bytes)
-            return nil
-        } catch {
-            return error
-        }
-    }
-
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private func failure(_ reason: String) -> Failure {

@@ -36,6 +36,7 @@ extension Player {
     func startSilence() {
         guard options.keepDeviceOpen == .always, silenceFeeder == nil, let format = openFormat?.device else { return }
         let block = AudioBuffer.silence(format, frames: max(format.sampleRate / Self.blocksPerSecond, 64))
+        drained = false
         let sink = sink
         silenceFeeder = Task { [weak self] in
             while !Task.isCancelled {

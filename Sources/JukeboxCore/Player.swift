@@ -17,6 +17,8 @@ public actor Player {
     private var idleCloser: Task<Void, Never>?
     /// Writes silence while nothing plays, when the device is kept open.
     var silenceFeeder: Task<Void, Never>?
+    /// Set once the device has played everything written; anything that writes clears it.
+    var drained = false
     /// Bumped on every play so a pending idle close can tell it is stale.
     private var generation = 0
     private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
@@ -77,6 +79,7 @@ public actor Player {
     public func play(_ clip: PlayableClip) async throws -> PlayOutcome {
         cancelIdleClose()
         await stopSilence()
+        drained = false
         stopRequested = false
         isPlaying = true
         defer {
@@ -139,17 +142,18 @@ public actor Player {
     /// that fails meanwhile (unplugged, sound server gone) throws, and the queue plays the
     /// clip again. With `keepDeviceOpen: always` the tail runs on into silence instead.
     public func finishBuffered() async throws {
-        guard openFormat != nil, options.keepDeviceOpen == .idle else { return }
+        guard openFormat != nil, options.keepDeviceOpen == .idle, !drained else { return }
         do {
             try await sink.drain()
         } catch {
             await closeDevice()
             throw error
         }
+        drained = true
     }
 
-    /// Called when the queue has run dry: lets buffered audio finish, then closes the device
-    /// if nothing else starts within `idleTimeout`.
+    /// Called when the queue has run dry: lets buffered audio finish (unless the last clip's
+    /// tail already has), then closes the device if nothing else starts within `idleTimeout`.
     public func becameIdle() async {
         guard openFormat != nil else { return }
         if options.keepDeviceOpen == .always {
@@ -157,10 +161,9 @@ public actor Player {
             return
         }
         do {
-            try await sink.drain()
+            try await finishBuffered()
         } catch {
             logger.warning("\(error)")
-            await closeDevice()
             return
         }
         logger.debug("\(sink.deviceName) drained: everything queued has been played")

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// Reads and validates a session file (format version 1). Every problem is collected, not
 /// just the first, and each is reported as `file:line: field.path: what is wrong`, in the
 /// order of the file's lines, the way compilers report them so editors can jump there.

@@ -23,11 +23,11 @@ extension Jukebox.Clear: ArgumentlessCommand {}
 /// command line, including `--help` and anything misspelt, goes to ArgumentParser, so usage
 /// errors and help text come from one place.
 struct QuickCommand {
-    static let commands: [String: any ArgumentlessCommand.Type] = [
-        "status": Jukebox.Status.self, "clips": Jukebox.Clips.self, "skip": Jukebox.Skip.self,
-        "pause": Jukebox.Pause.self, "resume": Jukebox.Resume.self, "pick": Jukebox.Pick.self,
-        "reload": Jukebox.Reload.self, "queue": Jukebox.QueueCommand.self, "clear": Jukebox.Clear.self,
-    ]
+    /// By the name each command gives itself.
+    static let commands: [String: any ArgumentlessCommand.Type] = Dictionary(uniqueKeysWithValues: ([
+        Jukebox.Status.self, Jukebox.Clips.self, Jukebox.Skip.self, Jukebox.Pause.self, Jukebox.Resume.self,
+        Jukebox.Pick.self, Jukebox.Reload.self, Jukebox.QueueCommand.self, Jukebox.Clear.self,
+    ] as [any ArgumentlessCommand.Type]).map { ($0.configuration.commandName ?? "", $0) })
 
     enum Command {
         case argumentless(any ArgumentlessCommand.Type)
@@ -60,7 +60,7 @@ struct QuickCommand {
                 } else {
                     return nil
                 }
-            } else if command == nil, argument == "play" {
+            } else if command == nil, argument == Jukebox.Play.configuration.commandName {
                 command = .play(clips: [], cue: false, client: nil)
             } else if command == nil, let named = Self.commands[argument] {
                 command = .argumentless(named)

@@ -75,14 +75,10 @@ struct Jukeboxd: AsyncParsableCommand {
         do {
             if let socketGroup { _ = try SocketFile.groupID(socketGroup) }
             try SocketFile.prepare(daemon.socketPath)
-        } catch {
-            printError("jukeboxd: \(error)")
-            throw ExitCode(error.exitCode)
-        }
-        do {
             try await daemon.run(catalog)
         } catch let error as ControlSocketError {
-            // The socket could not be given to its group once bound (not a member, say).
+            // Before anything starts (a socket in use, an unknown group), or once bound (the
+            // socket could not be given to its group: not a member, say).
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)
         }

@@ -167,6 +167,16 @@ struct SessionLoaderTests {
 
 @Suite("JSON parser", .timeLimit(.minutes(1)))
 struct JSONParserTests {
+    /// Where `bytes` stops being JSON, or nil if it is JSON.
+    func firstError(in bytes: [UInt8]) -> JSONParser.Failure? {
+        do throws(JSONParser.Failure) {
+            _ = try JSONParser.parse(bytes)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     @Test func valuesAreParsedWithEscapesAndUnicode() throws {
         let text = #"{"a": [1, -2.5e3, true, false, null], "s": "q\"b\\s\/n\nt\tu\u00e9 \ud83c\udfb5 ü", "o": {}, "e": []}"#
         let value = try JSONParser.parse(Array(text.utf8))
@@ -177,26 +187,26 @@ struct JSONParserTests {
     }
 
     @Test func badStringsAreRefusedWithTheirPlace() {
-        #expect(JSONParser.firstError(in: Array(#""\x""#.utf8))?.reason == "invalid escape in a string")
-        #expect(JSONParser.firstError(in: Array(#""\ud83c""#.utf8))?.reason == "invalid escape in a string")
-        #expect(JSONParser.firstError(in: Array(#""\u12""#.utf8))?.reason == "invalid escape in a string")
-        #expect(JSONParser.firstError(in: [0x22, 0xFF, 0xFE, 0x22])?.reason == "a string is not valid UTF-8")
-        #expect(JSONParser.firstError(in: Array("[".utf8))?.reason == "unexpected end of file, expected a value")
-        #expect(JSONParser.firstError(in: Array(String(repeating: "[", count: 600).utf8))?.reason == "nesting is too deep")
+        #expect(firstError(in: Array(#""\x""#.utf8))?.reason == "invalid escape in a string")
+        #expect(firstError(in: Array(#""\ud83c""#.utf8))?.reason == "invalid escape in a string")
+        #expect(firstError(in: Array(#""\u12""#.utf8))?.reason == "invalid escape in a string")
+        #expect(firstError(in: [0x22, 0xFF, 0xFE, 0x22])?.reason == "a string is not valid UTF-8")
+        #expect(firstError(in: Array("[".utf8))?.reason == "unexpected end of file, expected a value")
+        #expect(firstError(in: Array(String(repeating: "[", count: 600).utf8))?.reason == "nesting is too deep")
     }
 
     @Test func validDocumentsHaveNoError() {
         for text in [#"{"a": [1, -2.5e3, true, false, null, "x\"y\u00e9"]}"#, "  []  ", #""s""#, "0"] {
-            #expect(JSONParser.firstError(in: Array(text.utf8)) == nil, "\(text)")
+            #expect(firstError(in: Array(text.utf8)) == nil, "\(text)")
         }
     }
 
     @Test func positionsCountLinesAndCharacters() {
-        let failure = JSONParser.firstError(in: Array("{\n \"é\": 01 }".utf8))
+        let failure = firstError(in: Array("{\n \"é\": 01 }".utf8))
         #expect(failure?.description == "invalid number at line 2, column 7")
-        #expect(JSONParser.firstError(in: Array("{\"a\": 1} x".utf8))?.reason == "unexpected text after the end of the document")
-        #expect(JSONParser.firstError(in: Array("{\"a\" 1}".utf8))?.reason == "expected ':' after the key")
-        #expect(JSONParser.firstError(in: Array("\"open".utf8))?.reason == "unexpected end of file inside a string")
+        #expect(firstError(in: Array("{\"a\": 1} x".utf8))?.reason == "unexpected text after the end of the document")
+        #expect(firstError(in: Array("{\"a\" 1}".utf8))?.reason == "expected ':' after the key")
+        #expect(firstError(in: Array("\"open".utf8))?.reason == "unexpected end of file inside a string")
     }
 
     @Test func linesAreFoundByFieldPath() {

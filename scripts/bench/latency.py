@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Latency figures for scripts/bench-compare.sh, timed from outside the players.
+"""Latency and gap figures for scripts/bench-compare.sh, timed from outside the players.
 
 Every player runs with scripts/bench/pcm-trace.so preloaded, which notes with
 CLOCK_MONOTONIC when it opens the PCM and first writes to it. The command being timed
@@ -10,6 +10,7 @@ the same clock just before it execs the command.
   latency.py first-frame TRACE STAMP    ms from STAMP to the first write after it
   latency.py skip CAPTURE TRACE STAMP   ms from STAMP to the end of sound in CAPTURE
   latency.py cut TRACE STAMP            ms from STAMP to the first drop or rewind after it
+  latency.py gap CAPTURE                longest run of silent frames inside the sound in CAPTURE
 """
 import os
 import struct
@@ -30,6 +31,14 @@ def read_trace(path):
             if when.isdigit():
                 events.append((name, int(when)))
     return events
+
+
+def left_channel(path):
+    """The capture's left channel (raw s16le stereo), and the indices of its loud samples."""
+    data = open(path, "rb").read()
+    whole = len(data) // 4 * 4
+    left = struct.unpack("<%dh" % (whole // 2), data[:whole])[::2]
+    return left, [i for i, s in enumerate(left) if abs(s) > LOUD]
 
 
 def first_write_after(trace, stamp, timeout=10.0):
@@ -59,10 +68,7 @@ def main(argv):
         writes = [when for name, when in read_trace(argv[3]) if name == "first-write" and when < skip]
         if not writes:
             sys.exit("latency.py: the clip was never written before the skip")
-        data = open(argv[2], "rb").read()
-        whole = len(data) // 4 * 4
-        left = struct.unpack("<%dh" % (whole // 2), data[:whole])[::2]
-        loud = [i for i, s in enumerate(left) if abs(s) > LOUD]
+        _, loud = left_channel(argv[2])
         if not loud:
             sys.exit("latency.py: the capture is silent")
         heard_ns = (loud[-1] - loud[0]) * 1e9 / RATE
@@ -73,6 +79,17 @@ def main(argv):
         if not cuts:
             sys.exit(f"latency.py: no drop or rewind in {argv[2]} after the command started")
         print("%.2f" % ((min(cuts) - stamp) / 1e6))
+    elif command == "gap" and len(argv) == 3:
+        # A sine crosses zero, but is never silent for more than a frame or two.
+        left, loud = left_channel(argv[2])
+        if not loud:
+            print("nan")
+            return
+        longest = run = 0
+        for sample in left[loud[0]:loud[-1]]:
+            run = run + 1 if abs(sample) <= LOUD else 0
+            longest = max(longest, run)
+        print(longest if longest > 3 else 0)
     else:
         sys.exit(__doc__)
 
