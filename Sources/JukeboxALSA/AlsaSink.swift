@@ -146,17 +146,17 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         // The clip's own sample format first, so unity gain is bit-exact; then what converts best.
         let candidates = [format.sampleFormat] + [SampleFormat.s32, .s16, .float32].filter { $0 != format.sampleFormat }
         guard let chosen = candidates.first(where: { snd_pcm_hw_params_test_format(pcm, hw, Self.alsaFormat($0)) == 0 }) else {
-            throw unsupported("no sample format this player produces (s16, s32, float) is accepted")
+            throw unsupported(format, "it accepts none of the sample formats this player produces (s16, s32, float)")
         }
         try check(snd_pcm_hw_params_set_format(pcm, hw, Self.alsaFormat(chosen)), "set sample format \(chosen)")
         if snd_pcm_hw_params_set_channels(pcm, hw, UInt32(format.channels)) < 0 {
-            throw unsupported("it cannot play \(format.channels) channel(s)")
+            throw unsupported(format, "it cannot play \(format.channels) channel(s)")
         }
         snd_pcm_hw_params_set_rate_resample(pcm, hw, 1)
         var rate = UInt32(format.sampleRate)
         var direction: Int32 = 0
         if snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, &direction) < 0 || rate != UInt32(format.sampleRate) {
-            throw unsupported("it cannot play at \(format.sampleRate) Hz")
+            throw unsupported(format, "it cannot play at \(format.sampleRate) Hz")
         }
         var bufferTime = bufferMicroseconds, periodTime = periodMicroseconds
         snd_pcm_hw_params_set_buffer_time_near(pcm, hw, &bufferTime, &direction)
@@ -302,8 +302,8 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         if result < 0 { throw error(operation, result) }
     }
 
-    private func unsupported(_ reason: String) -> AudioDeviceError {
-        AudioDeviceError(code: .unsupportedFormat, device: deviceName, operation: "configure", reason: reason,
+    private func unsupported(_ format: AudioFormat, _ reason: String) -> AudioDeviceError {
+        AudioDeviceError(code: .unsupportedFormat, device: deviceName, operation: "play \(format)", reason: reason,
                          hint: "use \"default\" or a plughw: device so ALSA converts the format")
     }
 

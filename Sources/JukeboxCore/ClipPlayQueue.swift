@@ -2,13 +2,15 @@ import DequeModule
 import Logging
 import ServiceLifecycle
 
-/// The single, strictly FIFO play queue. Every enqueue is yielded into an `AsyncStream`
-/// consumed by one loop (`run()`), which runs `beforePlaying` and then plays the clip, so two
-/// clips can never overlap and they play in the order they were accepted. Scheduled picks and
-/// client requests share this queue.
+/// The single, strictly FIFO play queue. Every enqueue appends to `waiting` and yields into an
+/// `AsyncStream` consumed by one loop (`run()`), which takes entries from the front of
+/// `waiting`, runs `beforePlaying` and then plays the clip, so two clips can never overlap
+/// and they play in the order they were accepted. Scheduled picks and client requests share
+/// this queue.
 ///
-/// `waiting` mirrors the stream's buffered entries so the queue can be listed and entries
-/// removed; the consumer skips any entry that is no longer at the front of `waiting`.
+/// The stream carries only a wake-up, and keeps at most one: the entries themselves live in
+/// `waiting` alone, so an entry that is removed or cleared is freed at once, even while the
+/// consumer is paused or busy (a stream of entries would hold every one until it was read).
 public actor ClipPlayQueue: Service {
     /// Runs in the consumer, right before each clip: the cue, the log line, the event.
     /// Throwing `AudioDeviceError` makes the whole slot wait for the device and start over.
@@ -16,6 +18,10 @@ public actor ClipPlayQueue: Service {
 
     public static let defaultCapacity = 10_000
     public static let historyLimit = 200
+    /// An entry that was playing when the daemon died this many times in a row is not tried
+    /// again: something in it takes the player down (see `restore`).
+    public static let crashLimit = 2
+    public static let crashLoopReason = "stopped the player twice; skipped"
 
     public nonisolated let player: Player
     public nonisolated let events: EventBus
@@ -24,8 +30,8 @@ public actor ClipPlayQueue: Service {
     private let wallClock: WallClock
     private let logger: Logger
     private let capacity: Int
-    private let stream: AsyncStream<QueueEntry>
-    private let continuation: AsyncStream<QueueEntry>.Continuation
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
 
     public private(set) var waiting = Deque<QueueEntry>()
     public private(set) var current: QueueEntry?
@@ -42,6 +48,20 @@ public actor ClipPlayQueue: Service {
     private var nextTicket: UInt64 = 1
     private var closing = false
     private var currentEnded: [CheckedContinuation<Void, Never>] = []
+    /// The entry playing now and how many times in a row it has been started without
+    /// finishing, counting starts before the daemon last died. Saved with the state, so a
+    /// clip that crashes the player cannot make the daemon crash-loop (`restore`).
+    public private(set) var started: StartMark?
+    /// The first entry after a restart, and how often it had started without finishing. It
+    /// may be what took the daemon down, so its start is saved before it plays (`onRiskyStart`).
+    private var restoredStart: StartMark?
+    /// Called, and awaited, before the first entry after a restart starts: the daemon makes
+    /// the start durable there, so that if this entry brings the daemon down, the crash is
+    /// counted however quickly it comes.
+    private var onRiskyStart: (@Sendable () async -> Void)?
+    /// Set by `skip()`; the entry ends as skipped even if it is waiting for its device.
+    private var skipRequested = false
+    private var retryWait: Task<Void, any Error>?
 
     public init(
         player: Player, events: EventBus = EventBus(), clock: any Clock<Duration> = ContinuousClock(),
@@ -55,7 +75,21 @@ public actor ClipPlayQueue: Service {
         self.capacity = capacity
         self.logger = logger
         self.beforePlaying = beforePlaying ?? Self.playingCue(logger: logger)
-        (stream, continuation) = AsyncStream.makeStream(of: QueueEntry.self)
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Which entry has been started how many times in a row without finishing.
+    public struct StartMark: Sendable, Equatable {
+        public var ticket: UInt64
+        public var count: Int
+        public init(ticket: UInt64, count: Int) {
+            self.ticket = ticket
+            self.count = count
+        }
+    }
+
+    public func setRiskyStartHook(_ hook: @escaping @Sendable () async -> Void) {
+        onRiskyStart = hook
     }
 
     /// Appends a clip; it plays after everything already accepted. Returns the entry and its
@@ -66,7 +100,7 @@ public actor ClipPlayQueue: Service {
         let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin)
         nextTicket += 1
         waiting.append(entry)
-        continuation.yield(entry)
+        wake.yield()
         events.publish(.queued(entry, position: waiting.count))
         return (entry, waiting.count)
     }
@@ -101,8 +135,11 @@ public actor ClipPlayQueue: Service {
     }
 
     /// Stops the clip playing now; the queue goes on. Returns the entry that was stopped.
+    /// An entry waiting for its device (retrying) ends too: skip always moves on.
     public func skip() async -> QueueEntry? {
         guard let current else { return nil }
+        skipRequested = true
+        retryWait?.cancel()
         await player.stopCurrent()
         return current
     }
@@ -120,20 +157,39 @@ public actor ClipPlayQueue: Service {
     }
 
     /// The queue as it should survive a restart: the clip playing now first (after a crash it
-    /// plays again from its start), then the waiting entries in order.
-    public func persisted() -> (entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord]) {
-        ((current.map { [$0] } ?? []) + Array(waiting), nextTicket, stats, Array(history))
+    /// plays again from its start), then the waiting entries in order; and the start mark of
+    /// the clip playing now, which a clean shutdown clears.
+    public func persisted() -> (entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?) {
+        ((current.map { [$0] } ?? []) + Array(waiting), nextTicket, stats, Array(history), started)
     }
 
     /// Puts saved entries back, in order, keeping their tickets. Call before `run()`.
-    public func restore(entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord]) {
-        for entry in entries {
-            waiting.append(entry)
-            continuation.yield(entry)
-        }
-        self.nextTicket = max(nextTicket, (entries.map(\.ticket).max() ?? 0) + 1, self.nextTicket)
+    ///
+    /// `started` says which entry was playing when the daemon stopped without a clean
+    /// shutdown, and how many times in a row. One that has already taken the player down
+    /// `crashLimit` times goes to the history as failed, with a warning, instead of being
+    /// played a third time: otherwise a clip that crashes the player (a decoder or driver
+    /// fault) would bring the daemon down on every start, for ever. Nothing else is dropped.
+    public func restore(
+        entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark? = nil
+    ) {
         self.stats = stats
         self.history = Deque(history.suffix(Self.historyLimit))
+        var entries = entries[...]
+        if let started, let head = entries.first, head.ticket == started.ticket {
+            if started.count >= Self.crashLimit {
+                logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)")
+                entries = entries.dropFirst()
+                failedCount += 1
+                record(PlayRecord(entry: head, startedAt: wallClock(), outcome: .failed(reason: Self.crashLoopReason)))
+            } else {
+                restoredStart = started
+            }
+        }
+        if restoredStart == nil, let head = entries.first { restoredStart = StartMark(ticket: head.ticket, count: 0) }
+        waiting.append(contentsOf: entries)
+        if !waiting.isEmpty { wake.yield() }
+        self.nextTicket = max(nextTicket, (entries.map(\.ticket).max() ?? 0) + 1, self.nextTicket)
     }
 
     /// Lets the clip playing now finish, starts nothing more, and returns once it has ended.
@@ -150,25 +206,37 @@ public actor ClipPlayQueue: Service {
     }
 
     private func consume() async {
-        for await entry in stream {
-            await player.waitWhilePaused()
-            guard !closing, !Task.isCancelled, waiting.first?.ticket == entry.ticket else { continue }
-            waiting.removeFirst()
-            current = entry
-            currentStartedAt = wallClock()
-            events.publish(.playing(entry))
-            logger.debug("playing \(entry.clip.id) (ticket \(entry.ticket))")
-            let outcome = await playSlot(entry)
-            if Task.isCancelled, outcome == .stopped {
-                // Shutting down cut it: the clip stays at the head of the queue (the saved
-                // state lists it first) and plays again from its start after a restart.
-                logger.info("\(entry.clip.id) will play again from its start after a restart")
-                return
+        for await _ in wakeups {
+            while !waiting.isEmpty {
+                await player.waitWhilePaused()
+                guard !closing, !Task.isCancelled, let entry = waiting.first else { break }
+                waiting.removeFirst()
+                current = entry
+                currentStartedAt = wallClock()
+                let restored = restoredStart
+                restoredStart = nil
+                started = StartMark(ticket: entry.ticket, count: (restored?.ticket == entry.ticket ? restored?.count ?? 0 : 0) + 1)
+                if restored?.ticket == entry.ticket {
+                    // The first entry after a restart, perhaps the one that crashed the daemon:
+                    // its start is durable before it plays, so a crash loop cannot go uncounted.
+                    await onRiskyStart?()
+                }
+                events.publish(.playing(entry))
+                logger.debug("playing \(entry.clip.id) (ticket \(entry.ticket))")
+                let outcome = await playSlot(entry)
+                if Task.isCancelled, outcome == .stopped {
+                    // Shutting down cut it: the clip stays at the head of the queue (the saved
+                    // state lists it first) and plays again from its start after a restart.
+                    // A clean stop is not a crash, so its start is not counted.
+                    started = nil
+                    logger.info("\(entry.clip.id) will play again from its start after a restart")
+                    return
+                }
+                // A clip that ended (its tail drained as the shutdown began) counts as played.
+                finish(entry, outcome)
+                if Task.isCancelled { return }
+                if waiting.isEmpty { await player.becameIdle() }
             }
-            // A clip that ended (its tail drained as the shutdown began) counts as played.
-            finish(entry, outcome)
-            if Task.isCancelled { return }
-            if waiting.isEmpty { await player.becameIdle() }
         }
     }
 
@@ -177,9 +245,11 @@ public actor ClipPlayQueue: Service {
     /// That includes a problem while the last clip's tail drains: it was not all heard.
     private func playSlot(_ entry: QueueEntry) async -> PlayOutcome {
         var backoff = Backoff()
+        skipRequested = false
         while !Task.isCancelled {
             do {
                 try await beforePlaying(entry, player)
+                if skipRequested { return .stopped }
                 let outcome = try await player.play(entry.clip)
                 if case .completed = outcome, waiting.isEmpty { try await player.finishBuffered() }
                 if let recovered = deviceError {
@@ -187,7 +257,17 @@ public actor ClipPlayQueue: Service {
                 }
                 setDeviceState(.open)
                 return outcome
+            } catch let error as AudioDeviceError where error.code == .unsupportedFormat {
+                // Retrying cannot help: the device will never take this clip's format. The
+                // clip fails (its reason names the device, the format and what to use
+                // instead) and the queue goes on.
+                setDeviceState(.open)
+                return .failed(reason: "\(entry.clip.source.file): \(error)")
             } catch let error as AudioDeviceError {
+                if skipRequested {
+                    logger.info("\(entry.clip.id) skipped while waiting for audio device \"\(error.device)\"")
+                    return .stopped
+                }
                 let delay = backoff.next()
                 // One warning per distinct problem; repeats of the same one go to debug.
                 if error != deviceError {
@@ -196,7 +276,20 @@ public actor ClipPlayQueue: Service {
                     logger.debug("\(error); retrying in \(DurationText.format(delay))")
                 }
                 setDeviceState(.retrying(after: delay, error: error))
-                guard (try? await clock.sleep(for: delay)) != nil else { break }
+                let clock = clock
+                let wait = Task { try await clock.sleep(for: delay) }
+                retryWait = wait
+                let slept = await withTaskCancellationHandler {
+                    (try? await wait.value) != nil
+                } onCancel: {
+                    wait.cancel()
+                }
+                retryWait = nil
+                if skipRequested {
+                    logger.info("\(entry.clip.id) skipped while waiting for audio device \"\(error.device)\"")
+                    return .stopped
+                }
+                guard slept else { break }
                 currentStartedAt = wallClock()
             } catch {
                 return .failed(reason: "\(error)")
@@ -219,13 +312,18 @@ public actor ClipPlayQueue: Service {
             failedCount += 1
             logger.warning("skipped \(clip.id): \(reason)")
         }
-        history.append(PlayRecord(entry: entry, startedAt: currentStartedAt ?? wallClock(), outcome: outcome))
-        if history.count > Self.historyLimit { history.removeFirst() }
+        record(PlayRecord(entry: entry, startedAt: currentStartedAt ?? wallClock(), outcome: outcome))
         current = nil
         currentStartedAt = nil
+        started = nil
         events.publish(.finished(entry, outcome))
         for waiter in currentEnded { waiter.resume() }
         currentEnded = []
+    }
+
+    private func record(_ play: PlayRecord) {
+        history.append(play)
+        if history.count > Self.historyLimit { history.removeFirst() }
     }
 
     private func setDeviceState(_ state: DeviceState) {

@@ -15,7 +15,8 @@ public enum JSONValue: Sendable, Equatable {
         case .null: "null"
         case .bool(let value): "\(value)"
         case .number(let value): value == value.rounded() && abs(value) < 1e15 ? "\(Int64(value))" : "\(value)"
-        case .string(let value): "\"\(value)\""
+        // Long strings are cut, so a message never echoes a megabyte back.
+        case .string(let value): value.count > 60 ? "\"\(value.prefix(57))…\"" : "\"\(value)\""
         case .array: "a list"
         case .object: "an object"
         }

@@ -53,6 +53,18 @@ public struct PersistedState: Codable, Sendable, Equatable {
         }
     }
 
+    /// The entry playing when this was saved, and how many times in a row it has started
+    /// without finishing; absent after a clean shutdown (see `ClipPlayQueue.restore`).
+    public struct Started: Codable, Sendable, Equatable {
+        public var ticket: UInt64
+        public var count: Int
+
+        public init(ticket: UInt64, count: Int) {
+            self.ticket = ticket
+            self.count = count
+        }
+    }
+
     public var version = 1
     public var nextTicket: UInt64
     /// In play order; a clip that was playing when the daemon stopped comes first.
@@ -62,11 +74,13 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public var volume: Double
     public var stats: [String: ClipStats]
     public var history: [Play]
+    public var started: Started?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
-        stats: [String: ClipStats] = [:], history: [Play] = []
+        stats: [String: ClipStats] = [:], history: [Play] = [], started: Started? = nil
     ) {
+        self.started = started
         self.nextTicket = nextTicket
         self.waiting = waiting
         self.bag = bag
@@ -86,12 +100,15 @@ extension PersistedState {
         let player = queue.player
         return PersistedState(
             nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init), bag: await jukebox.persistedBag(),
-            paused: await player.isPaused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init))
+            paused: await player.isPaused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init),
+            started: saved.started.map { Started(ticket: $0.ticket, count: $0.count) })
     }
 
     /// Puts a saved state back into a queue, player and scheduler that have not started yet.
     public func restore<C: Clock>(into queue: ClipPlayQueue, jukebox: ClipJukebox<C>) async where C.Duration == Duration {
-        await queue.restore(entries: waiting.map(\.queueEntry), nextTicket: nextTicket, stats: stats, history: history.map(\.record))
+        await queue.restore(
+            entries: waiting.map(\.queueEntry), nextTicket: nextTicket, stats: stats, history: history.map(\.record),
+            started: started.map { ClipPlayQueue.StartMark(ticket: $0.ticket, count: $0.count) })
         if let bag { await jukebox.restoreBag(bag) }
         await queue.player.setVolume(volume)
         if paused { await queue.player.pause() }

@@ -31,6 +31,19 @@ public actor Player {
     /// 50 ms blocks: small enough that a stop or pause is heard at once, large enough that
     /// the hop to the device thread costs nothing measurable.
     static let blocksPerSecond = 20
+    /// No block, fade or stretch of silence holds more samples than this (4 MB of floats), so
+    /// a file that claims an absurd rate or channel count cannot make one read allocate
+    /// gigabytes. Ordinary clips never reach it: 500 ms of 48 kHz stereo is 48 000 samples.
+    static let maxBlockSamples = 1 << 20
+
+    /// Frames per block for `format`: 50 ms (at least 64 frames), within `maxBlockSamples`.
+    static func blockFrames(_ format: AudioFormat) -> Int {
+        let cap = maxFrames(format)
+        return max(min(format.sampleRate / blocksPerSecond, cap), min(64, cap))
+    }
+
+    /// The most frames of `format` one block may hold.
+    static func maxFrames(_ format: AudioFormat) -> Int { max(maxBlockSamples / max(format.channels, 1), 1) }
 
     public init(
         sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
@@ -195,14 +208,18 @@ public actor Player {
         let device = try await sink.open(format)
         openFormat = (format, device)
         logger.debug("opened \(sink.deviceName) for \(format)\(device == format ? "" : " as \(device)")")
-        let leadIn = device.frames(in: options.leadIn)
-        if leadIn > 0 { try await sink.write(.silence(device, frames: leadIn)) }
+        var leadIn = device.frames(in: options.leadIn)
+        while leadIn > 0 {
+            let frames = min(leadIn, Self.maxFrames(device))
+            try await sink.write(.silence(device, frames: frames))
+            leadIn -= frames
+        }
         return device
     }
 
     private func stream(_ decoded: any DecodedClip, to deviceFormat: AudioFormat, gain: Double) async throws -> PlayOutcome {
-        let blockFrames = max(decoded.format.sampleRate / Self.blocksPerSecond, 64)
-        let fadeFrames = decoded.format.frames(in: options.fade)
+        let blockFrames = Self.blockFrames(decoded.format)
+        let fadeFrames = min(decoded.format.frames(in: options.fade), Self.maxFrames(decoded.format))
         var frames = 0
         var fadingIn = false
         progress = (0, decoded.frameCount, decoded.format)

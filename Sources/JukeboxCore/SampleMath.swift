@@ -6,6 +6,9 @@ import Darwin
 
 /// Gain, volume and format conversion in software. Integer results saturate at the format's
 /// limits instead of wrapping, so a loud clip with positive gain clips rather than cracks.
+/// Every float-to-integer step goes through `saturating`: a float file may hold NaN or ±Inf
+/// (a broken encoder, a corrupt file), and a plain `Int32(_:)` of those traps, which would
+/// take the daemon down on every restart while the clip heads the queue.
 public enum SampleMath {
     public static func linearGain(decibels: Double) -> Double {
         decibels == 0 ? 1 : pow(10, decibels / 20)
@@ -17,16 +20,13 @@ public enum SampleMath {
         let gain = Float(factor)
         switch buffer.samples {
         case .s16(var samples):
-            for i in samples.indices { samples[i] = Int16(clamping: Int32((Float(samples[i]) * gain).rounded())) }
+            for i in samples.indices { samples[i] = saturating(Double(Float(samples[i]) * gain)) }
             buffer.samples = .s16(samples)
         case .s32(var samples):
-            let scaled = Double(factor)
-            for i in samples.indices {
-                samples[i] = Int32(clamping: Int64(clampedDouble((Double(samples[i]) * scaled).rounded(), Int32.self)))
-            }
+            for i in samples.indices { samples[i] = saturating(Double(samples[i]) * factor) }
             buffer.samples = .s32(samples)
         case .float32(var samples):
-            for i in samples.indices { samples[i] = min(max(samples[i] * gain, -1), 1) }
+            for i in samples.indices { samples[i] = clampedUnit(samples[i] * gain) }
             buffer.samples = .float32(samples)
         }
     }
@@ -40,15 +40,13 @@ public enum SampleMath {
         func gain(_ index: Int) -> Double { start + (end - start) * Double(index / channels) / Double(frames) }
         switch buffer.samples {
         case .s16(var samples):
-            for i in samples.indices { samples[i] = Int16(clamping: Int32((Double(samples[i]) * gain(i)).rounded())) }
+            for i in samples.indices { samples[i] = saturating(Double(samples[i]) * gain(i)) }
             buffer.samples = .s16(samples)
         case .s32(var samples):
-            for i in samples.indices {
-                samples[i] = Int32(clamping: Int64(clampedDouble((Double(samples[i]) * gain(i)).rounded(), Int32.self)))
-            }
+            for i in samples.indices { samples[i] = saturating(Double(samples[i]) * gain(i)) }
             buffer.samples = .s32(samples)
         case .float32(var samples):
-            for i in samples.indices { samples[i] = Float(Double(samples[i]) * gain(i)) }
+            for i in samples.indices { samples[i] = clampedUnit(Float(Double(samples[i]) * gain(i))) }
             buffer.samples = .float32(samples)
         }
     }
@@ -63,15 +61,27 @@ public enum SampleMath {
         case (.s32(let samples), .s16): result.samples = .s16(samples.map { Int16(truncatingIfNeeded: $0 >> 16) })
         case (.s32(let samples), .float32): result.samples = .float32(samples.map { Float(Double($0) / 2_147_483_648) })
         case (.float32(let samples), .s16):
-            result.samples = .s16(samples.map { Int16(clamping: Int32((min(max($0, -1), 1) * 32_767).rounded())) })
+            result.samples = .s16(samples.map { saturating(Double(clampedUnit($0)) * 32_767) })
         case (.float32(let samples), .s32):
-            result.samples = .s32(samples.map { Int32(clamping: Int64((Double(min(max($0, -1), 1)) * 2_147_483_647).rounded())) })
+            result.samples = .s32(samples.map { saturating(Double(clampedUnit($0)) * 2_147_483_647) })
         default: break
         }
         return result
     }
 
-    private static func clampedDouble(_ value: Double, _: Int32.Type) -> Double {
-        min(max(value, Double(Int32.min)), Double(Int32.max))
+    /// `value` rounded to the nearest integer of type `I`, saturating at its limits; NaN is 0.
+    @inline(__always)
+    public static func saturating<I: FixedWidthInteger>(_ value: Double) -> I {
+        guard !value.isNaN else { return 0 }
+        let rounded = value.rounded()
+        if rounded >= Double(I.max) { return I.max }
+        if rounded <= Double(I.min) { return I.min }
+        return I(rounded)
+    }
+
+    /// A float sample held to -1...1, with NaN as silence and ±Inf at full scale.
+    @inline(__always)
+    static func clampedUnit(_ value: Float) -> Float {
+        value.isNaN ? 0 : min(max(value, -1), 1)
     }
 }

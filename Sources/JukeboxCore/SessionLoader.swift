@@ -208,14 +208,21 @@ struct SessionReader {
     }
 
     mutating func duration(_ value: JSONValue, at field: String) -> Duration? {
-        let parsed: Duration?
+        let parsed: Result<Duration, DurationText.Invalid>
         switch value {
-        case .string(let text): parsed = DurationText.parse(text)
-        case .number(let seconds): parsed = DurationText.fromSeconds(seconds)
-        default: parsed = nil
+        case .string(let text): parsed = DurationText.check(text)
+        case .number(let seconds): parsed = DurationText.checkSeconds(seconds)
+        default: parsed = .failure(.notADuration)
         }
-        if parsed == nil { problem(field, "\(value.shortDescription) is not a duration (expected e.g. \"45s\", \"3m\", \"1h30m\" or a number of seconds)") }
-        return parsed
+        switch parsed {
+        case .success(let duration):
+            return duration
+        case .failure(.tooLong):
+            problem(field, "\(value.shortDescription) is too long (at most \(DurationText.maximumText))")
+        case .failure(.notADuration):
+            problem(field, "\(value.shortDescription) is not a duration (expected e.g. \"45s\", \"3m\", \"1h30m\" or a number of seconds)")
+        }
+        return nil
     }
 
     mutating func object(_ value: JSONValue, at field: String, allowed: [String]) -> [String: JSONValue]? {

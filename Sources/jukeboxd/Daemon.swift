@@ -98,6 +98,9 @@ struct Daemon {
             logger.info("restored \(state.waiting.count) queued clips\(state.paused ? ", paused" : "") from \(stateFile.path)")
         }
         let writer = StateWriter(file: stateFile) { await PersistedState.snapshot(queue: queue, jukebox: jukebox) }
+        await queue.setRiskyStartHook { [logger] in
+            do { try await writer.save() } catch { logger.error("\(error)") }
+        }
         let controller = DaemonController(
             catalog: catalog, queue: queue, jukebox: jukebox,
             reloader: { () async throws(SessionLoadError) -> ClipCatalog in

@@ -192,3 +192,86 @@ struct ClipPlayQueueTests {
         consumer.cancel()
     }
 }
+
+/// Faults that used to stall or crash-loop the queue.
+extension ClipPlayQueueTests {
+    @Test func formatTheDeviceRefusesFailsThatClipAndTheQueueGoesOn() async throws {
+        let refused = AudioDeviceError(code: .unsupportedFormat, device: "hw:0", operation: "play s16 2147483647 Hz 1 ch",
+                                       reason: "it cannot play at 2147483647 Hz", hint: "use \"default\" or a plughw: device so ALSA converts the format")
+        await sink.failOpens([refused])
+        let queue = makeQueue([("odd", 1, 100), ("b", 2, 100)])
+        let consumer = Task { try await queue.run() }
+        try await queue.enqueue(Fixtures.clip("odd"), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b"), origin: .scheduler)
+        await sink.wait(until: frames([2], each: 100))
+        #expect(await sink.writeRuns == [2])
+        let record = try #require(await queue.history.first)
+        #expect(record.outcome.name == "failed")
+        #expect(record.outcome.reason == #"odd.wav: audio device "hw:0": cannot play s16 2147483647 Hz 1 ch: it cannot play at 2147483647 Hz (use "default" or a plughw: device so ALSA converts the format)"#)
+        #expect(await queue.deviceError == nil, "no retrying: the device is fine, the clip is not")
+        consumer.cancel()
+    }
+
+    @Test func skipEndsAnEntryThatWaitsForItsDevice() async throws {
+        let gone = AudioDeviceError(code: .notFound, device: "fake", operation: "open", reason: "No such device")
+        await sink.failOpens(Array(repeating: gone, count: 50))
+        let queue = makeQueue([("a", 1, 100), ("b", 2, 100)])
+        let consumer = Task { try await queue.run() }
+        try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
+        try await queue.enqueue(Fixtures.clip("b"), origin: .scheduler)
+        await clock.waitForSleepers(1)
+        #expect(await queue.deviceError == gone)
+        #expect(await queue.skip()?.clip.id == "a")
+        // Without the clock moving, the skipped entry ends and the next one takes its place.
+        await clock.waitForSleepers(1)
+        #expect(await queue.history.map(\.entry.clip.id) == ["a"])
+        #expect(await queue.history.map(\.outcome.name) == ["skipped"])
+        #expect(await queue.current?.clip.id == "b")
+        #expect(await queue.waiting.isEmpty)
+        consumer.cancel()
+    }
+
+    @Test func entryThatWasPlayingAtTwoCrashesInARowIsFailedAndTheRestKept() async throws {
+        let queue = makeQueue([("bad", 1, 100), ("b", 2, 100), ("c", 3, 100)])
+        let entries = [("bad", 7), ("b", 8), ("c", 9)].map { QueueEntry(ticket: $1, clip: Fixtures.clip($0), origin: .scheduler) }
+        await queue.restore(entries: entries, nextTicket: 10, stats: [:], history: [], started: .init(ticket: 7, count: 2))
+        #expect(await queue.waiting.map(\.ticket) == [8, 9])
+        let record = try #require(await queue.history.last)
+        #expect(record.entry.ticket == 7)
+        #expect(record.outcome == .failed(reason: "stopped the player twice; skipped"))
+        #expect(await queue.failedCount == 1)
+    }
+
+    @Test func entryThatWasPlayingAtOneCrashIsTriedAgainAndItsStartIsSavedFirst() async throws {
+        let sink = self.sink
+        let queue = makeQueue([("bad", 1, 100), ("b", 2, 100)])
+        await sink.gateWrites(true)
+        await queue.setRiskyStartHook { await sink.mark("saved") }
+        let entries = [("bad", 7), ("b", 8)].map { QueueEntry(ticket: $1, clip: Fixtures.clip($0), origin: .scheduler) }
+        await queue.restore(entries: entries, nextTicket: 10, stats: [:], history: [], started: .init(ticket: 7, count: 1))
+        let consumer = Task { try await queue.run() }
+        await sink.waitForGatedWrite()
+        #expect(await sink.events.first == .mark("saved"), "the second start is durable before the clip plays")
+        #expect(await queue.persisted().started == .init(ticket: 7, count: 2))
+        await sink.gateWrites(false)
+        await sink.wait(until: frames([1, 2], each: 100))
+        let after = await queue.persisted().started
+        #expect(after == nil || after?.ticket == 8)
+        #expect(await sink.events.filter { $0 == .mark("saved") }.count == 1, "only the first entry after the restart")
+        consumer.cancel()
+    }
+
+    @Test func aStartMarkForAnotherEntryIsIgnored() async throws {
+        let queue = makeQueue([("a", 1, 100)])
+        await sink.gateWrites(true)
+        await queue.restore(entries: [QueueEntry(ticket: 3, clip: Fixtures.clip("a"), origin: .scheduler)], nextTicket: 4,
+                            stats: [:], history: [], started: .init(ticket: 2, count: 5))
+        #expect(await queue.waiting.map(\.ticket) == [3])
+        #expect(await queue.history.isEmpty)
+        let consumer = Task { try await queue.run() }
+        await sink.waitForGatedWrite()
+        #expect(await queue.persisted().started == .init(ticket: 3, count: 1))
+        await sink.gateWrites(false)
+        consumer.cancel()
+    }
+}

@@ -218,6 +218,26 @@ struct JSONParserTests {
     }
 }
 
+extension SessionLoaderTests {
+    @Test func hugeDurationsAreProblemsNotCrashes() {
+        let found = problems("""
+            { "interval": { "min": "9999999999999h", "max": "2500000000000h2500000000000h" },
+              "duration": 1e300, "leadIn": "99999999999999999999s", "clips": [ { "file": "a.wav" } ] }
+            """)
+        #expect(found == [
+            #"/srv/jukebox/session.json:1: interval.min: "9999999999999h" is too long (at most 10 years)"#,
+            #"/srv/jukebox/session.json:1: interval.max: "2500000000000h2500000000000h" is too long (at most 10 years)"#,
+            #"/srv/jukebox/session.json:2: duration: 1e+300 is too long (at most 10 years)"#,
+            #"/srv/jukebox/session.json:2: leadIn: "99999999999999999999s" is too long (at most 10 years)"#,
+        ])
+    }
+
+    @Test func minLongerThanMaxIsWordedWithBothDurations() {
+        #expect(problems(#"{ "interval": { "min": "87600h", "max": "1s" }, "clips": [ { "file": "a.wav" } ] }"#)
+            == [#"/srv/jukebox/session.json:1: interval: min (87600h) is longer than max (1s)"#])
+    }
+}
+
 @Suite("Durations", .timeLimit(.minutes(1)))
 struct DurationTextTests {
     @Test(arguments: [
@@ -231,6 +251,21 @@ struct DurationTextTests {
     @Test(arguments: ["", "s", "5x", "-3s", "m5", "1h-2m"])
     func rejects(text: String) {
         #expect(DurationText.parse(text) == nil)
+    }
+
+    /// Huge values used to trap when turned into milliseconds (`--check` died with SIGILL, and
+    /// `jukebox reload` of such a file killed the running daemon).
+    @Test(arguments: ["9999999999999h", "2500000000000h2500000000000h", "3651d", "87601h", "315360001", "1000000000000000000000s", "5256001m"])
+    func refusesDurationsOverTenYears(text: String) {
+        #expect(DurationText.parse(text) == nil)
+        #expect(DurationText.check(text) == .failure(text == "3651d" ? .notADuration : .tooLong))
+    }
+
+    @Test func acceptsUpToTenYears() {
+        #expect(DurationText.parse("87600h") == .seconds(315_360_000))
+        #expect(DurationText.format(.seconds(315_360_000)) == "87600h")
+        #expect(DurationText.fromSeconds(315_360_000) == .seconds(315_360_000))
+        #expect(DurationText.fromSeconds(315_360_000.5) == nil)
     }
 
     @Test func formatsShortly() {

@@ -35,6 +35,18 @@ public enum WAVFile {
             case .float64: append(&data, Int64(bitPattern: clamped.bitPattern), bytes: 8)
             }
         }
+        return wrap(data, encoding: encoding, rate: rate, channels: channels)
+    }
+
+    /// A 32-bit float WAV of `samples` as given, unclamped: NaN, ±Inf and overs included, as
+    /// a broken encoder or a corrupt file may hold them.
+    public static func rawFloat32(_ samples: [Float], rate: Int, channels: Int) -> [UInt8] {
+        var data: [UInt8] = []
+        for sample in samples { append(&data, Int64(sample.bitPattern), bytes: 4) }
+        return wrap(data, encoding: .float32, rate: rate, channels: channels)
+    }
+
+    static func wrap(_ data: [UInt8], encoding: Encoding, rate: Int, channels: Int) -> [UInt8] {
         var file = Array("RIFF".utf8)
         append(&file, Int64(36 + data.count), bytes: 4)
         file += Array("WAVEfmt ".utf8)
