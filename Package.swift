@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(
             name: "JukeboxControlTests",
             dependencies: [
-                "JukeboxControl", "JukeboxCore", "JukeboxProtocol", "JukeboxTestSupport",
+                "JukeboxControl", "JukeboxCore", "JukeboxProtocol", "JukeboxSndFile", "JukeboxTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -26,19 +26,31 @@ struct ClipResolver {
             return try resolve(clip.id)
         }
         let relative = String(real.dropFirst(folder.count + 1))
-        return PlayableClip(id: FilePath.removingExtension(FilePath.lastComponent(relative)), source: ClipSource(file: relative, path: real))
+        return PlayableClip(id: FilePath.removingExtension(FilePath.lastComponent(relative)), source: ClipSource(file: relative, path: real, within: session.clipsDirectory))
     }
 
     private func isInside(_ path: String, _ folder: String) -> Bool {
         path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/")
     }
 
-    /// Up to three ids close to `name`: by edit distance, or sharing its start.
+    /// Names longer than this get no suggestions: nobody mistypes a 65 000-character id.
+    static let maxSuggestedNameLength = 64
+
+    /// Up to three ids close to `name`: by edit distance, or sharing its start. The cost is
+    /// bounded: only short names are looked at, and an id whose length alone puts it out of
+    /// reach is never compared, so a request cannot hold the daemon for seconds.
     func suggestions(for name: String) -> [String] {
-        let ids = catalog.session.clips.map(\.id)
-        let scored = ids.map { ($0, editDistance($0, name)) }
-            .filter { $0.1 <= max(2, name.count / 3) || $0.0.lowercased().hasPrefix(name.lowercased()) }
-            .sorted { ($0.1, $0.0) < ($1.1, $1.0) }
-        return Array(scored.prefix(3).map(\.0))
+        guard name.count <= Self.maxSuggestedNameLength else { return [] }
+        let length = name.count, lowered = name.lowercased(), reach = max(2, length / 3)
+        var scored: [(String, Int)] = []
+        for id in catalog.session.clips.lazy.map(\.id) {
+            if id.lowercased().hasPrefix(lowered) {
+                scored.append((id, abs(id.count - length)))
+            } else if abs(id.count - length) <= reach, id.count <= Self.maxSuggestedNameLength + reach {
+                let distance = editDistance(id, name)
+                if distance <= reach { scored.append((id, distance)) }
+            }
+        }
+        return Array(scored.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(3).map(\.0))
     }
 }

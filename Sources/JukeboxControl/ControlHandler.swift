@@ -7,6 +7,9 @@ import JukeboxProtocol
 public struct ControlHandler: Sendable {
     /// A request line longer than this is refused and the connection closed.
     public static let maxLineLength = 65_536
+    /// The longest `client` name. It is copied into every entry it queues and into the state
+    /// file, so without a bound a few requests could make the state file gigabytes long.
+    public static let maxClientLength = 64
     public static let methods = [
         "enqueue", "queue", "status", "skip", "remove", "clear", "pause", "resume", "pick", "clips", "history",
         "volume", "reload", "subscribe",
@@ -107,6 +110,9 @@ public struct ControlHandler: Sendable {
             let clips = try params.strings("clips")
             guard !clips.isEmpty else { throw .invalidParams("\"clips\" must name at least one clip") }
             let origin = try params.string("client") ?? client
+            guard origin.count <= Self.maxClientLength, !origin.isEmpty else {
+                throw .invalidParams("\"client\" must be a name of 1 to \(Self.maxClientLength) characters")
+            }
             return answer(try await control.enqueue(clips, withCue: try params.bool("cue") ?? false, origin: origin))
         case "queue": try params.allow([]); return answer(await control.queue())
         case "status": try params.allow([]); return answer(await control.status())

@@ -251,7 +251,7 @@ public actor ClipPlayQueue: Service {
                 try await beforePlaying(entry, player)
                 if skipRequested { return .stopped }
                 let outcome = try await player.play(entry.clip)
-                if case .completed = outcome, waiting.isEmpty { try await player.finishBuffered() }
+                if outcome.reachedItsEnd, waiting.isEmpty { try await player.finishBuffered() }
                 if let recovered = deviceError {
                     logger.notice("audio device \"\(recovered.device)\" is working again")
                 }
@@ -311,6 +311,9 @@ public actor ClipPlayQueue: Service {
         case .failed(let reason):
             failedCount += 1
             logger.warning("skipped \(clip.id): \(reason)")
+        case .endedEarly(let reason):
+            failedCount += 1
+            logger.warning("\(clip.id) ended early: \(reason)")
         }
         record(PlayRecord(entry: entry, startedAt: currentStartedAt ?? wallClock(), outcome: outcome))
         current = nil

@@ -69,14 +69,25 @@ public enum FilePath {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Reads a whole file. The error names the problem in words a user can act on.
-    public static func read(_ path: String) throws(FileReadError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    /// Reads a whole regular file of at most `limit` bytes. Anything else is refused before a
+    /// byte is read: a FIFO (which would hang), a device such as /dev/zero (which never ends),
+    /// a folder, or a file too large to be what it claims. The error names the problem in
+    /// words a user can act on.
+    public static func read(_ path: String, limit: Int) throws(FileReadError) -> [UInt8] {
+        // O_NONBLOCK: opening a FIFO with no writer must not wait for one.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard descriptor >= 0 else { throw FileReadError(errno: errno) }
         defer { close(descriptor) }
         var info = stat()
-        if fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { throw FileReadError(errno: EISDIR) }
+        guard fstat(descriptor, &info) == 0 else { throw FileReadError(errno: errno) }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw FileReadError(errno: EISDIR)
+        default: throw FileReadError(notRegular: true)
+        }
+        guard Int(info.st_size) <= limit else { throw FileReadError(tooLarge: limit) }
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(info.st_size))
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
@@ -85,6 +96,8 @@ public enum FilePath {
                 throw FileReadError(errno: errno)
             }
             if count == 0 { return bytes }
+            // It grew while being read: the limit still holds.
+            guard bytes.count + count <= limit else { throw FileReadError(tooLarge: limit) }
             bytes.append(contentsOf: chunk[..<count])
         }
     }
@@ -93,13 +106,26 @@ public enum FilePath {
 /// Why a file could not be read, worded for people rather than as a raw POSIX error.
 public struct FileReadError: Error, Sendable, Equatable, CustomStringConvertible {
     public var errno: Int32
+    /// Set when the file is larger than the reader's limit, in bytes.
+    public var limit: Int?
+    public var notRegular = false
 
     public init(errno: Int32) { self.errno = errno }
+    init(tooLarge limit: Int) {
+        self.errno = EFBIG
+        self.limit = limit
+    }
+    init(notRegular: Bool) {
+        self.errno = EINVAL
+        self.notRegular = notRegular
+    }
 
     public var isMissing: Bool { errno == ENOENT || errno == ENOTDIR }
 
     public var description: String {
-        switch errno {
+        if notRegular { return "not a regular file (a FIFO, socket or device cannot be read as one)" }
+        if let limit { return "too large (over \(limit / 1_048_576) MB); is it the right file?" }
+        return switch errno {
         case ENOENT, ENOTDIR: "no such file"
         case EACCES, EPERM: "permission denied (check the file's owner and mode)"
         case EISDIR: "is a folder, not a file"
@@ -108,4 +134,11 @@ public struct FileReadError: Error, Sendable, Equatable, CustomStringConvertible
         default: "cannot be read (error \(errno))"
         }
     }
+
+    /// The largest session file read: far beyond any real session (100 000 clips is about
+    /// 8 MB), small enough that a wrong path costs no memory worth mentioning.
+    public static let sessionLimit = 16 << 20
+    /// The largest state file read: a full queue at the largest `--queue-limit` with long
+    /// paths still fits.
+    public static let stateLimit = 512 << 20
 }

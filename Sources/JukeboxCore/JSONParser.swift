@@ -82,6 +82,11 @@ public struct JSONParser {
                 guard current == UInt8(ascii: "\"") else { throw failure("expected a quoted key") }
                 let keyStart = index
                 let key = try string()
+                if fields[key] != nil {
+                    // Taking the last silently would hide a typo'd copy; say which key, and where.
+                    index = keyStart
+                    throw failure("duplicate key \"\(key)\"")
+                }
                 try expect(UInt8(ascii: ":"), "':' after the key")
                 let member = path.map { $0.isEmpty ? key : $0 + "." + key }
                 if let member { starts?[member] = keyStart }

@@ -8,13 +8,16 @@ public struct PersistedState: Codable, Sendable, Equatable {
         public var path: String
         public var title: String
         public var gain: Double
+        /// The folder the file must be inside when opened (`ClipSource.within`).
+        public var within: String?
 
-        public init(id: String, file: String, path: String, title: String, gain: Double) {
+        public init(id: String, file: String, path: String, title: String, gain: Double, within: String? = nil) {
             self.id = id
             self.file = file
             self.path = path
             self.title = title
             self.gain = gain
+            self.within = within
         }
     }
 
@@ -117,11 +120,11 @@ extension PersistedState {
 
 extension PersistedState.Clip {
     init(_ clip: PlayableClip) {
-        self.init(id: clip.id, file: clip.source.file, path: clip.source.path, title: clip.title, gain: clip.gainDecibels)
+        self.init(id: clip.id, file: clip.source.file, path: clip.source.path, title: clip.title, gain: clip.gainDecibels, within: clip.source.within)
     }
 
     var playable: PlayableClip {
-        PlayableClip(id: id, source: ClipSource(file: file, path: path), title: title, gainDecibels: gain)
+        PlayableClip(id: id, source: ClipSource(file: file, path: path, within: within), title: title, gainDecibels: gain)
     }
 }
 
@@ -145,6 +148,7 @@ extension PersistedState.Play {
         let result: PlayOutcome = switch outcome {
         case "completed": .completed(duration: .zero)
         case "failed": .failed(reason: reason ?? "")
+        case "ended-early": .endedEarly(reason: reason ?? "")
         default: .stopped
         }
         return PlayRecord(entry: entry.queueEntry, startedAt: startedAt, outcome: result)

@@ -27,6 +27,9 @@ public enum PlayOutcome: Sendable, Equatable {
     case stopped
     /// The clip itself could not be played; the reason names the file.
     case failed(reason: String)
+    /// The file ended before the length its header gave (it was cut short while it played,
+    /// or is damaged); the reason says how much was played.
+    case endedEarly(reason: String)
 
     /// How clients, events and the state file name it: `completed`, `skipped` or `failed`.
     public var name: String {
@@ -34,10 +37,22 @@ public enum PlayOutcome: Sendable, Equatable {
         case .completed: "completed"
         case .stopped: "skipped"
         case .failed: "failed"
+        case .endedEarly: "ended-early"
+        }
+    }
+
+    /// Played up to the end of what was there: its tail is worth letting drain.
+    public var reachedItsEnd: Bool {
+        switch self {
+        case .completed, .endedEarly: true
+        default: false
         }
     }
 
     public var reason: String? {
-        if case .failed(let reason) = self { reason } else { nil }
+        switch self {
+        case .failed(let reason), .endedEarly(let reason): reason
+        default: nil
+        }
     }
 }

@@ -263,6 +263,11 @@ public actor Player {
             }
             progress?.frames = frames
         }
+        // A few frames short is an estimate in the header (compressed formats), not a cut.
+        if decoded.frameCount - frames > decoded.format.sampleRate / 10 {
+            let (played, expected) = (decoded.format.duration(frames: frames), decoded.format.duration(frames: decoded.frameCount))
+            return .endedEarly(reason: "the file holds less audio than its header says (cut short while it played, or damaged): played \(DurationText.format(played)) of \(DurationText.format(expected))")
+        }
         return .completed(duration: decoded.format.duration(frames: frames))
     }
 

@@ -5,7 +5,7 @@ public enum SessionLoader {
     public static func load(path: String) throws(SessionLoadError) -> Session {
         let bytes: [UInt8]
         do {
-            bytes = try FilePath.read(path)
+            bytes = try FilePath.read(path, limit: FileReadError.sessionLimit)
         } catch {
             throw SessionLoadError(kind: .unreadable, problems: ["\(path): \(error)"])
         }
@@ -14,6 +14,9 @@ public enum SessionLoader {
 
     /// Parses session text; `path` names the file in messages and anchors relative paths.
     public static func parse(_ bytes: [UInt8], path: String) throws(SessionLoadError) -> Session {
+        var bytes = bytes
+        // Editors on some systems start UTF-8 files with a byte order mark; it means nothing here.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
         let document: JSONValue
         do {
             document = try JSONParser.parse(bytes)

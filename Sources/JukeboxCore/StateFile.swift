@@ -25,7 +25,7 @@ public struct StateFile: Sendable {
         await queue.run { [path] in
             let bytes: [UInt8]
             do {
-                bytes = try FilePath.read(path)
+                bytes = try FilePath.read(path, limit: FileReadError.stateLimit)
             } catch let error as FileReadError {
                 if error.isMissing { return .missing }
                 return Self.moveAside(path, now: now, reason: "\(error)")

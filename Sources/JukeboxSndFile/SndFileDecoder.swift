@@ -1,4 +1,5 @@
 import CSndFile
+import Glibc
 import JukeboxCore
 
 /// Decodes clips with libsndfile: every WAV flavour (8/16/24/32-bit integer, 32/64-bit float,
@@ -33,12 +34,11 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
     init(source: ClipSource, queue: BlockingWorkQueue) throws {
         self.file = source.file
         self.queue = queue
-        guard FilePath.isRegularFile(source.path) else {
-            let reason = FilePath.isDirectory(source.path) ? "is a folder, not an audio file" : "no such file (looked for \(source.path))"
-            throw ClipDecodeError(file: source.file, reason: reason)
-        }
+        let descriptor = try Self.openChecked(source)
         var info = SF_INFO()
-        guard let handle = sf_open(source.path, Int32(SFM_READ), &info) else {
+        // libsndfile reads the descriptor that was checked, and closes it.
+        guard let handle = sf_open_fd(descriptor, Int32(SFM_READ), &info, Int32(SF_TRUE)) else {
+            Glibc.close(descriptor)
             let reason = String(cString: sf_strerror(nil))
             throw ClipDecodeError(file: source.file, reason: Self.explain(reason))
         }
@@ -56,6 +56,41 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
 
     deinit {
         if let handle { sf_close(handle) }
+    }
+
+    /// Opens the clip's file, and checks what was opened rather than the path beforehand, so
+    /// nothing can be swapped in between: it must be a regular file (a FIFO would hang the
+    /// decoder, a device would never end) and, for `within`, its real path must lie inside
+    /// that folder.
+    static func openChecked(_ source: ClipSource) throws -> Int32 {
+        let descriptor = open(source.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard descriptor >= 0 else {
+            let reason = switch errno {
+            case ENOENT, ENOTDIR: "no such file (looked for \(source.path))"
+            default: "\(FileReadError(errno: errno))"
+            }
+            throw ClipDecodeError(file: source.file, reason: reason)
+        }
+        var info = stat()
+        fstat(descriptor, &info)
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR:
+            Glibc.close(descriptor)
+            throw ClipDecodeError(file: source.file, reason: "is a folder, not an audio file")
+        default:
+            Glibc.close(descriptor)
+            throw ClipDecodeError(file: source.file, reason: "not a regular file (a FIFO, socket or device cannot be a clip)")
+        }
+        if let folder = source.within {
+            let opened = FilePath.resolved("/proc/self/fd/\(descriptor)")
+            let root = FilePath.resolved(folder) ?? folder
+            guard let opened, opened.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+                Glibc.close(descriptor)
+                throw ClipDecodeError(file: source.file, reason: "the file opened is outside the clips folder \(folder) (a symlink was swapped in); refused")
+            }
+        }
+        return descriptor
     }
 
     /// The pipeline format that carries this file's samples without loss.

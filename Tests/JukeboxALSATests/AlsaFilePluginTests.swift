@@ -1,3 +1,4 @@
+import Glibc
 import JukeboxALSA
 import JukeboxCore
 import JukeboxSndFile
@@ -124,5 +125,38 @@ struct LogCollector: LogHandler {
 
     func log(event: LogEvent) {
         storage.lines.withLock { $0.append("\(event.message)") }
+    }
+}
+
+extension AlsaFilePluginTests {
+    /// A clip file cut short while it plays used to be recorded as `completed`; it ends early,
+    /// and the reason says how much of it was played.
+    @Test func clipTruncatedWhileItPlaysEndsEarly() async throws {
+        let samples = WAVFile.tone(frequency: 440, frames: 16_000, rate: 8000, channels: 1)
+        let played = try clip("long.wav", samples, rate: 8000, channels: 1)
+        let held = HeldSink(AlsaSink(device: device), holdAt: 1)
+        let player = Player(sink: held, decoder: SndFileDecoder(), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let playing = Task { try await player.play(played) }
+        await held.waitUntilHeld()
+        // Two 50 ms blocks are read by now; keep four blocks' worth of samples in the file.
+        #expect(truncate(played.source.path, 44 + 4 * 400 * 2) == 0)
+        await held.release()
+        let outcome = try await playing.value
+        await player.shutdown()
+        #expect(outcome == .endedEarly(reason: "the file holds less audio than its header says (cut short while it played, or damaged): played 0.2s of 2s"))
+        #expect(outcome.name == "ended-early")
+    }
+
+    /// A FIFO or a device named as a clip is "not a regular file", not "no such file", and
+    /// opening it does not wait for a writer.
+    @Test func aFIFOIsNotAClip() async throws {
+        let path = folder.file("pipe.wav")
+        #expect(mkfifo(path, 0o600) == 0)
+        await #expect(throws: ClipDecodeError(file: "pipe.wav", reason: "not a regular file (a FIFO, socket or device cannot be a clip)")) {
+            _ = try await SndFileDecoder().open(ClipSource(file: "pipe.wav", path: path))
+        }
+        await #expect(throws: ClipDecodeError(file: "zero", reason: "not a regular file (a FIFO, socket or device cannot be a clip)")) {
+            _ = try await SndFileDecoder().open(ClipSource(file: "zero", path: "/dev/zero"))
+        }
     }
 }

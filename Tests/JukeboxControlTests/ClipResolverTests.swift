@@ -1,6 +1,7 @@
 import Glibc
 import JukeboxCore
 import JukeboxProtocol
+import JukeboxSndFile
 import JukeboxTestSupport
 import Testing
 @testable import JukeboxControl
@@ -49,5 +50,41 @@ struct ClipResolverTests {
         #expect(throws: RPCError.unknownClip("wrd", suggestions: ["ward"])) { try resolver.resolve("wrd") }
         #expect(throws: RPCError.unknownClip("nothing.wav", suggestions: [])) { try resolver.resolve("nothing.wav") }
         #expect(throws: RPCError.unplayable("broken", "broken.wav: no such file")) { try resolver.resolve("broken") }
+    }
+}
+
+/// Limits on what one request can cost.
+extension ClipResolverTests {
+    @Test func suggestionsStopAtSixtyFourCharacters() {
+        let near = String(repeating: "w", count: 63) + "x"
+        let clips = [Clip(id: String(repeating: "w", count: 64), source: ClipSource(file: "w.wav", path: "/w.wav"))]
+        let resolver = ClipResolver(catalog: ClipCatalog(session: Session(name: "t", sourcePath: "s.json", clipsDirectory: "/", clips: clips)))
+        #expect(resolver.suggestions(for: near) == [clips[0].id], "at the limit: suggested")
+        #expect(resolver.suggestions(for: near + "w").isEmpty, "over it: not even looked at")
+        #expect(resolver.suggestions(for: String(repeating: "q", count: 65_000)).isEmpty)
+    }
+
+    @Test func idsOutOfReachByLengthAreNotSuggested() {
+        let ids = ["ward", "wardrobe-of-the-north-wind", "war"]
+        let clips = ids.map { Clip(id: $0, source: ClipSource(file: "\($0).wav", path: "/\($0).wav")) }
+        let resolver = ClipResolver(catalog: ClipCatalog(session: Session(name: "t", sourcePath: "s.json", clipsDirectory: "/", clips: clips)))
+        #expect(resolver.suggestions(for: "wrd") == ["ward", "war"])
+        #expect(resolver.suggestions(for: "Wardrobe") == ["wardrobe-of-the-north-wind"], "a shared start is suggested at any length")
+    }
+
+    /// The path is checked when it is queued; a symlink swapped in afterwards must not make
+    /// the daemon open a file outside the folder when the entry plays.
+    @Test func fileSwappedForASymlinkAfterTheCheckIsRefusedWhenOpened() async throws {
+        let clip = try resolver.resolve("extra/bell.wav")
+        #expect(clip.source.within == folder.file("clips"))
+        try folder.write("outside.wav", WAVFile.bytes([0.1, 0.2], encoding: .s16, rate: 8000, channels: 1))
+        unlink(folder.file("clips/extra/bell.wav"))
+        symlink(folder.file("outside.wav"), folder.file("clips/extra/bell.wav"))
+        await #expect(throws: ClipDecodeError(file: "extra/bell.wav", reason: "the file opened is outside the clips folder \(folder.file("clips")) (a symlink was swapped in); refused")) {
+            _ = try await SndFileDecoder().open(clip.source)
+        }
+        // The same file named in the session itself is the session author's choice, and plays.
+        let listed = ClipSource(file: "bell.wav", path: folder.file("clips/extra/bell.wav"))
+        #expect(try await SndFileDecoder().open(listed).frameCount == 2)
     }
 }

@@ -119,3 +119,21 @@ struct ControlHandlerTests {
         #expect(String(decoding: JukeboxEvent.paused.notificationLine, as: UTF8.self) == #"{"jsonrpc":"2.0","method":"paused","params":{}}"#)
     }
 }
+
+extension ControlHandlerTests {
+    /// `client` is copied into every entry and the state file: 64 characters at most.
+    @Test func clientNamesAreLimitedToSixtyFourCharacters() async {
+        let atLimit = String(repeating: "k", count: 64)
+        #expect(await call("enqueue", #"{"clips":["ward"],"client":"\#(atLimit)"}"#)?.contains(#""origin":"\#(atLimit)""#) == true)
+        #expect(await call("enqueue", #"{"clips":["ward"],"client":"\#(atLimit)k"}"#)
+            == #"{"error":{"code":-32602,"data":{"reason":"invalid-params"},"message":"\"client\" must be a name of 1 to 64 characters"},"id":1,"jsonrpc":"2.0"}"#)
+        #expect(await call("enqueue", #"{"clips":["ward"],"client":""}"#)?.contains("invalid-params") == true)
+        #expect(await control.calls.count == 1, "the refused requests queued nothing")
+    }
+
+    @Test func duplicateKeysInARequestAreRefused() async {
+        let answer = await reply(#"{"jsonrpc":"2.0","id":1,"method":"status","method":"skip"}"#)
+        #expect(answer?.contains(#"duplicate key \"method\""#) == true, "\(answer ?? "")")
+        #expect(await control.calls.isEmpty)
+    }
+}

@@ -1,4 +1,6 @@
+import Glibc
 import JukeboxCore
+import JukeboxTestSupport
 import Testing
 
 @Suite("Session file", .timeLimit(.minutes(1)))
@@ -273,5 +275,75 @@ struct DurationTextTests {
         #expect(DurationText.format(.seconds(45)) == "45s")
         #expect(DurationText.format(.milliseconds(2340)) == "2.3s")
         #expect(DurationText.format(.seconds(3600)) == "1h")
+    }
+}
+
+/// What a session (or state) file may be before it is read at all.
+@Suite("Session file limits", .timeLimit(.minutes(1)))
+struct SessionFileLimitTests {
+    let folder: TemporaryDirectory
+    init() throws { folder = try TemporaryDirectory() }
+
+    func unreadable(_ path: String) -> [String] {
+        do {
+            _ = try SessionLoader.load(path: path)
+            return []
+        } catch {
+            #expect(error.kind == .unreadable)
+            return error.problems
+        }
+    }
+
+    @Test func aFIFOIsRefusedWithoutWaitingForAWriter() throws {
+        let path = folder.file("fifo.json")
+        #expect(mkfifo(path, 0o600) == 0)
+        #expect(unreadable(path) == ["\(path): not a regular file (a FIFO, socket or device cannot be read as one)"])
+    }
+
+    @Test func aDeviceIsRefused() {
+        #expect(unreadable("/dev/zero") == ["/dev/zero: not a regular file (a FIFO, socket or device cannot be read as one)"])
+    }
+
+    @Test func sixteenMegabytesIsTheLimit() throws {
+        let clip = Array(#"{ "clips": [ { "file": "a.wav" } ] }"#.utf8)
+        let atLimit = clip + Array(repeating: UInt8(ascii: " "), count: FileReadError.sessionLimit - clip.count)
+        let path = try folder.write("big.json", atLimit)
+        #expect(throws: Never.self) { try SessionLoader.load(path: path) }
+        let over = try folder.write("bigger.json", atLimit + [0x20])
+        #expect(unreadable(over) == ["\(over): too large (over 16 MB); is it the right file?"])
+    }
+
+    @Test func aFolderIsRefused() {
+        #expect(unreadable(folder.path) == ["\(folder.path): is a folder, not a file"])
+    }
+
+    @Test func aByteOrderMarkIsAccepted() throws {
+        let path = try folder.write("bom.json", [0xEF, 0xBB, 0xBF] + Array(#"{ "clips": [ { "file": "a.wav" } ] }"#.utf8))
+        #expect(try SessionLoader.load(path: path).clips.map(\.id) == ["a"])
+    }
+
+    @Test func duplicateKeysAreReportedWithTheirPlace() throws {
+        let path = try folder.write("dup.json", text: """
+            { "clips": [ { "file": "a.wav" } ],
+              "volume": 0.2,
+              "volume": 1 }
+            """)
+        do throws(SessionLoadError) {
+            _ = try SessionLoader.load(path: path)
+            Issue.record("loaded a session with a duplicate key")
+        } catch {
+            #expect(error.problems == [#"\#(path): not valid JSON: duplicate key "volume" at line 3, column 3"#])
+        }
+    }
+
+    @Test func aStateFileThatIsAFIFOIsSetAsideNotWaitedOn() async throws {
+        let path = folder.file("state.json")
+        #expect(mkfifo(path, 0o600) == 0)
+        guard case .corrupt(let movedTo, let reason) = await StateFile(path: path).load() else {
+            Issue.record("a FIFO state file was not set aside")
+            return
+        }
+        #expect(reason == "not a regular file (a FIFO, socket or device cannot be read as one)")
+        #expect(movedTo.hasPrefix(path + ".corrupt-"))
     }
 }
