@@ -118,6 +118,43 @@ extension PersistedState {
     }
 }
 
+extension PersistedState {
+    /// The state with every waiting entry checked against the session again, since the file
+    /// may have been edited by someone else: a clip the session lists plays as before; any
+    /// other file must lie inside the clips folder, and is checked again when it is opened
+    /// (`ClipSource.within`). An entry whose clip or cue is anywhere else is not queued: it
+    /// goes to the history as failed, with the reason, and is returned so it can be logged.
+    public func confined(to session: Session, now: Double) -> (state: PersistedState, refused: [Entry]) {
+        let listed = Set(session.clips.map(\.source.path) + (session.cue.map { [$0.path] } ?? []))
+        let folder = session.clipsDirectory.hasSuffix("/") ? session.clipsDirectory : session.clipsDirectory + "/"
+        func checked(_ clip: Clip) -> Clip? {
+            if listed.contains(clip.path) { return clip }
+            guard FilePath.normalize(clip.path).hasPrefix(folder) else { return nil }
+            var confined = clip
+            confined.within = session.clipsDirectory
+            return confined
+        }
+        var state = self
+        var refused: [Entry] = []
+        state.waiting = waiting.compactMap { entry in
+            var entry = entry
+            guard let clip = checked(entry.clip), entry.cue.map({ checked($0) != nil }) ?? true else {
+                refused.append(entry)
+                return nil
+            }
+            entry.clip = clip
+            entry.cue = entry.cue.flatMap(checked)
+            return entry
+        }
+        for entry in refused {
+            state.history.append(Play(entry: entry, startedAt: now, outcome: "failed",
+                                      reason: "\(entry.clip.path) is outside the session's clips folder \(session.clipsDirectory); skipped"))
+        }
+        if let started = state.started, !state.waiting.contains(where: { $0.ticket == started.ticket }) { state.started = nil }
+        return (state, refused)
+    }
+}
+
 extension PersistedState.Clip {
     init(_ clip: PlayableClip) {
         self.init(id: clip.id, file: clip.source.file, path: clip.source.path, title: clip.title, gain: clip.gainDecibels, within: clip.source.within)

@@ -53,7 +53,13 @@ public struct StateFile: Sendable {
         let folder = FilePath.directory(of: path)
         try makeFolders(folder)
         let temporary = path + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+        // A new file, never one already there: O_EXCL with O_NOFOLLOW refuses a symlink (or
+        // anything else) planted under the temporary name instead of writing through it. One
+        // left by a crash is removed (unlink removes a symlink, not its target) and the
+        // create tried once more.
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        var descriptor = open(temporary, flags, 0o640)
+        if descriptor < 0, errno == EEXIST, unlink(temporary) == 0 { descriptor = open(temporary, flags, 0o640) }
         guard descriptor >= 0 else { throw StateFileError(path: temporary, errno: errno) }
         var offset = 0
         while offset < bytes.count {
@@ -80,18 +86,80 @@ public struct StateFile: Sendable {
         }
     }
 
-    static func makeFolders(_ folder: String) throws {
+    static func makeFolders(_ folder: String) throws(StateFileError) {
         var current = ""
         for part in folder.split(separator: "/") {
             current += "/" + part
-            if mkdir(current, 0o755) != 0, errno != EEXIST { throw StateFileError(path: current, errno: errno) }
+            if mkdir(current, 0o700) != 0, errno != EEXIST { throw StateFileError(path: current, errno: errno) }
         }
+    }
+
+    /// Creates the state file's folder if needed and checks that nobody else can write in it:
+    /// it must belong to this user and be writable by no one else, so another local user
+    /// cannot plant a file or a symlink where the daemon writes. `sharedFolder` is the one
+    /// exception allowed to be group-writable: the folder systemd made for the service
+    /// (`$STATE_DIRECTORY`). Call before the state is loaded.
+    public func checkFolder(sharedFolder: String? = nil, uid: uid_t = geteuid()) throws(StateLocationError) {
+        let folder = FilePath.directory(of: FilePath.absolute(path))
+        do { try Self.makeFolders(folder) } catch {
+            throw StateLocationError(message: "cannot create the state folder \(folder): \(FileReadError(errno: error.errno)); choose another with --state", exitCode: 73)
+        }
+        var info = stat()
+        guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw StateLocationError(message: "the state folder \(folder) is not a folder; choose another with --state", exitCode: 73)
+        }
+        let mode = info.st_mode & 0o777
+        let shared = sharedFolder.map { FilePath.normalize($0) == FilePath.normalize(folder) } ?? false
+        if info.st_uid != uid {
+            throw StateLocationError(
+                message: "the state folder \(folder) belongs to user \(UserName.of(info.st_uid)), not to \(UserName.of(uid)) who runs jukeboxd; another user could replace the state, so it is not used: choose a folder of your own with --state", exitCode: 78)
+        }
+        if mode & 0o002 != 0 || (mode & 0o020 != 0 && !shared) {
+            throw StateLocationError(
+                message: "the state folder \(folder) is writable by \(mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(mode, radix: 8))); another user could replace the state, so it is not used: run chmod go-w \(folder), or choose another folder with --state", exitCode: 78)
+        }
+    }
+
+    /// Where the state lives when `--state` is not given: `$STATE_DIRECTORY/state.json` under
+    /// systemd, else `$XDG_STATE_HOME/jukeboxd/SESSION.json`, else
+    /// `$HOME/.local/state/jukeboxd/SESSION.json`. Without any of them there is no private
+    /// place for it (a shared folder such as /tmp would let another user plant files where
+    /// the daemon writes), so the daemon refuses to guess.
+    public static func defaultPath(sessionName: String, environment: [String: String]) throws(StateLocationError) -> String {
+        if let directories = environment["STATE_DIRECTORY"], let first = directories.split(separator: ":").first {
+            return String(first) + "/state.json"
+        }
+        let name = String(sessionName.map { $0 == "/" ? "_" : $0 })
+        if let base = environment["XDG_STATE_HOME"], !base.isEmpty { return "\(base)/jukeboxd/\(name).json" }
+        if let home = environment["HOME"], !home.isEmpty, home != "/" { return "\(home)/.local/state/jukeboxd/\(name).json" }
+        throw StateLocationError(
+            message: "no place for the state file: HOME, XDG_STATE_HOME and STATE_DIRECTORY are all unset; give one with --state PATH (in a folder of your own)", exitCode: 78)
     }
 
     static func moveAside(_ path: String, now: Double, reason: String) -> LoadResult {
         let target = "\(path).corrupt-\(Int64(now))"
         rename(path, target)
         return .corrupt(movedTo: target, reason: reason)
+    }
+}
+
+/// The state file's place cannot be used; `exitCode` follows sysexits.
+public struct StateLocationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var exitCode: Int32
+    public var description: String { message }
+
+    public init(message: String, exitCode: Int32) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+}
+
+/// A user's name for messages, or their number when they have none.
+public enum UserName {
+    public static func of(_ uid: uid_t) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "#\(uid)" }
+        return "\(String(cString: name)) (\(uid))"
     }
 }
 

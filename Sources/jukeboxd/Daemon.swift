@@ -52,17 +52,10 @@ struct Daemon {
         return catalog
     }
 
-    /// `--state`, else `$STATE_DIRECTORY/state.json` under systemd, else
-    /// `$XDG_STATE_HOME/jukeboxd/<session name>.json` (default `~/.local/state`).
-    func statePath(for session: Session, environment: [String: String] = ProcessEnvironment.current) -> String {
+    /// `--state`, else the default place for the session (`StateFile.defaultPath`).
+    func statePath(for session: Session, environment: [String: String] = ProcessEnvironment.current) throws(StateLocationError) -> String {
         if let statePathOverride { return statePathOverride }
-        if let directories = environment["STATE_DIRECTORY"], let first = directories.split(separator: ":").first {
-            return String(first) + "/state.json"
-        }
-        let base = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? ((environment["HOME"] ?? "/tmp") + "/.local/state")
-        let name = session.name.map { $0 == "/" ? "_" : $0 }
-        return "\(base)/jukeboxd/\(String(name)).json"
+        return try StateFile.defaultPath(sessionName: session.name, environment: environment)
     }
 
     /// `--check`: a one-line verdict on stdout, or one line per problem on stderr. Returns the exit status.
@@ -79,7 +72,7 @@ struct Daemon {
         return 65
     }
 
-    func run(_ catalog: ClipCatalog) async throws {
+    func run(_ catalog: ClipCatalog, statePath: String) async throws {
         AlsaSink.routeLibraryMessages(to: logger)
         let session = catalog.session
         let player = Player(sink: AlsaSink(device: session.device), decoder: decoder, volume: session.volume, options: session.playback, logger: logger)
@@ -87,13 +80,17 @@ struct Daemon {
         let jukebox = ClipJukebox(
             session: session, clips: catalog.playableClips, queue: queue, clock: ContinuousClock(),
             generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(), logger: logger)
-        let stateFile = StateFile(path: statePath(for: session))
+        let stateFile = StateFile(path: statePath)
         switch await stateFile.load() {
         case .missing:
             logger.info("no saved state at \(stateFile.path); starting with an empty queue")
         case .corrupt(let movedTo, let reason):
             logger.warning("state file \(stateFile.path) could not be used (\(reason)); kept it as \(movedTo) and started with an empty queue")
-        case .loaded(let state):
+        case .loaded(let saved):
+            let (state, refused) = saved.confined(to: session, now: SystemWallClock.now())
+            for entry in refused {
+                logger.warning("state file \(stateFile.path): ticket \(entry.ticket) names \(entry.clip.path), outside the clips folder \(session.clipsDirectory); not queued")
+            }
             await state.restore(into: queue, jukebox: jukebox)
             logger.info("restored \(state.waiting.count) queued clips\(state.paused ? ", paused" : "") from \(stateFile.path)")
         }

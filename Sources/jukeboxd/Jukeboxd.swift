@@ -72,10 +72,19 @@ struct Jukeboxd: AsyncParsableCommand {
             printError("\(session.sourcePath): none of the session's clips can be played (see the warnings above)")
             throw ExitCode(65)
         }
+        let statePath: String
+        do {
+            let environment = ProcessEnvironment.current
+            statePath = try daemon.statePath(for: session, environment: environment)
+            try StateFile(path: statePath).checkFolder(sharedFolder: environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init))
+        } catch {
+            printError("jukeboxd: \(error)")
+            throw ExitCode(error.exitCode)
+        }
         do {
             if let socketGroup { _ = try SocketFile.groupID(socketGroup) }
             try SocketFile.prepare(daemon.socketPath)
-            try await daemon.run(catalog)
+            try await daemon.run(catalog, statePath: statePath)
         } catch let error as ControlSocketError {
             // Before anything starts (a socket in use, an unknown group), or once bound (the
             // socket could not be given to its group: not a member, say).

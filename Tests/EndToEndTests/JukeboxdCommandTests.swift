@@ -1,5 +1,6 @@
 import Foundation
 import JukeboxTestSupport
+import Subprocess
 import Testing
 
 /// The built `jukeboxd` binary, end to end: arguments, exit codes, messages, and real playback
@@ -131,5 +132,31 @@ struct JukeboxdCommandTests {
         #expect(line?.contains(#"audio device "jukebox_absent_pcm": cannot open: No such file or directory (check the name with `aplay -L`"#) == true)
         #expect(line?.contains("low stays queued, retrying in 0.5s") == true)
         #expect(run.status == 0)
+    }
+}
+
+extension JukeboxdCommandTests {
+    /// Without HOME, XDG_STATE_HOME, STATE_DIRECTORY or --state, the state used to go to
+    /// /tmp/.local/state, where another user could plant a symlink for root's daemon to write
+    /// through. There is no safe default, so the daemon says so and exits 78.
+    @Test func noPlaceForTheStateExits78NamingTheOption() async throws {
+        let path = try session(#"{ "clips": [ { "file": "low.wav" } ] }"#)
+        let result = try await Subprocess.run(
+            .path("/usr/bin/env"),
+            arguments: ["-u", "HOME", "-u", "XDG_STATE_HOME", "-u", "STATE_DIRECTORY", DaemonProcess.binaryDirectory + "/jukeboxd",
+                        path, "--socket", folder.file("control.sock"), "--device", fileDevice],
+            output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
+        #expect(DaemonProcess.status(result.terminationStatus) == 78)
+        #expect(result.standardError == "jukeboxd: no place for the state file: HOME, XDG_STATE_HOME and STATE_DIRECTORY are all unset; give one with --state PATH (in a folder of your own)\n")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/.local/state/jukeboxd/session.json"))
+    }
+
+    @Test func aStateFolderOthersCanWriteInExits78() async throws {
+        let path = try session(#"{ "clips": [ { "file": "low.wav" } ] }"#)
+        mkdir(folder.file("shared"), 0o777)
+        chmod(folder.file("shared"), 0o1777)
+        let (status, _, stderr) = try await outcome([path, "--socket", folder.file("control.sock"), "--state", folder.file("shared/state.json"), "--device", fileDevice])
+        #expect(status == 78)
+        #expect(stderr.contains("the state folder \(folder.file("shared")) is writable by everyone"), "\(stderr)")
     }
 }
