@@ -4,5 +4,5 @@
 # (scripts/pulse-rig.sh) that the tests start and stop themselves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins
+scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3
 swift test "$@"

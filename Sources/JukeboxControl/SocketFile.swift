@@ -36,9 +36,24 @@ public enum SocketFile {
             unlink(path)
         }
         let folder = FilePath.directory(of: path)
-        if !FilePath.isDirectory(folder), mkdir(folder, 0o755) != 0 {
+        let uid = UInt32(geteuid())
+        let isPrivate = folder == SocketPath.privateFolder(uid: uid)
+        if !FilePath.isDirectory(folder), mkdir(folder, isPrivate ? 0o700 : 0o755) != 0, errno != EEXIST {
             throw ControlSocketError(message: "cannot create the socket folder \(folder): \(FileReadError(errno: errno))", exitCode: 73)
         }
+        if isPrivate, let problem = SocketPath.checkPrivateFolder(folder, uid: uid) {
+            throw ControlSocketError(message: "refusing the control socket folder: \(problem); remove it, or give --socket elsewhere", exitCode: 77)
+        }
+    }
+
+    /// Runs `bind` with a umask that leaves the new socket file open to its owner alone, so
+    /// it is never connectable by anyone else, not even between its creation and the
+    /// `restrict` that follows (a umask of 000 would otherwise leave it open to all for that
+    /// moment). The umask is the process's, so it is put back at once.
+    public static func withPrivateCreation<T>(_ bind: () async throws -> T) async rethrows -> T {
+        let previous = umask(0o177)
+        defer { umask(previous) }
+        return try await bind()
     }
 
     /// The id of the group named by `--socket-group`; checked at start-up too, so a misspelt

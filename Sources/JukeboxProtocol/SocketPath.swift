@@ -6,7 +6,11 @@ import Darwin
 
 /// Where the control socket lives; `jukeboxd` and `jukebox` resolve it the same way:
 /// `--socket`, else `$JUKEBOX_SOCKET`, else `$XDG_RUNTIME_DIR/jukeboxd.sock`, else
-/// `/run/jukeboxd/jukeboxd.sock` for root, else `/tmp/jukeboxd-$UID.sock`.
+/// `/run/jukeboxd/jukeboxd.sock` for root, else `/tmp/jukeboxd-$UID/jukeboxd.sock`.
+///
+/// The last one is in a shared folder, so it lives in a private folder of its own (mode
+/// 0700) that both programs check before use (`checkPrivateFolder`): another user cannot
+/// squat the name, listen in the daemon's place and answer the client's commands.
 public enum SocketPath {
     /// Where the system service (dist/jukeboxd.service) puts its socket.
     public static let system = "/run/jukeboxd/jukeboxd.sock"
@@ -15,7 +19,29 @@ public enum SocketPath {
         if let explicit, !explicit.isEmpty { return explicit }
         if let path = environment["JUKEBOX_SOCKET"], !path.isEmpty { return path }
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime.hasSuffix("/") ? runtime + "jukeboxd.sock" : runtime + "/jukeboxd.sock" }
-        return uid == 0 ? system : "/tmp/jukeboxd-\(uid).sock"
+        return uid == 0 ? system : privateFolder(uid: uid) + "/jukeboxd.sock"
+    }
+
+    /// The folder of the fallback socket in /tmp.
+    public static func privateFolder(uid: UInt32) -> String { "/tmp/jukeboxd-\(uid)" }
+
+    /// What is wrong with `folder` as the private home of a socket of user `uid`: it must be
+    /// a real folder (not a symlink), belong to that user, and be writable by nobody else.
+    /// nil when it is fine, or when it does not exist yet.
+    public static func checkPrivateFolder(_ folder: String, uid: UInt32) -> String? {
+        var info = stat()
+        guard lstat(folder, &info) == 0 else { return nil }
+        if (info.st_mode & S_IFMT) == S_IFLNK { return "\(folder) is a symbolic link, not a folder of your own" }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { return "\(folder) is not a folder" }
+        if info.st_uid != uid { return "\(folder) belongs to \(userName(info.st_uid)), not to \(userName(uid))" }
+        if info.st_mode & 0o022 != 0 { return "\(folder) is writable by others (mode \(String(info.st_mode & 0o777, radix: 8)))" }
+        return nil
+    }
+
+    /// A user's name and number for messages.
+    public static func userName(_ uid: UInt32) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "user \(uid)" }
+        return "\(String(cString: name)) (\(uid))"
     }
 
     /// The client's choice: as `resolve`, except that when nothing was configured and no

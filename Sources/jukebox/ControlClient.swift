@@ -20,6 +20,11 @@ final class ControlClient {
 
     init(path: String, timeoutSeconds: Int = 10) throws(ClientError) {
         self.path = path
+        let folder = Self.folder(of: path)
+        let uid = getuid()
+        if folder == SocketPath.privateFolder(uid: uid), let problem = SocketPath.checkPrivateFolder(folder, uid: uid) {
+            throw ClientError(message: "jukebox: refusing the socket \(path): \(problem); someone else may be listening there", exitCode: 77)
+        }
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Self.unreachable(path, errno) }
         guard var address = UnixSocketAddress(path) else {
@@ -32,6 +37,21 @@ final class ControlClient {
             close(descriptor)
             throw Self.unreachable(path, error)
         }
+        // Whoever listens must be root, this user, or the owner of the socket's folder (the
+        // system service's user): not someone who got to an open folder first.
+        // struct ucred is pid, uid, gid: three 32-bit fields (Glibc hides it behind _GNU_SOURCE).
+        var credentials = [UInt32](repeating: 0, count: 3)
+        var size = socklen_t(3 * MemoryLayout<UInt32>.size)
+        var folderInfo = stat()
+        let owner = stat(folder, &folderInfo) == 0 ? folderInfo.st_uid : uid
+        let known = credentials.withUnsafeMutableBytes { getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, $0.baseAddress, &size) } == 0
+        let peer = known ? credentials[1] : uid
+        if peer != 0, peer != uid, peer != owner {
+            close(descriptor)
+            throw ClientError(
+                message: "jukebox: refusing the socket \(path): it is served by \(SocketPath.userName(peer)), who is neither you, root nor the owner of \(folder) (\(SocketPath.userName(owner)))",
+                exitCode: 77)
+        }
         if timeoutSeconds > 0 {
             var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
             setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -39,6 +59,11 @@ final class ControlClient {
     }
 
     deinit { close(descriptor) }
+
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
 
     static func unreachable(_ path: String, _ error: Int32) -> ClientError {
         let reason = switch error {

@@ -28,7 +28,7 @@ struct Jukebox: ParsableCommand {
 
 /// Options every command shares; they may come before or after the command name.
 struct ClientOptions: ParsableArguments {
-    @Option(help: "jukeboxd's control socket (default: $JUKEBOX_SOCKET, $XDG_RUNTIME_DIR/jukeboxd.sock, /run/jukeboxd/jukeboxd.sock as root, else /tmp/jukeboxd-UID.sock, falling back to the system service's /run/jukeboxd/jukeboxd.sock).")
+    @Option(help: "jukeboxd's control socket (default: $JUKEBOX_SOCKET, $XDG_RUNTIME_DIR/jukeboxd.sock, /run/jukeboxd/jukeboxd.sock as root, else /tmp/jukeboxd-UID/jukeboxd.sock, falling back to the system service's /run/jukeboxd/jukeboxd.sock).")
     var socket: String?
 
     @Flag(help: "Print the raw JSON result, for scripts.")

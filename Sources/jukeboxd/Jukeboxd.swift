@@ -30,7 +30,7 @@ struct Jukeboxd: AsyncParsableCommand {
     @Option(help: "Seed for the shuffle and the gaps, to reproduce a run.")
     var seed: UInt64?
 
-    @Option(help: "The control socket (default: $JUKEBOX_SOCKET, $XDG_RUNTIME_DIR/jukeboxd.sock, /run/jukeboxd/jukeboxd.sock as root, else /tmp/jukeboxd-UID.sock).")
+    @Option(help: "The control socket (default: $JUKEBOX_SOCKET, $XDG_RUNTIME_DIR/jukeboxd.sock, /run/jukeboxd/jukeboxd.sock as root, else /tmp/jukeboxd-UID/jukeboxd.sock).")
     var socket: String?
 
     @Option(help: "Group that may use the control socket (its mode is 0660).")

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import JukeboxProtocol
 import Testing
@@ -10,8 +11,8 @@ struct SocketPathTests {
         #expect(SocketPath.resolve(explicit: nil, environment: env, uid: 1000) == "/srv/j.sock")
         #expect(SocketPath.resolve(explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/1000"], uid: 1000) == "/run/user/1000/jukeboxd.sock")
         #expect(SocketPath.resolve(explicit: nil, environment: [:], uid: 0) == "/run/jukeboxd/jukeboxd.sock")
-        #expect(SocketPath.resolve(explicit: nil, environment: [:], uid: 1000) == "/tmp/jukeboxd-1000.sock")
-        #expect(SocketPath.resolve(explicit: nil, environment: ["JUKEBOX_SOCKET": ""], uid: 7) == "/tmp/jukeboxd-7.sock")
+        #expect(SocketPath.resolve(explicit: nil, environment: [:], uid: 1000) == "/tmp/jukeboxd-1000/jukeboxd.sock")
+        #expect(SocketPath.resolve(explicit: nil, environment: ["JUKEBOX_SOCKET": ""], uid: 7) == "/tmp/jukeboxd-7/jukeboxd.sock")
     }
 
     @Test func clientKeepsWhatWasConfigured() {
@@ -30,5 +31,24 @@ struct UnixSocketAddressTests {
         #expect(abstract.withSockaddr { $1 } == socklen_t(MemoryLayout<sa_family_t>.size + 33))
         #expect(UnixSocketAddress(String(repeating: "x", count: 200)) == nil)
         #expect(UnixSocketAddress("") == nil)
+    }
+}
+
+@Suite("Private socket folder")
+struct PrivateSocketFolderTests {
+    @Test func onlyARealFolderOfTheUserThatNobodyElseCanWriteIsAccepted() throws {
+        var template = Array("/tmp/jukebox-folder-XXXXXX".utf8CString)
+        let base = String(cString: try #require(mkdtemp(&template)))
+        defer { _ = try? FileManager.default.removeItem(atPath: base) }
+        let me = UInt32(geteuid())
+        #expect(SocketPath.checkPrivateFolder(base + "/missing", uid: me) == nil, "made when needed")
+        #expect(SocketPath.checkPrivateFolder(base, uid: me) == nil)
+        chmod(base, 0o757)
+        #expect(SocketPath.checkPrivateFolder(base, uid: me) == "\(base) is writable by others (mode 757)")
+        chmod(base, 0o700)
+        #expect(SocketPath.checkPrivateFolder(base, uid: me + 1)?.contains("belongs to") == true)
+        symlink(base, base + "-link")
+        defer { unlink(base + "-link") }
+        #expect(SocketPath.checkPrivateFolder(base + "-link", uid: me) == "\(base)-link is a symbolic link, not a folder of your own")
     }
 }

@@ -1,0 +1,121 @@
+import Foundation
+import JukeboxTestSupport
+import Subprocess
+import Testing
+
+/// Another local user must not be able to take the daemon's place on the control socket, nor
+/// connect to it while it is being set up. Each test makes its own users with `useradd`.
+@Suite("Control socket against another local user", .serialized, .enabled(if: UnixUser.isPossible, Comment(rawValue: UnixUser.impossible)), .timeLimit(.minutes(2)))
+struct SocketSecurityTests {
+    let folder: TemporaryDirectory
+
+    init() throws {
+        folder = try TemporaryDirectory()
+        chmod(folder.path, 0o755)
+        try folder.write("a.wav", WAVFile.bytes(Array(repeating: 0.1, count: 800), encoding: .s16, rate: 8000, channels: 1))
+        try folder.write("s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "a.wav" } ] }"#)
+        chmod(folder.file("a.wav"), 0o644)
+        chmod(folder.file("s.json"), 0o644)
+    }
+
+    var binaries: String { DaemonProcess.binaryDirectory }
+
+    /// The fallback socket lives in /tmp/jukeboxd-UID/. If another user made that folder
+    /// first, neither the daemon nor the client of that UID will use it.
+    @Test func aFallbackFolderMadeByAnotherUserIsRefusedByBothPrograms() async throws {
+        try await withUsers(2) { users in
+            let (victim, squatter) = (users[0], users[1])
+            let squatted = "/tmp/jukeboxd-\(victim.uid)"
+            #expect(mkdir(squatted, 0o777) == 0)
+            #expect(chown(squatted, squatter.uid, squatter.gid) == 0)
+            defer { rmdir(squatted) }
+            let client = try await victim.run([binaries + "/jukebox", "pause"])
+            #expect(client.status == 77)
+            #expect(client.stderr == "jukebox: refusing the socket \(squatted)/jukeboxd.sock: \(squatted) belongs to \(squatter.name) (\(squatter.uid)), not to \(victim.name) (\(victim.uid)); someone else may be listening there\n")
+            mkdir(folder.file("state"), 0o700)
+            chown(folder.file("state"), victim.uid, victim.gid)
+            let daemon = try await victim.run([binaries + "/jukeboxd", folder.file("s.json"), "--state", folder.file("state/s.json"), "--device", "null"])
+            #expect(daemon.status == 77)
+            #expect(daemon.stderr.contains("refusing the control socket folder: \(squatted) belongs to \(squatter.name)"), "\(daemon.stderr)")
+        }
+    }
+
+    /// A daemon run by someone else, listening where the client looks, used to receive the
+    /// client's commands and answer them ("paused"). The client now checks who serves the
+    /// socket: root, itself, or the owner of the socket's folder.
+    @Test func aDaemonOfAnotherUserIsNotTalkedTo() async throws {
+        try await withUsers(1) { users in
+            let squatter = users[0]
+            mkdir(folder.file("open"), 0o777)
+            chmod(folder.file("open"), 0o1777)
+            mkdir(folder.file("theirs"), 0o700)
+            chown(folder.file("theirs"), squatter.uid, squatter.gid)
+            let socket = folder.file("open/j.sock")
+            let (executable, arguments) = squatter.command([
+                binaries + "/jukeboxd", folder.file("s.json"), "--socket", socket, "--state", folder.file("theirs/s.json"), "--device", "null",
+            ])
+            let log = LogLines()
+            let result = try await Subprocess.run(executable, arguments: arguments, input: .none, output: .discarded, error: .sequence) { execution in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await line in execution.standardError.strings() { await log.append(line) }
+                        await log.finish()
+                    }
+                    guard await log.waitFor("control socket listening") else { return DaemonProcess.Outcome?.none }
+                    let answer = try await DaemonProcess.run(["--socket", socket, "pause"], tool: "jukebox")
+                    try execution.send(signal: .terminate)
+                    try await group.waitForAll()
+                    return answer
+                }
+            }
+            let lines = await log.lines
+            let answer = try #require(result.closureResult, "\(lines)")
+            #expect(answer.status == 77)
+            #expect(answer.stdout.isEmpty, "no forged answer is shown")
+            #expect(answer.stderr == "jukebox: refusing the socket \(socket): it is served by \(squatter.name) (\(squatter.uid)), who is neither you, root nor the owner of \(folder.file("open")) (root (0))\n")
+        }
+    }
+
+    /// Between `bind` and `chmod` the socket used to have the mode the umask gave it: with
+    /// umask 000 another user's looping `connect()` won a working connection in most starts.
+    /// It is now created open to its owner alone.
+    @Test func theSocketIsNeverConnectableByAnotherUserWhileStarting() async throws {
+        try await withUsers(1) { users in
+            let other = users[0]
+            mkdir(folder.file("open"), 0o777)
+            chmod(folder.file("open"), 0o1777)
+            let socket = folder.file("open/j.sock")
+            let stop = folder.file("open/stop")
+            let connector = """
+                import os, socket, sys
+                won = 0
+                while not os.path.exists(sys.argv[2]):
+                    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    try:
+                        s.connect(sys.argv[1]); won += 1
+                    except OSError:
+                        pass
+                    s.close()
+                print(won)
+                """
+            let (executable, arguments) = other.command(["/usr/bin/python3", "-c", connector, socket, stop])
+            async let connecting = Subprocess.run(executable, arguments: arguments, output: .string(limit: 4096), error: .string(limit: 4096))
+            for _ in 0..<15 {
+                let start = try await Subprocess.run(
+                    .path("/bin/sh"), arguments: ["-c", "umask 000; exec \"$0\" \"$@\"", binaries + "/jukeboxd", folder.file("s.json"),
+                                                  "--socket", socket, "--state", folder.file("state.json"), "--device", "null"],
+                    input: .none, output: .discarded, error: .sequence
+                ) { execution in
+                    for try await line in execution.standardError.strings() where line.contains("control socket listening") {
+                        try execution.send(signal: .terminate)
+                    }
+                }
+                #expect(DaemonProcess.status(start.terminationStatus) == 0)
+            }
+            FileManager.default.createFile(atPath: stop, contents: Data())
+            let result = try await connecting
+            #expect(result.standardError.isEmpty, "\(result.standardError)")
+            #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "connections another user won")
+        }
+    }
+}
