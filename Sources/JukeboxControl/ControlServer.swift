@@ -11,21 +11,50 @@ import Synchronization
 /// A connection's handler never throws, so one broken client cannot take the server down,
 /// and a client that never reads only blocks its own connection.
 public struct ControlServer: Service {
+    /// Bytes of replies a connection may have unsent before its requests stop being read.
+    public static let maxUnsentReplyBytes = 1 << 20
+    /// Connections served at once. At the limit, a new one takes the place of the one idle
+    /// longest that is not subscribed, so a new `jukebox` always gets through; and with the
+    /// descriptors it leaves free (`DescriptorLimit`), clips and state always open.
+    public static let defaultMaxConnections = 256
+    /// `defaultMaxConnections`, or fewer when the process may open few descriptors: at least
+    /// `descriptorReserve` stay free for clips, the device, the state file and the journal.
+    public static func maxConnections(openFileLimit: Int) -> Int {
+        max(4, min(defaultMaxConnections, openFileLimit - descriptorReserve))
+    }
+
+    public static let descriptorReserve = 64
+
+    /// The process's soft limit on open descriptors.
+    public static var openFileLimit: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// A connection that sends nothing for this long, and is not subscribed, is closed.
+    public static let defaultIdleTimeout: Duration = .seconds(600)
+
     let path: String
     let group: String?
     let control: any JukeboxControlling
     let logger: Logger
+    let maxConnections: Int
+    let idleTimeout: Duration
     /// Called once the socket accepts connections (start-up readiness).
     let onListening: @Sendable () -> Void
 
     public init(
         path: String, group: String? = nil, control: any JukeboxControlling, logger: Logger,
+        maxConnections: Int = ControlServer.maxConnections(openFileLimit: ControlServer.openFileLimit), idleTimeout: Duration = ControlServer.defaultIdleTimeout,
         onListening: @escaping @Sendable () -> Void = {}
     ) {
         self.path = path
         self.group = group
         self.control = control
         self.logger = logger
+        self.maxConnections = maxConnections
+        self.idleTimeout = idleTimeout
         self.onListening = onListening
     }
 
@@ -49,24 +78,31 @@ public struct ControlServer: Service {
         try SocketFile.restrict(path, group: group)
         logger.info("control socket listening on \(path)")
         onListening()
-        let connections = OpenConnections()
+        let connections = OpenConnections(limit: maxConnections)
         // On shutdown: stop accepting, and close each connection's reading side, so a request
         // being handled is still answered before its connection ends.
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { tasks in
+                tasks.addTask { await closeIdleConnections(connections) }
                 do {
                     try await server.executeThenClose { inbound in
                         var count = 0
                         for try await connection in inbound {
                             count += 1
                             let name = "client \(count)"
-                            tasks.addTask {
-                                guard connections.add(connection.channel) else {
-                                    connection.channel.close(promise: nil)
-                                    return
+                            switch connections.add(connection.channel, now: .now) {
+                            case .refused:
+                                connection.channel.close(promise: nil)
+                                continue
+                            case .admitted(let evicted):
+                                if let evicted {
+                                    logger.notice("\(maxConnections) connections open: closing the one idle longest to let a new one in")
+                                    evicted.close(promise: nil)
                                 }
+                            }
+                            tasks.addTask {
                                 if let wrapped = try? await connection.wrap() {
-                                    await serve(wrapped, name: name)
+                                    await serve(wrapped, name: name, connections: connections)
                                 } else {
                                     connection.channel.close(promise: nil)
                                 }
@@ -77,6 +113,7 @@ public struct ControlServer: Service {
                 } catch {
                     logger.debug("control socket closed: \(error)")
                 }
+                tasks.cancelAll()
             }
         } onGracefulShutdown: {
             server.channel.close(promise: nil)
@@ -84,13 +121,30 @@ public struct ControlServer: Service {
         }
     }
 
+    /// Closes, now and then, every connection that has been silent for `idleTimeout` and is
+    /// not subscribed: a client that connects and forgets would otherwise hold its descriptor
+    /// for ever.
+    private func closeIdleConnections(_ connections: OpenConnections) async {
+        let interval = min(idleTimeout, .seconds(60))
+        while (try? await Task.sleep(for: interval)) != nil {
+            for channel in connections.idle(since: .now - idleTimeout) {
+                logger.debug("closing a control connection idle for \(DurationText.format(idleTimeout))")
+                channel.close(promise: nil)
+            }
+        }
+    }
+
     /// Requests are applied as they arrive; a responder sends the replies in order, each one
     /// only after a commit that began after its change. A client that sends many requests at
-    /// once thus has them share writes instead of waiting for one write each.
-    private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String) async {
+    /// once thus has them share writes instead of waiting for one write each. Each reply is
+    /// written and flushed to the socket before the next, and a connection whose unsent
+    /// replies pass `maxUnsentReplyBytes` is not read from until its client reads.
+    private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String, connections: OpenConnections) async {
         let handler = ControlHandler(control: control, client: name)
+        let channel = connection.channel
+        let budget = ReplyBudget(limit: Self.maxUnsentReplyBytes)
         do {
-            try await connection.executeThenClose { inbound, outbound in
+            try await connection.executeThenClose { inbound, _ in
                 try await withThrowingTaskGroup(of: Void.self) { tasks in
                     let (replies, pending) = AsyncStream.makeStream(of: ControlHandler.Reply.self)
                     let (written, allWritten) = AsyncStream.makeStream(of: Void.self)
@@ -106,11 +160,16 @@ public struct ControlServer: Service {
                                     response = reply.lineIfCommitFails
                                 }
                             }
-                            if let response { try await outbound.write(line(response)) }
+                            // Awaiting the write means the bytes reached the socket: nothing
+                            // is left in NIO's buffer for the close to drop (a client that
+                            // half-closed still gets every byte of a large reply).
+                            if let response { try await channel.writeAndFlush(line(response)).get() }
+                            await budget.giveBack(reply.line?.count ?? 0)
                         }
                     }
                     var subscribed = false
                     reading: for try await frame in inbound {
+                        connections.touch(channel, now: .now)
                         switch frame {
                         case .tooLong:
                             pending.yield(.init(line: RPCCoding.error(.tooLong(limit: ControlHandler.maxLineLength), id: nil)))
@@ -118,12 +177,18 @@ public struct ControlServer: Service {
                         case .line(let bytes):
                             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
                             let reply = await handler.handleDeferringCommit(bytes)
+                            let size = reply.line?.count ?? 0
+                            if await budget.isFull(adding: size) {
+                                logger.debug("\(name): over \(Self.maxUnsentReplyBytes / 1024) KB of replies wait unsent; not reading its requests until it reads them")
+                            }
+                            await budget.take(size)
                             pending.yield(reply)
                             if reply.subscribe, !subscribed {
                                 subscribed = true
+                                connections.markSubscribed(channel)
                                 let stream = control.events.subscribe()
                                 tasks.addTask {
-                                    for await event in stream { try await outbound.write(line(event.notificationLine)) }
+                                    for await event in stream { try await channel.writeAndFlush(line(event.notificationLine)).get() }
                                 }
                             }
                         }
@@ -169,26 +234,70 @@ struct AcceptedChannel: Sendable {
     }
 }
 
-/// The live client connections, so shutdown can close their reading sides.
+/// The live client connections: when each last sent something and whether it follows
+/// events, so the server can cap their number, close idle ones, and close every reading
+/// side on shutdown.
 final class OpenConnections: Sendable {
-    private let channels = Mutex<(open: [ObjectIdentifier: any Channel], closing: Bool)>(([:], false))
+    private struct Connection {
+        var channel: any Channel
+        var lastActive: ContinuousClock.Instant
+        var subscribed = false
+    }
 
-    /// False once shutdown has begun: the connection is then closed instead of served.
-    func add(_ channel: any Channel) -> Bool {
-        channels.withLock { state in
-            if !state.closing { state.open[ObjectIdentifier(channel)] = channel }
-            return !state.closing
+    enum Admission {
+        /// Served; `evicted` was closed to make room.
+        case admitted(evicted: (any Channel)?)
+        /// Shutting down, or every connection is subscribed.
+        case refused
+    }
+
+    private let limit: Int
+    private let state = Mutex<(open: [ObjectIdentifier: Connection], closing: Bool)>(([:], false))
+
+    init(limit: Int) { self.limit = limit }
+
+    func add(_ channel: any Channel, now: ContinuousClock.Instant) -> Admission {
+        state.withLock { state in
+            guard !state.closing else { return .refused }
+            var evicted: (any Channel)?
+            if state.open.count >= limit {
+                guard let oldest = state.open.filter({ !$0.value.subscribed }).min(by: { $0.value.lastActive < $1.value.lastActive }) else {
+                    return .refused
+                }
+                evicted = state.open.removeValue(forKey: oldest.key)?.channel
+            }
+            state.open[ObjectIdentifier(channel)] = Connection(channel: channel, lastActive: now)
+            return .admitted(evicted: evicted)
         }
     }
 
+    func touch(_ channel: any Channel, now: ContinuousClock.Instant) {
+        state.withLock { $0.open[ObjectIdentifier(channel)]?.lastActive = now }
+    }
+
+    func markSubscribed(_ channel: any Channel) {
+        state.withLock { $0.open[ObjectIdentifier(channel)]?.subscribed = true }
+    }
+
+    /// Unsubscribed connections silent since before `cutoff`; they are forgotten here.
+    func idle(since cutoff: ContinuousClock.Instant) -> [any Channel] {
+        state.withLock { state in
+            let idle = state.open.filter { !$0.value.subscribed && $0.value.lastActive < cutoff }
+            for key in idle.keys { state.open.removeValue(forKey: key) }
+            return idle.values.map(\.channel)
+        }
+    }
+
+    var count: Int { state.withLock { $0.open.count } }
+
     func remove(_ channel: any Channel) {
-        _ = channels.withLock { $0.open.removeValue(forKey: ObjectIdentifier(channel)) }
+        _ = state.withLock { $0.open.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 
     func closeAllInputs() {
-        let open = channels.withLock { state in
+        let open = state.withLock { state in
             state.closing = true
-            return Array(state.open.values)
+            return state.open.values.map(\.channel)
         }
         for channel in open { channel.close(mode: .input, promise: nil) }
     }

@@ -6,6 +6,7 @@ import JukeboxTestSupport
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
 import Testing
 
 /// The real socket: a running `ControlServer` in a temporary folder, driven by NIO clients.
@@ -18,9 +19,14 @@ struct ControlServerTests {
     init() throws { folder = try TemporaryDirectory() }
 
     /// Runs `body` while the server listens; the server stops when it returns.
-    func withServer(_ body: () async throws -> Void) async throws {
+    func withServer(
+        maxConnections: Int = ControlServer.defaultMaxConnections, idleTimeout: Duration = ControlServer.defaultIdleTimeout,
+        log: (any LogHandler)? = nil, _ body: () async throws -> Void
+    ) async throws {
         let (ready, signal) = AsyncStream.makeStream(of: Void.self)
-        let server = ControlServer(path: path, control: control, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) {
+        var logger = Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() }
+        logger.logLevel = .debug
+        let server = ControlServer(path: path, control: control, logger: logger, maxConnections: maxConnections, idleTimeout: idleTimeout) {
             signal.yield()
         }
         let running = Task { try await server.run() }
@@ -167,6 +173,160 @@ struct ControlServerTests {
                 while !text.contains(#""method":"paused""#) { text += String(buffer: try #require(await iterator.next())) }
                 #expect(text.hasSuffix(#"{"jsonrpc":"2.0","method":"paused","params":{}}"# + "\n"))
             }
+        }
+    }
+
+    /// Reads lines from one connection, across calls (a stream has one iterator only).
+    struct LineReader {
+        var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+        var pending = ""
+
+        init(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>) { iterator = inbound.makeAsyncIterator() }
+
+        /// Up to `count` lines: fewer if the connection closes first.
+        mutating func next(_ count: Int) async throws -> [String] {
+            var received: [String] = []
+            while true {
+                while received.count < count, let newline = pending.firstIndex(of: "\n") {
+                    received.append(String(pending[..<newline]))
+                    pending = String(pending[pending.index(after: newline)...])
+                }
+                if received.count >= count { return received }
+                guard let chunk = try await iterator.next() else { return received }
+                pending += String(buffer: chunk)
+            }
+        }
+    }
+
+    static func lines(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, count: Int) async throws -> [String] {
+        var reader = LineReader(inbound)
+        return try await reader.next(count)
+    }
+
+    /// Fills the queue so that each `queue` reply is about 300 KB, more than a socket buffers.
+    func fillQueue() async throws {
+        for _ in 0..<20 {
+            _ = try await control.enqueue(Array(repeating: "water", count: 100), withCue: false, origin: "a-client-with-a-rather-long-name-to-make-replies-large")
+        }
+    }
+
+    /// A client that pipelines requests and never reads used to make the daemon buffer every
+    /// reply (1 000 `queue` lines grew it by 900 MB). Its requests now stop being read once a
+    /// megabyte of replies waits, and everything is answered, in order, once it reads.
+    @Test func aClientThatDoesNotReadStopsBeingRead() async throws {
+        try await fillQueue()
+        let log = LogCollector()
+        try await withServer(log: log) {
+            let channel = try await connect()
+            try await channel.executeThenClose { inbound, outbound in
+                let requests = (1...100).map { Self.request("queue", id: $0) + "\n" }.joined()
+                try await outbound.write(ByteBuffer(string: requests))
+                await log.waitFor("of replies wait unsent; not reading its requests")
+                let handled = await control.calls.filter { $0 == "queue" }.count
+                #expect(handled < 20, "\(handled) of 100 requests handled while the client read nothing")
+                let answers = try await Self.lines(inbound, count: 100)
+                #expect(answers.count == 100)
+                #expect(answers.enumerated().allSatisfy { $1.hasPrefix(#"{"id":\#($0 + 1),"#) }, "in order")
+            }
+        }
+    }
+
+    /// After `shutdown(SHUT_WR)` (socat, `nc -N`), a reply larger than the socket's buffer
+    /// used to be cut off when the connection closed.
+    @Test func aHalfClosedClientGetsAllOfALargeReply() async throws {
+        try await fillQueue()
+        let expected = try #require(await ControlHandler(control: control).handle(Array(Self.request("queue", id: 1).utf8)).line).count + 1
+        #expect(expected > 250_000, "larger than the socket buffer")
+        try await withServer {
+            let channel = try await connect(halfClose: true)
+            let received = try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: Self.request("queue", id: 1) + "\n" + Self.request("queue", id: 2) + "\n"))
+                outbound.finish()
+                // Read only once both are handled, as a slow client would: the server is done
+                // with the connection before its replies have left.
+                while await control.calls.filter({ $0 == "queue" }).count < 2 { await Task.yield() }
+                var total = 0
+                for try await chunk in inbound { total += chunk.readableBytes }
+                return total
+            }
+            #expect(received == 2 * expected, "every byte of both replies")
+        }
+    }
+
+    /// At the connection limit a new client still gets through: the connection idle longest
+    /// makes way, unless it follows events.
+    @Test func atTheLimitTheConnectionIdleLongestMakesWay() async throws {
+        try await withServer(maxConnections: 3) {
+            let subscriber = try await connect()
+            let oldest = try await connect()
+            let newer = try await connect()
+            try await subscriber.executeThenClose { subscriberIn, subscriberOut in
+                var events = LineReader(subscriberIn)
+                try await subscriberOut.write(ByteBuffer(string: Self.request("subscribe", id: 1) + "\n"))
+                #expect(try await events.next(1).count == 1)
+                let (served, heard) = try await oldest.executeThenClose { oldestIn, _ in
+                    try await newer.executeThenClose { _, newerOut in
+                        try await newerOut.write(ByteBuffer(string: Self.request("status", id: 1) + "\n"))
+                        let served = try await exchange([Self.request("status", id: 9)], expecting: 1)
+                        return (served, try await Self.lines(oldestIn, count: 1))
+                    }
+                }
+                #expect(served.count == 1, "the fourth connection is served")
+                #expect(heard.isEmpty, "the silent one that came first was closed for it")
+                control.events.publish(.paused)
+                #expect(try await events.next(1).first?.contains(#""method":"paused""#) == true, "the subscriber stays")
+            }
+        }
+    }
+
+    @Test func silentConnectionsAreClosedAfterTheIdleTimeButSubscribersStay() async throws {
+        try await withServer(idleTimeout: .milliseconds(300)) {
+            let silent = try await connect()
+            let subscriber = try await connect()
+            try await subscriber.executeThenClose { subscriberIn, subscriberOut in
+                var events = LineReader(subscriberIn)
+                try await subscriberOut.write(ByteBuffer(string: Self.request("subscribe", id: 1) + "\n"))
+                #expect(try await events.next(1).count == 1)
+                let heard = try await silent.executeThenClose { silentIn, _ in try await Self.lines(silentIn, count: 1) }
+                #expect(heard.isEmpty, "closed by the server")
+                control.events.publish(.resumed)
+                #expect(try await events.next(1).first?.contains(#""method":"resumed""#) == true)
+            }
+        }
+    }
+}
+
+/// Log lines kept for assertions; tests wait for one instead of sleeping.
+final class LogCollector: LogHandler, @unchecked Sendable {
+    // @unchecked: only `metadata` and `logLevel` are unguarded, and the tests never change them.
+    private let state = Mutex<(lines: [String], waiters: [(String, CheckedContinuation<Void, Never>)])>(([], []))
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let text = "\(event.message)"
+        let ready = state.withLock { state in
+            state.lines.append(text)
+            let ready = state.waiters.filter { text.contains($0.0) }
+            state.waiters.removeAll { text.contains($0.0) }
+            return ready
+        }
+        ready.forEach { $0.1.resume() }
+    }
+
+    func waitFor(_ text: String) async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if state.lines.contains(where: { $0.contains(text) }) { return true }
+                state.waiters.append((text, continuation))
+                return false
+            }
+            if done { continuation.resume() }
         }
     }
 }

@@ -1,0 +1,30 @@
+/// How many bytes of replies one connection may have waiting to be sent. The reader takes
+/// from it before it queues a reply and the writer gives back once the reply has reached the
+/// socket, so a client that pipelines requests and never reads stops having them read,
+/// instead of making the daemon buffer replies without end (NIO's own back-pressure then
+/// stops reading its socket). One reply larger than the whole budget still goes through,
+/// alone.
+actor ReplyBudget {
+    let limit: Int
+    private var unsent = 0
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Whether `take(bytes)` would have to wait for the client to read.
+    func isFull(adding bytes: Int) -> Bool { unsent > 0 && unsent + bytes > limit }
+
+    /// Returns once `bytes` more fit.
+    func take(_ bytes: Int) async {
+        while isFull(adding: bytes) {
+            await withCheckedContinuation { waiter = $0 }
+        }
+        unsent += bytes
+    }
+
+    func giveBack(_ bytes: Int) {
+        unsent -= bytes
+        waiter?.resume()
+        waiter = nil
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import JukeboxTestSupport
+import Subprocess
+import Testing
+
+/// What a client can make the built daemon hold: descriptors, and memory after a storm.
+@Suite("Resource limits end to end", .timeLimit(.minutes(2)))
+struct ResourceLimitTests {
+    let folder: TemporaryDirectory
+    var socket: String { folder.file("c.sock") }
+
+    init() throws {
+        folder = try TemporaryDirectory()
+        try folder.write("a.wav", WAVFile.bytes(Array(repeating: 0.1, count: 800), encoding: .s16, rate: 8000, channels: 1))
+        try folder.write("s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "a.wav" } ] }"#)
+    }
+
+    func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
+        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
+    }
+
+    /// The daemon's pid, from the credentials of a connection to it.
+    func daemonPID() -> Int32? {
+        let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(socket.utf8) + [0]) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { return nil }
+        var credentials = [Int32](repeating: 0, count: 3)
+        var size = socklen_t(12)
+        guard credentials.withUnsafeMutableBytes({ getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, $0.baseAddress, &size) }) == 0 else { return nil }
+        return credentials[0]
+    }
+
+    /// 1 100 idle connections under the unit's default limit of 1 024 descriptors used to make
+    /// `jukebox status` time out, clips fail with "Too many open files" and durable writes fail.
+    @Test func elevenHundredIdleConnectionsLeaveTheDaemonWorking() async throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 4096 {
+            limit.rlim_cur = min(4096, limit.rlim_max)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        try #require(limit.rlim_cur >= 1200, "the test itself needs 1 200 descriptors")
+        let log = LogLines()
+        let arguments = ["-c", "ulimit -n 1024 && exec \"$0\" \"$@\"", DaemonProcess.binaryDirectory + "/jukeboxd", folder.file("s.json"),
+                         "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"]
+        let result = try await Subprocess.run(.path("/bin/sh"), arguments: Arguments(arguments), input: .none, output: .discarded, error: .sequence) { execution in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await line in execution.standardError.strings() { await log.append(line) }
+                    await log.finish()
+                }
+                guard await log.waitFor("control socket listening") else { return false }
+                var held: [Int32] = []
+                defer { held.forEach { close($0) } }
+                for _ in 0..<1100 {
+                    let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                    var address = sockaddr_un()
+                    address.sun_family = sa_family_t(AF_UNIX)
+                    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(socket.utf8) + [0]) }
+                    _ = withUnsafePointer(to: &address) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    }
+                    held.append(descriptor)
+                }
+                let status = try await jukebox("status")
+                #expect(status.status == 0, "\(status.stderr)")
+                #expect(try await jukebox("play", "a").status == 0, "queued and saved durably")
+                #expect(await log.waitFor("played a"), "the clip's file opened")
+                let pid = try #require(daemonPID())
+                let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+                #expect(open <= 256 + 64, "\(open) descriptors open in the daemon")
+                try execution.send(signal: .terminate)
+                try await group.waitForAll()
+                return true
+            }
+        }
+        #expect(result.closureResult == true)
+        #expect(DaemonProcess.status(result.terminationStatus) == 0)
+        let lines = await log.lines
+        #expect(!lines.contains { $0.contains("Too many open files") || $0.contains("error") }, "\(lines.filter { $0.contains("error") })")
+        #expect(lines.contains { $0.contains("closing the one idle longest") })
+    }
+}
