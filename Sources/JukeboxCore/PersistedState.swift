@@ -39,9 +39,16 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public struct Play: Codable, Sendable, Equatable {
         public var entry: Entry
         public var startedAt: Double
-        /// `completed`, `skipped` or `failed`.
+        /// `completed`, `skipped`, `failed` or `ended-early`.
         public var outcome: String
         public var reason: String?
+
+        public init(entry: Entry, startedAt: Double, outcome: String, reason: String?) {
+            self.entry = entry
+            self.startedAt = startedAt
+            self.outcome = outcome
+            self.reason = reason
+        }
     }
 
     public struct Bag: Codable, Sendable, Equatable {

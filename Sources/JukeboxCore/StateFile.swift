@@ -42,14 +42,13 @@ public struct StateFile: Sendable {
         }
     }
 
-    public func save(_ state: PersistedState) async throws {
+    /// Writes `state` durably; returns the file's size.
+    @discardableResult
+    public func save(_ state: PersistedState) async throws -> Int {
         try await queue.run { [path] in try Self.writeAtomically(state, to: path) }
     }
 
-    static func writeAtomically(_ state: PersistedState, to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let bytes = Array(try encoder.encode(state))
+    static func writeAtomically(_ state: PersistedState, to path: String) throws -> Int {
         let folder = FilePath.directory(of: path)
         try makeFolders(folder)
         let temporary = path + ".tmp"
@@ -61,16 +60,12 @@ public struct StateFile: Sendable {
         var descriptor = open(temporary, flags, 0o640)
         if descriptor < 0, errno == EEXIST, unlink(temporary) == 0 { descriptor = open(temporary, flags, 0o640) }
         guard descriptor >= 0 else { throw StateFileError(path: temporary, errno: errno) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                let error = errno
-                close(descriptor)
-                throw StateFileError(path: temporary, errno: error)
-            }
-            offset += written
+        let size: Int
+        do {
+            size = try StateEncoder.write(state, to: descriptor, path: temporary)
+        } catch {
+            close(descriptor)
+            throw error
         }
         guard fsync(descriptor) == 0 else {
             let error = errno
@@ -84,6 +79,7 @@ public struct StateFile: Sendable {
             fsync(directory)
             close(directory)
         }
+        return size
     }
 
     static func makeFolders(_ folder: String) throws(StateFileError) {

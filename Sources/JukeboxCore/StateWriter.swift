@@ -13,6 +13,11 @@ public actor StateWriter {
     private var waiting: [(mark: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var writing = false
     public private(set) var writes = 0
+    /// The largest state written since memory was last given back.
+    private var largest = 0
+    /// A state this much smaller than the largest since the last trim means a big queue was
+    /// cleared or played: the memory it took is handed back to the system.
+    static let trimThreshold = 1 << 20
 
     public init(file: StateFile, gather: @escaping Gather) {
         self.file = file
@@ -48,8 +53,15 @@ public actor StateWriter {
             let target = marked
             let state = await gather()
             do {
-                try await file.save(state)
+                let size = try await file.save(state)
                 writes += 1
+                largest = max(largest, size)
+                if largest - size >= Self.trimThreshold {
+                    // glibc keeps freed memory for reuse; a storm of 10 000 entries, cleared,
+                    // would otherwise leave the daemon three times its idle size for good.
+                    ReleaseMemory.now()
+                    largest = size
+                }
                 durable = max(durable, target)
                 let done = waiting.filter { $0.mark <= durable }
                 waiting.removeAll { $0.mark <= durable }

@@ -98,3 +98,33 @@ actor Counter {
         return value
     }
 }
+
+extension StateTests {
+    /// The state is written a piece at a time, not built as one tree; what it writes must read
+    /// back through `JSONDecoder` exactly, whatever the strings hold.
+    @Test func streamedStateReadsBackExactly() async throws {
+        let odd = "quote \" backslash \\ newline \n tab \t bell \u{07} nul \u{00} é 🎵 /slash"
+        let clip = PersistedState.Clip(id: odd, file: "f \"1\".wav", path: "/c/\(odd).wav", title: odd, gain: -2.5, within: "/c")
+        var waiting: [PersistedState.Entry] = []
+        for ticket in 1...3000 {
+            let cue: PersistedState.Clip? = ticket % 2 == 0 ? clip : nil
+            let client: String? = ticket % 3 == 0 ? odd : nil
+            waiting.append(PersistedState.Entry(ticket: UInt64(ticket), clip: clip, cue: cue, client: client))
+        }
+        let stats: [String: ClipStats] = [odd: ClipStats(timesPlayed: 3, lastPlayed: 1_732_288_888.123_456), "b": ClipStats()]
+        let history: [PersistedState.Play] = [.init(entry: entry(5, "a"), startedAt: 12.5, outcome: "ended-early", reason: odd)]
+        let bag = PersistedState.Bag(remaining: [odd, "b"], lastPick: nil, cycle: 7)
+        let state = PersistedState(
+            nextTicket: 18_446_744_073_709_551_000, waiting: waiting, bag: bag, paused: true, volume: 0.1 + 0.2,
+            stats: stats, history: history, started: .init(ticket: 2, count: 1))
+        let file = StateFile(path: folder.file("state.json"))
+        let size = try await file.save(state)
+        #expect(size > StateEncoderChunk.size, "bigger than one buffer, so it was written in pieces")
+        #expect(await file.load() == .loaded(state))
+        #expect(try folder.read("state.json").count == size)
+    }
+}
+
+enum StateEncoderChunk {
+    static let size = 65_536
+}
