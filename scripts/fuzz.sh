@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Fuzzes the session-file loader and the control protocol against the built jukeboxd, from
+# the seed corpus in scripts/fuzz/corpus/. A short run is part of scripts/test.sh; run it
+# longer by hand: scripts/fuzz.sh --seconds 600 --seed 7. Builds the debug binaries first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build --product jukeboxd >/dev/null
+exec python3 scripts/fuzz/fuzz.py --bin .build/debug "$@"

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""Mutation fuzzer for jukeboxd's two parsers of untrusted input, run against the built binaries.
+
+  session  mutates the session files in corpus/session/ and runs `jukeboxd FILE --check` on
+           each: it must exit 0, 65 or 66 with a message, within the time limit, never die
+           by a signal or print a Swift runtime error.
+  control  starts one jukeboxd and sends it mutated JSON-RPC lines from corpus/control/ over
+           many connections (some never read, some half-close, some cut the line short); the
+           daemon must stay up, keep answering `status`, and stay within a memory bound.
+
+Deterministic for a given --seed. A failing input is saved under --out and named in the
+output, so it can be replayed by hand. Exits 1 on the first failure.
+
+  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|control|all]
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+CLIPS = os.path.join(HERE, "..", "..", "clips")
+
+# Values that broke, or could break, a parser or what uses its output.
+INTERESTING = [
+    b'"9999999999999h"', b'"2500000000000h2500000000000h"', b'1e308', b'-1e308', b'1e-320', b'-0', b'0.0000001',
+    b'18446744073709551616', b'-9223372036854775809', b'NaN', b'Infinity', b'null', b'true', b'[]', b'{}',
+    b'"' + b'x' * 70000 + b'"', b'"\\ud800"', b'"\\u0000"', b'"\xff\xfe"', b'"../../../../etc/passwd"',
+    b'"/dev/zero"', b'"24:00"', b'"00:00"', b'"99:99"', b'[' * 600, b'{"a":' * 300, b'"a","a"',
+    b'"\xef\xbb\xbf"', b'"' + "é🎵".encode() * 50 + b'"', b'"1h-2m"', b'"0s"', b'"ms"', b'1000000',
+]
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        choice = rng.randrange(8)
+        position = rng.randrange(len(data) + 1)
+        if choice == 0 and data:  # flip a byte
+            data[min(position, len(data) - 1)] = rng.randrange(256)
+        elif choice == 1:  # drop a span
+            del data[position:position + rng.randint(1, 16)]
+        elif choice == 2:  # insert an interesting value
+            data[position:position] = rng.choice(INTERESTING)
+        elif choice == 3:  # replace a value after a colon
+            colon = data.find(b":", position)
+            if colon >= 0:
+                end = colon + 1
+                while end < len(data) and data[end] not in b",}]":
+                    end += 1
+                data[colon + 1:end] = rng.choice(INTERESTING)
+        elif choice == 4 and data:  # duplicate a span
+            span = data[position:position + rng.randint(1, 64)]
+            data[position:position] = span
+        elif choice == 5:  # a byte order mark or junk up front
+            data[0:0] = rng.choice([b"\xef\xbb\xbf", b"\x00", b" " * 10])
+        elif choice == 6:  # truncate
+            del data[position:]
+        else:  # splice in a key that is already there
+            data[position:position] = b'"clips":[],'
+    return bytes(data)
+
+
+def fail(kind, what, sample, out):
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, f"{kind}-failure")
+    with open(path, "wb") as file:
+        file.write(sample)
+    print(f"fuzz {kind}: FAILED: {what}; input kept as {path}")
+    sys.exit(1)
+
+
+def fuzz_sessions(binary, deadline, rng, out):
+    seeds = [open(os.path.join(CORPUS, "session", name), "rb").read() for name in sorted(os.listdir(os.path.join(CORPUS, "session")))]
+    work = tempfile.mkdtemp(prefix="jukebox-fuzz-")
+    for name in os.listdir(CLIPS):
+        if name.endswith(".wav"):
+            os.symlink(os.path.abspath(os.path.join(CLIPS, name)), os.path.join(work, name))
+    path = os.path.join(work, "session.json")
+    runs = 0
+    try:
+        while time.monotonic() < deadline:
+            sample = mutate(rng.choice(seeds), rng)
+            with open(path, "wb") as file:
+                file.write(sample)
+            try:
+                result = subprocess.run([binary, path, "--check"], capture_output=True, timeout=10)
+            except subprocess.TimeoutExpired:
+                fail("session", "jukeboxd --check took over 10 s", sample, out)
+            runs += 1
+            stderr = result.stderr.decode(errors="replace")
+            if result.returncode < 0:
+                fail("session", f"jukeboxd --check died by signal {-result.returncode}", sample, out)
+            if result.returncode not in (0, 65, 66):
+                fail("session", f"jukeboxd --check exited {result.returncode}: {stderr[:300]}", sample, out)
+            if "Fatal error" in stderr or "DecodingError" in stderr or "Stack dump" in stderr:
+                fail("session", f"a raw error reached the user: {stderr[:300]}", sample, out)
+            if result.returncode != 0 and not stderr.strip():
+                fail("session", "refused without a message", sample, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"fuzz session: {runs} mutated session files, no crash, hang or raw error")
+
+
+def resident_kilobytes(pid):
+    with open(f"/proc/{pid}/status") as file:
+        for line in file:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def call(path, line, timeout=10):
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(timeout)
+        client.connect(path)
+        client.sendall(line + b"\n")
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = client.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+        return reply
+
+
+def fuzz_control(binary, deadline, rng, out):
+    seeds = []
+    for name in sorted(os.listdir(os.path.join(CORPUS, "control"))):
+        seeds += [line.rstrip(b"\n") for line in open(os.path.join(CORPUS, "control", name), "rb") if line.strip()]
+    work = tempfile.mkdtemp(prefix="jukebox-fuzz-")
+    for name in os.listdir(CLIPS):
+        if name.endswith(".wav"):
+            shutil.copy(os.path.join(CLIPS, name), work)
+    clips = [{"file": name} for name in sorted(os.listdir(work)) if name.endswith(".wav")]
+    with open(os.path.join(work, "session.json"), "w") as file:
+        json.dump({"interval": {"min": "1h", "max": "1h"}, "clips": clips}, file)
+    os.mkdir(os.path.join(work, "state"), 0o700)
+    path = os.path.join(work, "c.sock")
+    daemon = subprocess.Popen(
+        [binary, os.path.join(work, "session.json"), "--socket", path, "--state", os.path.join(work, "state", "s.json"),
+         "--device", "null", "--queue-limit", "2000", "--log-level", "error"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "log"), "wb"))
+    sent = 0
+    held = []
+    try:
+        for _ in range(200):
+            if os.path.exists(path):
+                break
+            time.sleep(0.05)
+        while time.monotonic() < deadline:
+            batch = [mutate(rng.choice(seeds), rng) if rng.random() < 0.9 else rng.choice(seeds) for _ in range(rng.randint(1, 20))]
+            payload = b"\n".join(batch) + (b"\n" if rng.random() < 0.8 else b"")
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.settimeout(5)
+            try:
+                client.connect(path)
+                client.sendall(payload)
+                mode = rng.randrange(4)
+                if mode == 0:  # read the answers
+                    client.shutdown(socket.SHUT_WR)
+                    while client.recv(65536):
+                        pass
+                elif mode == 1 and len(held) < 300:  # keep it open, never read
+                    held.append(client)
+                    client = None
+                # else: close at once, answers unread
+            except (OSError, socket.timeout) as error:
+                if daemon.poll() is not None:
+                    fail("control", f"jukeboxd exited ({daemon.returncode}) during the requests", payload, out)
+                if isinstance(error, socket.timeout):
+                    fail("control", "jukeboxd stopped answering a connection", payload, out)
+            finally:
+                if client is not None:
+                    client.close()
+            sent += len(batch)
+            if daemon.poll() is not None:
+                fail("control", f"jukeboxd died ({daemon.returncode})", payload, out)
+            if sent % 200 < len(batch):
+                try:
+                    status = call(path, b'{"jsonrpc":"2.0","id":1,"method":"status"}')
+                except OSError as error:
+                    fail("control", f"status failed: {error}", payload, out)
+                if b'"result"' not in status:
+                    fail("control", f"status answered {status[:200]!r}", payload, out)
+                rss = resident_kilobytes(daemon.pid)
+                if rss > 400_000:
+                    fail("control", f"jukeboxd grew to {rss} kB", payload, out)
+        for client in held:
+            client.close()
+        status = call(path, b'{"jsonrpc":"2.0","id":1,"method":"status"}')
+        if b'"result"' not in status:
+            fail("control", f"status at the end answered {status[:200]!r}", b"", out)
+        print(f"fuzz control: {sent} mutated requests on many connections; jukeboxd up, answering, {resident_kilobytes(daemon.pid)} kB resident")
+    finally:
+        for client in held:
+            client.close()
+        if daemon.poll() is None:
+            daemon.send_signal(signal.SIGTERM)
+            try:
+                daemon.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", nargs="?", default="all", choices=["session", "control", "all"])
+    parser.add_argument("--bin", default=os.path.join(HERE, "..", "..", ".build", "debug"))
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "jukebox-fuzz-failures"))
+    arguments = parser.parse_args()
+    binary = os.path.join(arguments.bin, "jukeboxd")
+    rng = random.Random(arguments.seed)
+    parts = ["session", "control"] if arguments.what == "all" else [arguments.what]
+    share = arguments.seconds / len(parts)
+    for part in parts:
+        deadline = time.monotonic() + share
+        (fuzz_sessions if part == "session" else fuzz_control)(binary, deadline, rng, arguments.out)
+
+
+if __name__ == "__main__":
+    main()
