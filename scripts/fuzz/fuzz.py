@@ -14,6 +14,7 @@ output, so it can be replayed by hand. Exits 1 on the first failure.
   fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|control|all]
 """
 import argparse
+import copy
 import json
 import os
 import random
@@ -39,7 +40,54 @@ INTERESTING = [
 ]
 
 
+# The same, as JSON values, for mutations that keep the document valid JSON and so reach the
+# checks behind the parser.
+VALUES = [
+    "9999999999999h", "2500000000000h2500000000000h", "87600h", "87601h", "0s", "1h-2m", "", "x" * 70000,
+    "../../../../etc/passwd", "/dev/zero", "24:00", "00:00", "99:99", "\u0000", "é🎵" * 50, "always", "never",
+    1e308, -1e308, 0, -1, 0.5, 18446744073709551616, 2147483647, 1e-320, True, None, [], {}, [[]] * 50, {"a": {"b": {}}},
+]
+
+
+def leaves(value, path=()):
+    """Every place in a JSON document, as a path of keys and indices."""
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from leaves(item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from leaves(item, path + (index,))
+
+
+def mutate_value(data: bytes, rng: random.Random) -> bytes:
+    """Valid JSON still: one value replaced, a key added or removed, a list item repeated."""
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return data
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice(list(leaves(document)))
+        if not path:
+            continue
+        parent = document
+        for step in path[:-1]:
+            parent = parent[step]
+        choice = rng.randrange(4)
+        if choice == 0 or choice == 1:
+            parent[path[-1]] = copy.deepcopy(rng.choice(VALUES))
+        elif choice == 2 and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif choice == 2 and isinstance(parent, list):
+            parent.append(copy.deepcopy(parent[path[-1]]))
+        elif isinstance(parent, dict):
+            parent[rng.choice(["version", "volume", "leadIn", "fade", "weight", "gain", "windows", "days", "from", "to", "min", "max", "cue", "id"])] = copy.deepcopy(rng.choice(VALUES))
+    return json.dumps(document).encode()
+
+
 def mutate(data: bytes, rng: random.Random) -> bytes:
+    if rng.random() < 0.5:
+        return mutate_value(data, rng)
     data = bytearray(data)
     for _ in range(rng.randint(1, 4)):
         choice = rng.randrange(8)
