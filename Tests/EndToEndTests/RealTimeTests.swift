@@ -219,7 +219,30 @@ struct RealTimeTests {
         let segments = try rig.capture(frequencies: Self.tones).segments
         #expect(segments.count == 1 && (399...401).contains(segments[0].windows), "the clip plays whole, from its start: \(segments)")
     }
+
+    /// A clip in a format the device refuses (PulseAudio takes at most 32 channels) used to be
+    /// retried for ever as a device fault, and `skip` did nothing. It now fails with the
+    /// device, the format and a hint, and the next clip plays.
+    @Test func aClipTheDeviceCannotTakeFailsAndTheNextPlays() async throws {
+        var arguments = try session(clips: [0.3])
+        let wide = WAVFile.bytes(Array(repeating: 0.1, count: 40 * 4410), encoding: .s16, rate: 44_100, channels: 40)
+        try folder.write("wide.wav", wide)
+        try folder.write("s.json", text: #"{ "device": "pulse", "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "wide.wav" }, { "file": "c0.wav" } ] }"#)
+        arguments[0] = folder.file("s.json")
+        let run = try await rig.with {
+            try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                expectSuccess(try await jukebox("play", "wide", "c0"))
+                return await log.waitFor("played c0")
+            }
+        }
+        #expect(run.result)
+        let failure = run.lines.first { $0.contains("skipped wide") } ?? ""
+        #expect(failure.contains(#"wide.wav: audio device "pulse": cannot play s16 44100 Hz 40 ch"#), "\(run.lines)")
+        #expect(failure.contains("plughw:"), "with the hint")
+        #expect(!run.lines.contains { $0.contains("retrying") })
+    }
 }
+
 
 extension Duration {
     var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
