@@ -51,6 +51,7 @@ struct Jukeboxd: AsyncParsableCommand {
     }
 
     func run() async throws {
+        ReleaseMemory.configureAllocator()
         let level = logLevel
         let journal = ProcessEnvironment.current["JOURNAL_STREAM"].map { !$0.isEmpty } ?? false
         LoggingSystem.bootstrap { _ in DaemonLogHandler(level: level, journal: journal) }

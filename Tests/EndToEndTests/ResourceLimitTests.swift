@@ -19,17 +19,27 @@ struct ResourceLimitTests {
         try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
     }
 
-    /// The daemon's pid, from the credentials of a connection to it.
-    func daemonPID() -> Int32? {
+    /// A connected socket to the daemon (or -1).
+    func rawConnection() -> Int32 {
         let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(socket.utf8) + [0]) }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard connected == 0 else { return nil }
+        guard connected == 0 else {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
+    }
+
+    /// The daemon's pid, from the credentials of a connection to it.
+    func daemonPID() -> Int32? {
+        let descriptor = rawConnection()
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
         var credentials = [Int32](repeating: 0, count: 3)
         var size = socklen_t(12)
         guard credentials.withUnsafeMutableBytes({ getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, $0.baseAddress, &size) }) == 0 else { return nil }
@@ -57,17 +67,9 @@ struct ResourceLimitTests {
                 }
                 guard await log.waitFor("control socket listening") else { return false }
                 var held: [Int32] = []
-                defer { held.forEach { close($0) } }
-                for _ in 0..<1100 {
-                    let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-                    var address = sockaddr_un()
-                    address.sun_family = sa_family_t(AF_UNIX)
-                    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(socket.utf8) + [0]) }
-                    _ = withUnsafePointer(to: &address) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-                    }
-                    held.append(descriptor)
-                }
+                defer { held.filter { $0 >= 0 }.forEach { close($0) } }
+                for _ in 0..<1100 { held.append(rawConnection()) }
+                #expect(held.allSatisfy { $0 >= 0 }, "every connection is accepted")
                 let status = try await jukebox("status")
                 #expect(status.status == 0, "\(status.stderr)")
                 #expect(try await jukebox("play", "a").status == 0, "queued and saved durably")

@@ -141,12 +141,18 @@ def idle_connections(binary, work, session):
         time.sleep(0.05)
     held = []
     for _ in range(1100):
-        try:
+        # A full listen backlog refuses at once; give the daemon a moment to accept, up to 5 s.
+        for _ in range(50):
             client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            client.settimeout(2)
-            client.connect(path)
-            held.append(client)
-        except OSError:
+            client.settimeout(5)
+            try:
+                client.connect(path)
+                held.append(client)
+                break
+            except OSError:
+                client.close()
+                time.sleep(0.1)
+        else:
             break
     time.sleep(1)
     started = time.monotonic()
