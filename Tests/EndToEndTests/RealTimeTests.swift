@@ -76,7 +76,12 @@ struct RealTimeTests {
         // Each clip whole (1 s is 100 windows; its first and last may be shared), none at
         // the same time as another, and nothing missing between them.
         #expect(segments.allSatisfy { (99...101).contains($0.windows) }, "\(segments)")
-        #expect(capture.twoToneWindows.count <= 4, "\(capture.twoToneWindows)")
+        // At most one shared window at each of the four joins. The first and last windows of
+        // the sound are left out: a tone that starts or stops part-way through a window
+        // spreads energy over every frequency, and can look like two tones against silence.
+        let (first, last) = (segments.first?.start ?? 0, segments.last?.end ?? 0)
+        let joins = capture.twoToneWindows.filter { $0 > first && $0 < last - 1 }
+        #expect(joins.count <= 4, "\(capture.twoToneWindows), sound from window \(first) to \(last)")
         #expect(CaptureAnalysis.gaps(segments).allSatisfy { $0 <= 1 }, "\(segments)")
     }
 
