@@ -80,9 +80,15 @@ CLEAR = {"jsonrpc": "2.0", "id": 2, "method": "clear"}
 ENQUEUE = {"jsonrpc": "2.0", "id": 1, "method": "enqueue", "params": {"clips": ["a"] * 9000}}
 
 
-def storm_then_clear(binary, work, session):
+def paused(binary, work, session):
+    """A daemon of its own, paused, so what is queued stays queued."""
     daemon = Daemon(binary, work, session)
     call(daemon.path, PAUSE)
+    return daemon
+
+
+def storm_then_clear(binary, work, session):
+    daemon = paused(binary, work, session)
     idle = settle(daemon.process.pid, 2)
     call(daemon.path, ENQUEUE)
     full = rss_kb(daemon.process.pid)
@@ -93,8 +99,7 @@ def storm_then_clear(binary, work, session):
 
 
 def unread_replies(binary, work, session):
-    daemon = Daemon(binary, work, session)
-    call(daemon.path, PAUSE)
+    daemon = paused(binary, work, session)
     call(daemon.path, ENQUEUE)
     before = rss_kb(daemon.process.pid)
     silent = connect(daemon.path)
@@ -106,8 +111,7 @@ def unread_replies(binary, work, session):
 
 
 def rounds(binary, work, session):
-    daemon = Daemon(binary, work, session)
-    call(daemon.path, PAUSE)
+    daemon = paused(binary, work, session)
     start = settle(daemon.process.pid, 2)
     for _ in range(100):
         call(daemon.path, ENQUEUE)
@@ -118,8 +122,7 @@ def rounds(binary, work, session):
 
 
 def client_names(binary, work, session):
-    daemon = Daemon(binary, work, session)
-    call(daemon.path, PAUSE)
+    daemon = paused(binary, work, session)
     name = "x" * 63_000
     replies = [call(daemon.path, {"jsonrpc": "2.0", "id": 3, "method": "enqueue", "params": {"clips": ["a"], "client": name}}) for _ in range(10)]
     refused = sum(b"invalid-params" in reply for reply in replies)
