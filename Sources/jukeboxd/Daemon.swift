@@ -58,12 +58,15 @@ struct Daemon {
         return try StateFile.defaultPath(sessionName: session.name, environment: environment)
     }
 
+    /// "1 clip", "7 clips".
+    static func clips(_ count: Int, _ noun: String = "clip") -> String { count == 1 ? "1 \(noun)" : "\(count) \(noun)s" }
+
     /// `--check`: a one-line verdict on stdout, or one line per problem on stderr. Returns the exit status.
     func report(_ catalog: ClipCatalog) -> Int32 {
         let session = catalog.session
         if catalog.problems.isEmpty {
             let enabled = session.clips.filter(\.enabled).count
-            print("\(session.sourcePath): OK: \"\(session.name)\", \(session.clips.count) clips (\(enabled) enabled), device \"\(session.device)\"")
+            print("\(session.sourcePath): OK: \"\(session.name)\", \(Self.clips(session.clips.count)) (\(enabled) enabled), device \"\(session.device)\"")
             return 0
         }
         for (id, problem) in catalog.problems.sorted(by: { $0.key < $1.key }) {
@@ -103,7 +106,7 @@ struct Daemon {
             reloader: { () async throws(SessionLoadError) -> ClipCatalog in
                 let fresh = await self.catalog(for: try self.loadSession())
                 await player.configure(fresh.session.playback)
-                self.logger.notice("session reloaded from \(self.sessionPath): \(fresh.playableClips.count) playable clips")
+                self.logger.notice("session reloaded from \(self.sessionPath): \(Self.clips(fresh.playableClips.count, "playable clip"))")
                 return fresh
             },
             writer: writer)
@@ -115,7 +118,7 @@ struct Daemon {
             readySignal.finish()
         }
 
-        logger.info("session \"\(session.name)\": \(catalog.playableClips.count) clips, device \"\(session.device)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
+        logger.info("session \"\(session.name)\": \(Self.clips(catalog.playableClips.count)), device \"\(session.device)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [

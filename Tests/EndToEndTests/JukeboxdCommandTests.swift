@@ -119,7 +119,7 @@ struct JukeboxdCommandTests {
 
     @Test func sigtermStopsAndExits0() async throws {
         let path = try session(#"{ "interval": { "min": "1h", "max": "2h" }, "clips": [ { "file": "low.wav" } ] }"#)
-        let run = try await DaemonProcess.withDaemon([path, "--device", fileDevice] + socket, ready: "session \"session\": 1 clips") { _ in }
+        let run = try await DaemonProcess.withDaemon([path, "--device", fileDevice] + socket, ready: "session \"session\": 1 clip,") { _ in }
         #expect(run.status == 0)
         #expect(run.lines.last?.hasSuffix("stopped") == true, "\(run.lines)")
     }
@@ -158,5 +158,24 @@ extension JukeboxdCommandTests {
         let (status, _, stderr) = try await outcome([path, "--socket", folder.file("control.sock"), "--state", folder.file("shared/state.json"), "--device", fileDevice])
         #expect(status == 78)
         #expect(stderr.contains("the state folder \(folder.file("shared")) is writable by everyone"), "\(stderr)")
+    }
+}
+
+extension JukeboxdCommandTests {
+    /// `--help` lists every exit status the program uses, as the README's table does.
+    @Test func helpListsEveryExitStatus() async throws {
+        let (status, stdout, _) = try await outcome(["--help"])
+        #expect(status == 0)
+        let text = stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for code in ["64", "65", "66", "67", "73", "75", "77", "78"] {
+            #expect(text.contains(" \(code) "), "--help does not mention exit status \(code): \(text)")
+        }
+    }
+
+    @Test func checkCountsOneClipInTheSingular() async throws {
+        let path = try session(#"{ "clips": [ { "file": "low.wav" } ] }"#)
+        let (status, stdout, _) = try await outcome([path, "--check"])
+        #expect(status == 0)
+        #expect(stdout == "\(path): OK: \"session\", 1 clip (1 enabled), device \"default\"\n")
     }
 }
