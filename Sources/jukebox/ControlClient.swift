@@ -6,6 +6,8 @@ import JukeboxProtocol
 struct ClientError: Error, CustomStringConvertible {
     var message: String
     var exitCode: Int32
+    /// The daemon's own error, when it refused the request: `--json` prints it for scripts.
+    var refusal: RPCError?
     var description: String { message }
 }
 
@@ -86,7 +88,7 @@ final class ControlClient {
                 throw ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand (are jukebox and jukeboxd from the same build?)", exitCode: 76)
             }
             guard response.id == .number(id) else { continue }
-            if let error = response.error { throw ClientError(message: "jukebox: \(error.message)", exitCode: 1) }
+            if let error = response.error { throw ClientError(message: "jukebox: \(error.message)", exitCode: 1, refusal: error) }
             guard let result = response.result else {
                 throw ClientError(message: "jukebox: jukeboxd sent an empty answer (are jukebox and jukeboxd from the same build?)", exitCode: 76)
             }

@@ -11,7 +11,7 @@ struct Jukebox: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jukebox",
         abstract: "Control a running jukeboxd: queue clips, see what plays, skip, pause, follow events.",
-        discussion: "Exit status: 0 on success, 1 when jukeboxd refused the request, 64 for a bad command line, 69 when jukeboxd cannot be reached.",
+        discussion: "Exit status: 0 on success, 1 when jukeboxd refused the request (with --json, its error object is printed), 64 for a bad command line or no command, 69 when jukeboxd cannot be reached, 77 when the socket is refused (another user could be listening there).",
         subcommands: [
             Play.self, QueueCommand.self, Status.self, Skip.self, Remove.self, Clear.self, Pause.self, Resume.self,
             Pick.self, Clips.self, History.self, Volume.self, Reload.self, Watch.self,
@@ -19,6 +19,12 @@ struct Jukebox: ParsableCommand {
     )
 
     @OptionGroup var options: ClientOptions
+
+    /// `jukebox` alone is a usage error (exit 64), not a success: a script that lost its
+    /// command should notice.
+    func run() throws {
+        throw ValidationError("name a command, such as `jukebox status` (see `jukebox --help`)")
+    }
 
     static func main() {
         if let quick = QuickCommand(CommandLine.arguments.dropFirst()) { quick.run() }
@@ -59,7 +65,10 @@ struct ClientOptions: ParsableArguments {
         return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "null"
     }
 
+    /// Says why on stderr; with `--json`, a refusal's error object (`code`, `message`,
+    /// `data.reason`, `data.suggestions`…) also goes to stdout, so scripts can read it.
     func fail(_ error: ClientError) -> ExitCode {
+        if json, let refusal = error.refusal { print(Self.json(refusal)) }
         printError(error.message)
         return ExitCode(error.exitCode)
     }

@@ -306,3 +306,24 @@ final class UnixConnection: Sendable {
         return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
     }
 }
+
+extension JukeboxClientTests {
+    /// `--json` on a refusal used to print nothing on stdout; a script needs the error object.
+    @Test func jsonPrintsTheErrorObjectOfARefusal() async throws {
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] _ in
+            (try await jukebox("--json", "play", "wlak"), try await jukebox("play", "--json", "wlak", "--client", "kitchen"))
+        }
+        for outcome in [run.result.0, run.result.1] {
+            #expect(outcome.status == 1)
+            #expect(outcome.stdout == #"{"code":-32001,"data":{"clip":"wlak","reason":"unknown-clip","suggestions":["walk"]},"message":"no clip \"wlak\" in the session (did you mean \"walk\"?)"}"# + "\n")
+            #expect(outcome.stderr == "jukebox: no clip \"wlak\" in the session (did you mean \"walk\"?)\n")
+        }
+    }
+
+    /// `jukebox` alone used to print help and exit 0; a script that lost its command should see a failure.
+    @Test func noCommandIsAUsageError() async throws {
+        let outcome = try await DaemonProcess.run([], tool: "jukebox")
+        #expect(outcome.status == 64)
+        #expect(outcome.stderr.contains("Usage: jukebox"), "\(outcome.stderr)")
+    }
+}
