@@ -307,10 +307,11 @@ public actor ClipPlayQueue: Service {
             stats[clip.id]?.lastPlayed = currentStartedAt
             logger.info("played \(clip.id) (\(clip.source.file), \(DurationText.format(duration)))")
         case .stopped:
-            logger.info("stopped \(clip.id) (\(clip.source.file))")
+            // The log uses the history's words: skipped, failed, ended early.
+            logger.info("skipped \(clip.id) (\(clip.source.file))")
         case .failed(let reason):
             failedCount += 1
-            logger.warning("skipped \(clip.id): \(reason)")
+            logger.warning("failed \(clip.id): \(reason)")
         case .endedEarly(let reason):
             failedCount += 1
             logger.warning("\(clip.id) ended early: \(reason)")

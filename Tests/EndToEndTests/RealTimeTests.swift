@@ -241,7 +241,7 @@ struct RealTimeTests {
             }
         }
         #expect(run.result)
-        let failure = run.lines.first { $0.contains("skipped wide") } ?? ""
+        let failure = run.lines.first { $0.contains("failed wide") } ?? ""
         #expect(failure.contains(#"wide.wav: audio device "pulse": cannot play s16 44100 Hz 40 ch"#), "\(run.lines)")
         #expect(failure.contains("plughw:"), "with the hint")
         #expect(!run.lines.contains { $0.contains("retrying") })
