@@ -16,21 +16,17 @@ struct ClipResolver {
         guard name.contains("/") || name.contains(".") else { throw .unknownClip(name, suggestions: suggestions(for: name)) }
         let candidate = FilePath.normalize(FilePath.join(session.clipsDirectory, name))
         guard let real = FilePath.resolved(candidate) else {
-            if !isInside(candidate, FilePath.resolved(session.clipsDirectory) ?? session.clipsDirectory) { throw .outsideClipsDirectory(name) }
+            if !FilePath.isInside(candidate, FilePath.resolved(session.clipsDirectory) ?? session.clipsDirectory) { throw .outsideClipsDirectory(name) }
             throw .unknownClip(name, suggestions: suggestions(for: name))
         }
         let folder = FilePath.resolved(session.clipsDirectory) ?? session.clipsDirectory
-        guard isInside(real, folder) else { throw .outsideClipsDirectory(name) }
+        guard FilePath.isInside(real, folder) else { throw .outsideClipsDirectory(name) }
         guard FilePath.isRegularFile(real) else { throw .unknownClip(name, suggestions: []) }
         if let clip = session.clips.first(where: { FilePath.resolved($0.source.path) == real }) {
             return try resolve(clip.id)
         }
         let relative = String(real.dropFirst(folder.count + 1))
         return PlayableClip(id: FilePath.removingExtension(FilePath.lastComponent(relative)), source: ClipSource(file: relative, path: real, within: session.clipsDirectory))
-    }
-
-    private func isInside(_ path: String, _ folder: String) -> Bool {
-        path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/")
     }
 
     /// Names longer than this get no suggestions: nobody mistypes a 65 000-character id.
@@ -46,7 +42,7 @@ struct ClipResolver {
         for id in catalog.session.clips.lazy.map(\.id) {
             if id.lowercased().hasPrefix(lowered) {
                 scored.append((id, abs(id.count - length)))
-            } else if abs(id.count - length) <= reach, id.count <= Self.maxSuggestedNameLength + reach {
+            } else if abs(id.count - length) <= reach {
                 let distance = editDistance(id, name)
                 if distance <= reach { scored.append((id, distance)) }
             }

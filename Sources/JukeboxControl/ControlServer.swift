@@ -177,11 +177,9 @@ public struct ControlServer: Service {
                         case .line(let bytes):
                             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
                             let reply = await handler.handleDeferringCommit(bytes)
-                            let size = reply.line?.count ?? 0
-                            if await budget.isFull(adding: size) {
+                            await budget.take(reply.line?.count ?? 0) { [logger] in
                                 logger.debug("\(name): over \(Self.maxUnsentReplyBytes / 1024) KB of replies wait unsent; not reading its requests until it reads them")
                             }
-                            await budget.take(size)
                             pending.yield(reply)
                             if reply.subscribe, !subscribed {
                                 subscribed = true
@@ -287,8 +285,6 @@ final class OpenConnections: Sendable {
             return idle.values.map(\.channel)
         }
     }
-
-    var count: Int { state.withLock { $0.open.count } }
 
     func remove(_ channel: any Channel) {
         _ = state.withLock { $0.open.removeValue(forKey: ObjectIdentifier(channel)) }

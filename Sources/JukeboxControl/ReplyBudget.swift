@@ -11,16 +11,17 @@ actor ReplyBudget {
 
     init(limit: Int) { self.limit = limit }
 
-    /// Whether `take(bytes)` would have to wait for the client to read.
-    func isFull(adding bytes: Int) -> Bool { unsent > 0 && unsent + bytes > limit }
-
-    /// Returns once `bytes` more fit.
-    func take(_ bytes: Int) async {
+    /// Returns once `bytes` more fit; `whenFull` runs first if that means waiting for the
+    /// client to read.
+    func take(_ bytes: Int, whenFull: @Sendable () -> Void) async {
+        if isFull(adding: bytes) { whenFull() }
         while isFull(adding: bytes) {
             await withCheckedContinuation { waiter = $0 }
         }
         unsent += bytes
     }
+
+    private func isFull(adding bytes: Int) -> Bool { unsent > 0 && unsent + bytes > limit }
 
     func giveBack(_ bytes: Int) {
         unsent -= bytes

@@ -79,7 +79,7 @@ public actor ClipPlayQueue: Service {
     }
 
     /// Which entry has been started how many times in a row without finishing.
-    public struct StartMark: Sendable, Equatable {
+    public struct StartMark: Codable, Sendable, Equatable {
         public var ticket: UInt64
         public var count: Int
         public init(ticket: UInt64, count: Int) {
@@ -176,17 +176,15 @@ public actor ClipPlayQueue: Service {
         self.stats = stats
         self.history = Deque(history.suffix(Self.historyLimit))
         var entries = entries[...]
-        if let started, let head = entries.first, head.ticket == started.ticket {
-            if started.count >= Self.crashLimit {
-                logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)")
-                entries = entries.dropFirst()
-                failedCount += 1
-                record(PlayRecord(entry: head, startedAt: wallClock(), outcome: .failed(reason: Self.crashLoopReason)))
-            } else {
-                restoredStart = started
-            }
+        if let started, let head = entries.first, head.ticket == started.ticket, started.count >= Self.crashLimit {
+            logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)")
+            entries = entries.dropFirst()
+            failedCount += 1
+            record(PlayRecord(entry: head, startedAt: wallClock(), outcome: .failed(reason: Self.crashLoopReason)))
         }
-        if restoredStart == nil, let head = entries.first { restoredStart = StartMark(ticket: head.ticket, count: 0) }
+        if let head = entries.first {
+            restoredStart = StartMark(ticket: head.ticket, count: head.ticket == started?.ticket ? started?.count ?? 0 : 0)
+        }
         waiting.append(contentsOf: entries)
         if !waiting.isEmpty { wake.yield() }
         self.nextTicket = max(nextTicket, (entries.map(\.ticket).max() ?? 0) + 1, self.nextTicket)
@@ -213,10 +211,10 @@ public actor ClipPlayQueue: Service {
                 waiting.removeFirst()
                 current = entry
                 currentStartedAt = wallClock()
-                let restored = restoredStart
+                let restored = restoredStart?.ticket == entry.ticket ? restoredStart : nil
                 restoredStart = nil
-                started = StartMark(ticket: entry.ticket, count: (restored?.ticket == entry.ticket ? restored?.count ?? 0 : 0) + 1)
-                if restored?.ticket == entry.ticket {
+                started = StartMark(ticket: entry.ticket, count: (restored?.count ?? 0) + 1)
+                if restored != nil {
                     // The first entry after a restart, perhaps the one that crashed the daemon:
                     // its start is durable before it plays, so a crash loop cannot go uncounted.
                     await onRiskyStart?()
@@ -264,10 +262,8 @@ public actor ClipPlayQueue: Service {
                 setDeviceState(.open)
                 return .failed(reason: "\(entry.clip.source.file): \(error)")
             } catch let error as AudioDeviceError {
-                if skipRequested {
-                    logger.info("\(entry.clip.id) skipped while waiting for audio device \"\(error.device)\"")
-                    return .stopped
-                }
+                // Skipped while the device failed: no retry. (`finish` logs the skip.)
+                if skipRequested { break }
                 let delay = backoff.next()
                 // One warning per distinct problem; repeats of the same one go to debug.
                 if error != deviceError {
@@ -285,11 +281,8 @@ public actor ClipPlayQueue: Service {
                     wait.cancel()
                 }
                 retryWait = nil
-                if skipRequested {
-                    logger.info("\(entry.clip.id) skipped while waiting for audio device \"\(error.device)\"")
-                    return .stopped
-                }
-                guard slept else { break }
+                // Cancelled by `skip()`, or shutting down: either way the slot ends here.
+                guard slept, !skipRequested else { break }
                 currentStartedAt = wallClock()
             } catch {
                 return .failed(reason: "\(error)")

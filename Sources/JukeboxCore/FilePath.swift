@@ -52,6 +52,11 @@ public enum FilePath {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// Whether `path` lies below `folder` (both taken as they are: resolve or normalise first).
+    public static func isInside(_ path: String, _ folder: String) -> Bool {
+        path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/")
+    }
+
     /// The real path after following symlinks, or nil if it does not exist.
     public static func resolved(_ path: String) -> String? {
         guard let pointer = realpath(path, nil) else { return nil }
@@ -83,7 +88,7 @@ public enum FilePath {
         switch info.st_mode & S_IFMT {
         case S_IFREG: break
         case S_IFDIR: throw FileReadError(errno: EISDIR)
-        default: throw FileReadError(notRegular: true)
+        default: throw FileReadError.notRegular
         }
         guard Int(info.st_size) <= limit else { throw FileReadError(tooLarge: limit) }
         var bytes: [UInt8] = []
@@ -115,10 +120,12 @@ public struct FileReadError: Error, Sendable, Equatable, CustomStringConvertible
         self.errno = EFBIG
         self.limit = limit
     }
-    init(notRegular: Bool) {
-        self.errno = EINVAL
-        self.notRegular = notRegular
-    }
+    /// A FIFO, socket or device where a file was expected.
+    static let notRegular: FileReadError = {
+        var error = FileReadError(errno: EINVAL)
+        error.notRegular = true
+        return error
+    }()
 
     public var isMissing: Bool { errno == ENOENT || errno == ENOTDIR }
 
@@ -135,10 +142,4 @@ public struct FileReadError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
-    /// The largest session file read: far beyond any real session (100 000 clips is about
-    /// 8 MB), small enough that a wrong path costs no memory worth mentioning.
-    public static let sessionLimit = 16 << 20
-    /// The largest state file read: a full queue at the largest `--queue-limit` with long
-    /// paths still fits.
-    public static let stateLimit = 512 << 20
 }

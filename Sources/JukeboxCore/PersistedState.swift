@@ -65,15 +65,7 @@ public struct PersistedState: Codable, Sendable, Equatable {
 
     /// The entry playing when this was saved, and how many times in a row it has started
     /// without finishing; absent after a clean shutdown (see `ClipPlayQueue.restore`).
-    public struct Started: Codable, Sendable, Equatable {
-        public var ticket: UInt64
-        public var count: Int
-
-        public init(ticket: UInt64, count: Int) {
-            self.ticket = ticket
-            self.count = count
-        }
-    }
+    public typealias Started = ClipPlayQueue.StartMark
 
     public var version = 1
     public var nextTicket: UInt64
@@ -111,14 +103,14 @@ extension PersistedState {
         return PersistedState(
             nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init), bag: await jukebox.persistedBag(),
             paused: await player.isPaused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init),
-            started: saved.started.map { Started(ticket: $0.ticket, count: $0.count) })
+            started: saved.started)
     }
 
     /// Puts a saved state back into a queue, player and scheduler that have not started yet.
     public func restore<C: Clock>(into queue: ClipPlayQueue, jukebox: ClipJukebox<C>) async where C.Duration == Duration {
         await queue.restore(
             entries: waiting.map(\.queueEntry), nextTicket: nextTicket, stats: stats, history: history.map(\.record),
-            started: started.map { ClipPlayQueue.StartMark(ticket: $0.ticket, count: $0.count) })
+            started: started)
         if let bag { await jukebox.restoreBag(bag) }
         await queue.player.setVolume(volume)
         if paused { await queue.player.pause() }
@@ -133,10 +125,9 @@ extension PersistedState {
     /// goes to the history as failed, with the reason, and is returned so it can be logged.
     public func confined(to session: Session, now: Double) -> (state: PersistedState, refused: [Entry]) {
         let listed = Set(session.clips.map(\.source.path) + (session.cue.map { [$0.path] } ?? []))
-        let folder = session.clipsDirectory.hasSuffix("/") ? session.clipsDirectory : session.clipsDirectory + "/"
         func checked(_ clip: Clip) -> Clip? {
             if listed.contains(clip.path) { return clip }
-            guard FilePath.normalize(clip.path).hasPrefix(folder) else { return nil }
+            guard FilePath.isInside(FilePath.normalize(clip.path), session.clipsDirectory) else { return nil }
             var confined = clip
             confined.within = session.clipsDirectory
             return confined
@@ -144,13 +135,14 @@ extension PersistedState {
         var state = self
         var refused: [Entry] = []
         state.waiting = waiting.compactMap { entry in
-            var entry = entry
-            guard let clip = checked(entry.clip), entry.cue.map({ checked($0) != nil }) ?? true else {
+            let cue = entry.cue.map(checked)
+            guard let clip = checked(entry.clip), cue != .some(nil) else {
                 refused.append(entry)
                 return nil
             }
+            var entry = entry
             entry.clip = clip
-            entry.cue = entry.cue.flatMap(checked)
+            entry.cue = cue ?? nil
             return entry
         }
         for entry in refused {

@@ -2,10 +2,14 @@
 /// just the first, and each is reported as `file:line: field.path: what is wrong`, in the
 /// order of the file's lines, the way compilers report them so editors can jump there.
 public enum SessionLoader {
+    /// The largest session file read: far beyond any real session (100 000 clips is about
+    /// 8 MB), small enough that a wrong path costs no memory worth mentioning.
+    public static let maxFileSize = 16 << 20
+
     public static func load(path: String) throws(SessionLoadError) -> Session {
         let bytes: [UInt8]
         do {
-            bytes = try FilePath.read(path, limit: FileReadError.sessionLimit)
+            bytes = try FilePath.read(path, limit: maxFileSize)
         } catch {
             throw SessionLoadError(kind: .unreadable, problems: ["\(path): \(error)"])
         }

@@ -11,6 +11,9 @@ import FoundationEssentials
 public struct StateFile: Sendable {
     public let path: String
     private let queue = BlockingWorkQueue(label: "jukebox.state")
+    /// The largest state file read: a full queue at the largest `--queue-limit` with long
+    /// paths still fits.
+    public static let maxFileSize = 512 << 20
 
     public init(path: String) { self.path = path }
 
@@ -25,7 +28,7 @@ public struct StateFile: Sendable {
         await queue.run { [path] in
             let bytes: [UInt8]
             do {
-                bytes = try FilePath.read(path, limit: FileReadError.stateLimit)
+                bytes = try FilePath.read(path, limit: Self.maxFileSize)
             } catch let error as FileReadError {
                 if error.isMissing { return .missing }
                 return Self.moveAside(path, now: now, reason: "\(error)")
@@ -116,15 +119,18 @@ public struct StateFile: Sendable {
         }
     }
 
+    /// The state folder systemd made for the service (`StateDirectory=`), if any.
+    public static func serviceFolder(_ environment: [String: String]) -> String? {
+        environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
+    }
+
     /// Where the state lives when `--state` is not given: `$STATE_DIRECTORY/state.json` under
     /// systemd, else `$XDG_STATE_HOME/jukeboxd/SESSION.json`, else
     /// `$HOME/.local/state/jukeboxd/SESSION.json`. Without any of them there is no private
     /// place for it (a shared folder such as /tmp would let another user plant files where
     /// the daemon writes), so the daemon refuses to guess.
     public static func defaultPath(sessionName: String, environment: [String: String]) throws(StateLocationError) -> String {
-        if let directories = environment["STATE_DIRECTORY"], let first = directories.split(separator: ":").first {
-            return String(first) + "/state.json"
-        }
+        if let folder = serviceFolder(environment) { return folder + "/state.json" }
         let name = String(sessionName.map { $0 == "/" ? "_" : $0 })
         if let base = environment["XDG_STATE_HOME"], !base.isEmpty { return "\(base)/jukeboxd/\(name).json" }
         if let home = environment["HOME"], !home.isEmpty, home != "/" { return "\(home)/.local/state/jukeboxd/\(name).json" }

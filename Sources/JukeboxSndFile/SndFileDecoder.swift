@@ -84,8 +84,7 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
         }
         if let folder = source.within {
             let opened = FilePath.resolved("/proc/self/fd/\(descriptor)")
-            let root = FilePath.resolved(folder) ?? folder
-            guard let opened, opened.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+            guard let opened, FilePath.isInside(opened, FilePath.resolved(folder) ?? folder) else {
                 Glibc.close(descriptor)
                 throw ClipDecodeError(file: source.file, reason: "the file opened is outside the clips folder \(folder) (a symlink was swapped in); refused")
             }

@@ -81,7 +81,7 @@ struct Jukeboxd: AsyncParsableCommand {
         do {
             let environment = ProcessEnvironment.current
             statePath = try daemon.statePath(for: session, environment: environment)
-            try StateFile(path: statePath).checkFolder(sharedFolder: environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init))
+            try StateFile(path: statePath).checkFolder(sharedFolder: StateFile.serviceFolder(environment))
         } catch {
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)

@@ -306,7 +306,7 @@ struct SessionFileLimitTests {
 
     @Test func sixteenMegabytesIsTheLimit() throws {
         let clip = Array(#"{ "clips": [ { "file": "a.wav" } ] }"#.utf8)
-        let atLimit = clip + Array(repeating: UInt8(ascii: " "), count: FileReadError.sessionLimit - clip.count)
+        let atLimit = clip + Array(repeating: UInt8(ascii: " "), count: SessionLoader.maxFileSize - clip.count)
         let path = try folder.write("big.json", atLimit)
         #expect(throws: Never.self) { try SessionLoader.load(path: path) }
         let over = try folder.write("bigger.json", atLimit + [0x20])
