@@ -144,30 +144,3 @@ public struct StateFile: Sendable {
         return .corrupt(movedTo: target, reason: reason)
     }
 }
-
-/// The state file's place cannot be used; `exitCode` follows sysexits.
-public struct StateLocationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public var exitCode: Int32
-    public var description: String { message }
-
-    public init(message: String, exitCode: Int32) {
-        self.message = message
-        self.exitCode = exitCode
-    }
-}
-
-/// A user's name for messages, or their number when they have none.
-public enum UserName {
-    public static func of(_ uid: uid_t) -> String {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "#\(uid)" }
-        return "\(String(cString: name)) (\(uid))"
-    }
-}
-
-/// The state could not be written.
-public struct StateFileError: Error, Sendable, CustomStringConvertible {
-    public var path: String
-    public var errno: Int32
-    public var description: String { "cannot write the state file \(path): \(FileReadError(errno: errno)) (errno \(errno))" }
-}

@@ -42,16 +42,3 @@ public protocol AudioSink: Sendable {
     /// Underruns recovered since the sink was created (the device ran dry and was restarted).
     func underrunCount() async -> Int
 }
-
-/// A write ended early by `AudioSink.interrupt()`; the device took the first `framesWritten`.
-public struct WriteInterrupted: Error, Sendable {
-    public var framesWritten: Int
-    public init(framesWritten: Int) { self.framesWritten = framesWritten }
-}
-
-extension AudioSink {
-    public func interrupt() {}
-    public func heartbeat() async {}
-    public func underrunCount() async -> Int { 0 }
-    public func rewind(upTo maxFrames: Int, keeping: Int) async -> Int { 0 }
-}

@@ -1,12 +1,3 @@
-/// Sample layouts the pipeline carries. Decoders pick the one closest to the file so that
-/// unity gain passes samples through bit for bit.
-public enum SampleFormat: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    case s16, s32, float32
-
-    public var bytesPerSample: Int { self == .s16 ? 2 : 4 }
-    public var description: String { rawValue }
-}
-
 /// What a sink must be opened with. Consecutive clips with equal formats share one open
 /// device, which is what makes them gapless.
 public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {

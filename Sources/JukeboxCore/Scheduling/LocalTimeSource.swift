@@ -1,0 +1,4 @@
+/// Where "now" in local time comes from; injected so schedulers are testable.
+public protocol LocalTimeSource: Sendable {
+    func now() -> LocalTime
+}

@@ -1,0 +1,25 @@
+public struct Clip: Sendable, Equatable, Identifiable {
+    public var id: String
+    public var source: ClipSource
+    public var title: String
+    public var weight: Int
+    public var gainDecibels: Double
+    /// Empty means always allowed.
+    public var windows: [TimeWindow]
+    public var enabled: Bool
+
+    public init(
+        id: String, source: ClipSource, title: String? = nil, weight: Int = 1, gainDecibels: Double = 0,
+        windows: [TimeWindow] = [], enabled: Bool = true
+    ) {
+        self.id = id
+        self.source = source
+        self.title = title ?? id
+        self.weight = weight
+        self.gainDecibels = gainDecibels
+        self.windows = windows
+        self.enabled = enabled
+    }
+}
+
+/// An audio file: as written in the session (for messages) and resolved to an absolute path.

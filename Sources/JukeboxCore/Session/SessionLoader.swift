@@ -1,0 +1,56 @@
+/// Reads and validates a session file (format version 1). Every problem is collected, not
+/// just the first, and each is reported as `file:line: field.path: what is wrong`, in the
+/// order of the file's lines, the way compilers report them so editors can jump there.
+public enum SessionLoader {
+    /// The largest session file read: far beyond any real session (100 000 clips is about
+    /// 8 MB), small enough that a wrong path costs no memory worth mentioning.
+    public static let maxFileSize = 16 << 20
+
+    public static func load(path: String) throws(SessionLoadError) -> Session {
+        let bytes: [UInt8]
+        do {
+            bytes = try FilePath.read(path, limit: maxFileSize)
+        } catch {
+            throw SessionLoadError(kind: .unreadable, problems: ["\(path): \(error)"])
+        }
+        return try parse(bytes, path: path)
+    }
+
+    /// Parses session text; `path` names the file in messages and anchors relative paths.
+    public static func parse(_ bytes: [UInt8], path: String) throws(SessionLoadError) -> Session {
+        var bytes = bytes
+        // Editors on some systems start UTF-8 files with a byte order mark; it means nothing here.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch {
+            throw SessionLoadError(kind: .invalid, problems: ["\(path): not valid JSON: \(error)"])
+        }
+        var reader = SessionReader(sessionPath: path)
+        let session = reader.session(from: document)
+        guard let session, reader.problems.isEmpty else {
+            throw SessionLoadError(kind: .invalid, problems: located(reader.problems, in: bytes, path: path))
+        }
+        return session
+    }
+
+    /// Each problem with the line of its field (or of the nearest enclosing one present, for
+    /// a missing field), sorted by line; problems on one line keep the order they were found.
+    static func located(_ problems: [(field: String, message: String)], in bytes: [UInt8], path: String) -> [String] {
+        let lines = JSONParser.lines(in: bytes)
+        func line(of field: String) -> Int {
+            var field = Substring(field)
+            while lines[String(field)] == nil, let cut = field.lastIndex(where: { $0 == "." || $0 == "[" }) {
+                field = field[..<cut]
+            }
+            return lines[String(field)] ?? lines[""] ?? 1
+        }
+        return problems.map { (line: line(of: $0.field), problem: $0) }
+            .enumerated().sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }
+            .map { entry in
+                let (line, problem) = entry.element
+                return "\(path):\(line): " + (problem.field.isEmpty ? problem.message : "\(problem.field): \(problem.message)")
+            }
+    }
+}
