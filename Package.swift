@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(
             name: "JukeboxCoreTests",
             dependencies: [
-                "JukeboxCore", "JukeboxTestSupport",
+                "JukeboxCore", "JukeboxTestSupport", "JukeboxSndFile",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

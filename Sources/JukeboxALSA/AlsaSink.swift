@@ -13,7 +13,7 @@ import Synchronization
 /// writes wait with a timeout so an unplugged or wedged device is reported, not waited on.
 public final class AlsaSink: AudioSink, @unchecked Sendable {
     // @unchecked: the mutable state (`pcm` and what was learnt when it opened) is only read
-    // and written on `queue`; `underruns` is atomic and `wakeFD` is fixed at init.
+    // and written on `queue`; `underrunTotal` is atomic and `wakeFD` is atomic (made at init, or at the first open that can).
     public let deviceName: String
     private let queue: BlockingWorkQueue
     private let bufferMicroseconds: UInt32
@@ -25,37 +25,41 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     /// Cleared once the device turns out to ignore rewinds (it stays the same device).
     private var rewindWorks = true
     /// Signalled by `interrupt()`; polled together with the PCM while a write waits for room.
-    private let wakeFD: Int32
+    /// -1 until made: if the process is out of descriptors at start-up, opening the device
+    /// tries again (and says why it cannot play) rather than leaving skips to wait a period.
+    private let wakeFD = Atomic<Int32>(-1)
+    /// The last open failed: the next one reads ALSA's configuration afresh, so a PCM the
+    /// user has since added to ~/.asoundrc or /etc/asound.conf is found without a restart.
+    private var rereadConfiguration = false
     /// Read without going through `queue`, so `status` answers even while a device call hangs.
-    private let underruns = Atomic<Int>(0)
+    private let underrunTotal = Atomic<Int>(0)
 
     public init(device: String, bufferTime: Duration = .milliseconds(500), periodTime: Duration = .milliseconds(50)) {
         self.deviceName = device
         self.queue = BlockingWorkQueue(label: "jukebox.alsa")
         self.bufferMicroseconds = UInt32(bufferTime.milliseconds * 1000)
         self.periodMicroseconds = UInt32(periodTime.milliseconds * 1000)
-        self.wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        wakeFD.store(eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)), ordering: .relaxed)
     }
 
     deinit {
         if let pcm { snd_pcm_close(pcm) }
-        if wakeFD >= 0 { Glibc.close(wakeFD) }
+        let wake = wakeFD.load(ordering: .relaxed)
+        if wake >= 0 { Glibc.close(wake) }
     }
 
     public func interrupt() {
         var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
+        _ = Glibc.write(wakeFD.load(ordering: .relaxed), &one, 8)
     }
 
     /// Forgets an interrupt meant for a write that has already finished.
     private func clearInterrupt() {
         var value: UInt64 = 0
-        _ = Glibc.read(wakeFD, &value, 8)
+        _ = Glibc.read(wakeFD.load(ordering: .relaxed), &value, 8)
     }
 
-    public func underrunCount() async -> Int {
-        underruns.load(ordering: .relaxed)
-    }
+    public var underruns: Int { underrunTotal.load(ordering: .relaxed) }
 
     public func open(_ format: AudioFormat) async throws -> AudioFormat {
         try await queue.run { try self.openBlocking(format) }
@@ -107,10 +111,6 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
     }
 
-    public func heartbeat() async {
-        await queue.run {}
-    }
-
     public func close() async {
         await queue.run {
             if let pcm = self.pcm { snd_pcm_close(pcm) }
@@ -122,8 +122,22 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
 
     private func openBlocking(_ format: AudioFormat) throws -> AudioFormat {
         if let pcm { snd_pcm_close(pcm); self.pcm = nil }
+        if wakeFD.load(ordering: .relaxed) < 0 {
+            let made = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+            guard made >= 0 else {
+                throw AudioDeviceError(
+                    code: .ioError, device: deviceName, operation: "open", reason: "cannot make its wake-up descriptor (eventfd): \(FileReadError(errno: errno))",
+                    hint: "the daemon has too many files open; see its open-files limit (LimitNOFILE=)")
+            }
+            wakeFD.store(made, ordering: .relaxed)
+        }
+        if rereadConfiguration {
+            // Every PCM of ours is closed here, so nothing still uses the old tree.
+            snd_config_update_free_global()
+        }
         var handle: OpaquePointer?
         let opened = snd_pcm_open(&handle, deviceName, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+        rereadConfiguration = opened < 0
         guard opened >= 0, let handle else { throw error("open", opened) }
         do {
             let sampleFormat = try configure(handle, format)
@@ -272,7 +286,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
         var descriptors = [pollfd](repeating: pollfd(), count: count + 1)
         snd_pcm_poll_descriptors(pcm, &descriptors, UInt32(count))
-        descriptors[count] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+        descriptors[count] = pollfd(fd: wakeFD.load(ordering: .relaxed), events: Int16(POLLIN), revents: 0)
         let ready = poll(&descriptors, nfds_t(count + 1), 1000)
         if ready == 0 { return .timedOut }
         if ready < 0 { return errno == EINTR ? .room : .timedOut }
@@ -293,7 +307,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     /// Underruns and suspends are recovered and counted; anything else is a device failure.
     private func recover(_ pcm: OpaquePointer, _ code: Int32) throws {
         guard code == -EPIPE || code == -ESTRPIPE || code == -EINTR else { throw error("write", code) }
-        if code == -EPIPE { underruns.add(1, ordering: .relaxed) }
+        if code == -EPIPE { underrunTotal.add(1, ordering: .relaxed) }
         let recovered = snd_pcm_recover(pcm, code, 1)
         if recovered < 0 { throw error("write", recovered) }
     }
@@ -314,6 +328,11 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     static func error(device: String, operation: String, code: Int32) -> AudioDeviceError {
         let reason = String(cString: snd_strerror(code))
         switch -code {
+        case ENODEV where operation == "open" && (device.hasPrefix("hw:") || device.hasPrefix("plughw:")):
+            // A hw:/plughw: name whose card is not there: usually a card name or number that
+            // is wrong, or a USB device not plugged in.
+            return AudioDeviceError(code: .notFound, device: device, operation: operation, reason: reason,
+                                    hint: "check the name with `aplay -L` and use one it lists, such as plughw:CARD=Device,DEV=0; a USB device may not be plugged in yet")
         case ENOENT, ENXIO:
             return AudioDeviceError(code: .notFound, device: device, operation: operation, reason: reason,
                                     hint: "check the name with `aplay -L`; a USB device may not be plugged in yet")

@@ -2,52 +2,57 @@ import JukeboxCore
 import JukeboxProtocol
 
 /// Maps one request line to its response line: JSON-RPC 2.0 framing, method dispatch and
-/// parameter checks. It never touches a socket, so every method and every error is tested
-/// without I/O; the server only moves lines.
+/// parameter types. Every rule (limits, durability) is the core's; this only translates,
+/// and never touches a socket, so every method and every error is tested without I/O.
 public struct ControlHandler: Sendable {
     /// A request line longer than this is refused and the connection closed.
     public static let maxLineLength = 65_536
-    /// The longest `client` name. It is copied into every entry it queues and into the state
-    /// file, so without a bound a few requests could make the state file gigabytes long.
-    public static let maxClientLength = 64
     public static let methods = [
         "enqueue", "queue", "status", "skip", "remove", "clear", "pause", "resume", "pick", "clips", "history",
         "volume", "reload", "subscribe",
     ]
 
-    public struct Reply: Sendable, Equatable {
+    public struct Reply: Sendable {
         /// The response line without its newline; nil for a notification (a request without id).
         public var line: [UInt8]?
         /// The connection asked to receive events from now on.
         public var subscribe = false
-        /// The request changed state: the reply may be sent only after `commit(through:)` this mark.
-        public var commitMark: UInt64?
+        /// The request changed state: the reply may be sent only once this returns.
+        public var commit: (@Sendable () async throws(JukeboxError) -> Void)?
         /// The response to send instead if the commit fails.
         public var lineIfCommitFails: [UInt8]?
+
+        init(line: [UInt8]?, subscribe: Bool = false) {
+            self.line = line
+            self.subscribe = subscribe
+        }
+
+        /// Waits for the commit, if any, and returns the line to send.
+        public func committed() async -> [UInt8]? {
+            guard let commit else { return line }
+            do {
+                try await commit()
+                return line
+            } catch {
+                return lineIfCommitFails
+            }
+        }
     }
 
-    static let mutating: Set<String> = ["enqueue", "remove", "clear", "pause", "resume", "pick", "volume"]
-
-    let control: any JukeboxControlling
+    let jukebox: Jukebox
     /// Who is asking, as shown in `queue` ("who queued them").
     let client: String
 
-    public init(control: any JukeboxControlling, client: String = "client") {
-        self.control = control
+    public init(jukebox: Jukebox, client: String = "client") {
+        self.jukebox = jukebox
         self.client = client
     }
 
     /// Handles a request and, if it changed state, waits until the change is durable.
     public func handle(_ line: [UInt8]) async -> Reply {
         var reply = await handleDeferringCommit(line)
-        if let mark = reply.commitMark {
-            do {
-                try await control.commit(through: mark)
-            } catch {
-                reply.line = reply.lineIfCommitFails
-            }
-            reply.commitMark = nil
-        }
+        reply.line = await reply.committed()
+        reply.commit = nil
         return reply
     }
 
@@ -82,13 +87,7 @@ public struct ControlHandler: Sendable {
         }
         var reply: Reply
         do {
-            let params = try RPCParams(request["params"], method: method)
-            reply = try await dispatch(method, params, id: id)
-            // Reading the volume changes nothing; setting it does.
-            if Self.mutating.contains(method), method != "volume" || params.fields["level"].map({ $0 != .null }) == true {
-                reply.commitMark = await control.markChange()
-                reply.lineIfCommitFails = RPCCoding.error(.stateNotSaved("the state file could not be written (see the daemon's log)"), id: id)
-            }
+            reply = try await dispatch(method, try RPCParams(request["params"], method: method), id: id)
         } catch {
             reply = Reply(line: RPCCoding.error(error, id: id))
         }
@@ -104,38 +103,57 @@ public struct ControlHandler: Sendable {
         func answer(_ result: some Encodable, subscribe: Bool = false) -> Reply {
             Reply(line: RPCCoding.result(result, id: id), subscribe: subscribe)
         }
-        switch method {
-        case "enqueue":
-            try params.allow(["clips", "cue", "client"])
-            let clips = try params.strings("clips")
-            guard !clips.isEmpty else { throw .invalidParams("\"clips\" must name at least one clip") }
-            let origin = try params.string("client") ?? client
-            guard origin.count <= Self.maxClientLength, !origin.isEmpty else {
-                throw .invalidParams("\"client\" must be a name of 1 to \(Self.maxClientLength) characters")
+        /// The answer to a command, sent once the core says it is durable.
+        func answer<Value>(_ acknowledged: Acknowledged<Value>, _ result: (Value) -> some Encodable) -> Reply {
+            var reply = Reply(line: RPCCoding.result(result(acknowledged.value), id: id))
+            if acknowledged.durableMark != nil {
+                reply.commit = { [jukebox] () async throws(JukeboxError) in try await jukebox.waitUntilDurable(acknowledged) }
+                reply.lineIfCommitFails = RPCCoding.error(RPCError(.stateNotSaved(reason: "the state file could not be written (see the daemon's log)")), id: id)
             }
-            return answer(try await control.enqueue(clips, withCue: try params.bool("cue") ?? false, origin: origin))
-        case "queue": try params.allow([]); return answer(await control.queue())
-        case "status": try params.allow([]); return answer(await control.status())
-        case "skip": try params.allow([]); return answer(await control.skip())
-        case "remove":
-            try params.allow(["tickets"])
-            let tickets = try params.integers("tickets")
-            guard !tickets.isEmpty else { throw .invalidParams("\"tickets\" must list at least one ticket") }
-            return answer(try await control.remove(tickets.map { UInt64($0) }))
-        case "clear": try params.allow([]); return answer(try await control.clear())
-        case "pause": try params.allow([]); return answer(try await control.pause())
-        case "resume": try params.allow([]); return answer(try await control.resume())
-        case "pick": try params.allow([]); return answer(try await control.pick())
-        case "clips": try params.allow([]); return answer(await control.clips())
-        case "history":
-            try params.allow(["limit"])
-            return answer(await control.history(limit: try params.integer("limit", in: 1...ClipPlayQueue.historyLimit) ?? 20))
-        case "volume":
-            try params.allow(["level"])
-            return answer(try await control.volume(try params.integer("level", in: 0...100)))
-        case "reload": try params.allow([]); return answer(try await control.reload())
-        case "subscribe": try params.allow([]); return answer(SubscribeResult(subscribed: true), subscribe: true)
-        default: throw .methodNotFound(method)
+            return reply
+        }
+        do {
+            switch method {
+            case "enqueue":
+                try params.allow(["clips", "cue", "client"])
+                let clips = try params.strings("clips")
+                guard !clips.isEmpty else { throw RPCError.invalidParams("\"clips\" must name at least one clip") }
+                let done = try await jukebox.enqueue(clips, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client)
+                return answer(done) { EnqueueResult(entries: $0.map { EntryInfo($0.entry, position: $0.position) }) }
+            case "queue": try params.allow([]); return answer(QueueResult(await jukebox.snapshot()))
+            case "status": try params.allow([]); return answer(StatusResult(await jukebox.snapshot()))
+            case "skip": try params.allow([]); return answer(await jukebox.skip()) { SkipResult(skipped: $0.map { EntryInfo($0) }) }
+            case "remove":
+                try params.allow(["tickets"])
+                let tickets = try params.integers("tickets")
+                guard !tickets.isEmpty else { throw RPCError.invalidParams("\"tickets\" must list at least one ticket") }
+                return answer(await jukebox.remove(tickets.map { UInt64($0) })) { RemoveResult(removed: $0.removed, notWaiting: $0.notWaiting) }
+            case "clear": try params.allow([]); return answer(await jukebox.clear()) { RemoveResult(removed: $0, notWaiting: []) }
+            case "pause": try params.allow([]); return answer(await jukebox.pause()) { PauseResult(paused: $0) }
+            case "resume": try params.allow([]); return answer(await jukebox.resume()) { PauseResult(paused: $0) }
+            case "pick": try params.allow([]); return answer(await jukebox.pick()) { PickResult(entry: $0.map { EntryInfo($0) }) }
+            case "clips": try params.allow([]); return answer(ClipsResult(await jukebox.snapshot()))
+            case "history":
+                try params.allow(["limit"])
+                let limit = try params.integer("limit", in: 1...ClipPlayQueue.historyLimit) ?? 20
+                return answer(HistoryResult(await jukebox.snapshot(), limit: limit))
+            case "volume":
+                try params.allow(["level"])
+                guard let level = try params.integer("level", in: Jukebox.volumeRange) else {
+                    return answer(VolumeResult(await jukebox.snapshot()))
+                }
+                return answer(try await jukebox.setVolume(level)) { VolumeResult(volume: $0) }
+            case "reload": try params.allow([]); return answer(try await jukebox.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
+            case "subscribe": try params.allow([]); return answer(SubscribeResult(subscribed: true), subscribe: true)
+            default: throw RPCError.methodNotFound(method)
+            }
+        } catch let error as RPCError {
+            throw error
+        } catch let error as JukeboxError {
+            throw RPCError(error)
+        } catch {
+            // Neither can be thrown here; a request still never goes unanswered.
+            throw RPCError.invalidRequest("\(error)")
         }
     }
 }

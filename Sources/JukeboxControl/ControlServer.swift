@@ -37,7 +37,7 @@ public struct ControlServer: Service {
 
     let path: String
     let group: String?
-    let control: any JukeboxControlling
+    let jukebox: Jukebox
     let logger: Logger
     let maxConnections: Int
     let idleTimeout: Duration
@@ -45,13 +45,13 @@ public struct ControlServer: Service {
     let onListening: @Sendable () -> Void
 
     public init(
-        path: String, group: String? = nil, control: any JukeboxControlling, logger: Logger,
+        path: String, group: String? = nil, jukebox: Jukebox, logger: Logger,
         maxConnections: Int = ControlServer.maxConnections(openFileLimit: ControlServer.openFileLimit), idleTimeout: Duration = ControlServer.defaultIdleTimeout,
         onListening: @escaping @Sendable () -> Void = {}
     ) {
         self.path = path
         self.group = group
-        self.control = control
+        self.jukebox = jukebox
         self.logger = logger
         self.maxConnections = maxConnections
         self.idleTimeout = idleTimeout
@@ -140,7 +140,7 @@ public struct ControlServer: Service {
     /// written and flushed to the socket before the next, and a connection whose unsent
     /// replies pass `maxUnsentReplyBytes` is not read from until its client reads.
     private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String, connections: OpenConnections) async {
-        let handler = ControlHandler(control: control, client: name)
+        let handler = ControlHandler(jukebox: jukebox, client: name)
         let channel = connection.channel
         let budget = ReplyBudget(limit: Self.maxUnsentReplyBytes)
         do {
@@ -151,15 +151,7 @@ public struct ControlServer: Service {
                     tasks.addTask {
                         defer { allWritten.finish() }
                         for await reply in replies {
-                            var response = reply.line
-                            if let mark = reply.commitMark {
-                                do {
-                                    try await control.commit(through: mark)
-                                } catch {
-                                    logger.error("\(error)")
-                                    response = reply.lineIfCommitFails
-                                }
-                            }
+                            let response = await reply.committed()
                             // Awaiting the write means the bytes reached the socket: nothing
                             // is left in NIO's buffer for the close to drop (a client that
                             // half-closed still gets every byte of a large reply).
@@ -184,7 +176,7 @@ public struct ControlServer: Service {
                             if reply.subscribe, !subscribed {
                                 subscribed = true
                                 connections.markSubscribed(channel)
-                                let stream = control.events.subscribe()
+                                let stream = jukebox.events.subscribe()
                                 tasks.addTask {
                                     for await event in stream { try await channel.writeAndFlush(line(event.notificationLine)).get() }
                                 }

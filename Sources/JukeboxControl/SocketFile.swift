@@ -72,6 +72,10 @@ public enum SocketFile {
                 throw ControlSocketError(message: "cannot give \(path) to group \"\(group)\": \(FileReadError(errno: errno))", exitCode: 77)
             }
         }
-        chmod(path, 0o660)
+        // Binding made it 0600 (see `withPrivateCreation`); without 0660 the group would be
+        // refused, so a failure here stops the start rather than leaving it unusable.
+        if chmod(path, 0o660) != 0 {
+            throw ControlSocketError(message: "cannot set the mode of \(path) to 0660: \(FileReadError(errno: errno))", exitCode: 77)
+        }
     }
 }

@@ -43,10 +43,14 @@ public struct PlayingInfo: Sendable, Equatable, Codable {
 
 public struct QueueResult: Sendable, Equatable, Codable {
     public var playing: PlayingInfo?
+    /// The entry at the head of the queue while the audio device is missing: it plays as
+    /// soon as the device is back. (`playing` is then absent.)
+    public var waitingForDevice: EntryInfo?
     public var waiting: [EntryInfo]
 
-    public init(playing: PlayingInfo? = nil, waiting: [EntryInfo]) {
+    public init(playing: PlayingInfo? = nil, waitingForDevice: EntryInfo? = nil, waiting: [EntryInfo]) {
         self.playing = playing
+        self.waitingForDevice = waitingForDevice
         self.waiting = waiting
     }
 }
@@ -56,6 +60,8 @@ public struct StatusResult: Sendable, Equatable, Codable {
     public var device: String
     public var deviceState: String
     public var playing: EntryInfo?
+    /// The entry at the head of the queue while the audio device is missing.
+    public var waitingForDevice: EntryInfo?
     public var queueLength: Int
     public var paused: Bool
     /// 0–100.
@@ -67,11 +73,12 @@ public struct StatusResult: Sendable, Equatable, Codable {
     /// Times the device ran dry and was restarted.
     public var underruns: Int?
 
-    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil) {
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil) {
         self.session = session
         self.device = device
         self.deviceState = deviceState
         self.playing = playing
+        self.waitingForDevice = waitingForDevice
         self.queueLength = queueLength
         self.paused = paused
         self.volume = volume

@@ -39,27 +39,4 @@ public struct RPCError: Error, Sendable, Equatable, Codable, CustomStringConvert
     public static func tooLong(limit: Int) -> RPCError {
         RPCError(code: -32600, message: "request line longer than \(limit) bytes; closing the connection", data: .init(reason: "line-too-long"))
     }
-
-    // jukeboxd's own, in the range JSON-RPC leaves to servers.
-    public static func unknownClip(_ name: String, suggestions: [String]) -> RPCError {
-        let hint = suggestions.isEmpty ? " (`jukebox clips` lists them)" : " (did you mean \(suggestions.map { "\"\($0)\"" }.joined(separator: " or "))?)"
-        return RPCError(code: -32001, message: "no clip \"\(name)\" in the session\(hint)",
-                        data: .init(reason: "unknown-clip", clip: name, suggestions: suggestions))
-    }
-    public static func queueFull(_ error: String) -> RPCError { RPCError(code: -32002, message: error, data: .init(reason: "queue-full")) }
-    public static func outsideClipsDirectory(_ path: String) -> RPCError {
-        RPCError(code: -32003, message: "\"\(path)\" is outside the session's clips folder; only clips inside it can be played",
-                 data: .init(reason: "outside-clips-directory", clip: path))
-    }
-    public static func unplayable(_ name: String, _ reason: String) -> RPCError {
-        RPCError(code: -32004, message: "clip \"\(name)\" cannot be played: \(reason)", data: .init(reason: "unplayable-clip", clip: name))
-    }
-    public static func stateNotSaved(_ reason: String) -> RPCError {
-        RPCError(code: -32006, message: "the change was made but could not be saved, so it would not survive a restart: \(reason)",
-                 data: .init(reason: "state-not-saved"))
-    }
-    public static func sessionInvalid(_ problems: [String]) -> RPCError {
-        RPCError(code: -32005, message: "the session file was not reloaded; the running session is unchanged:\n" + problems.joined(separator: "\n"),
-                 data: .init(reason: "session-invalid", problems: problems))
-    }
 }

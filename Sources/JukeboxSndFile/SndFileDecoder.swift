@@ -12,14 +12,6 @@ public struct SndFileDecoder: ClipDecoder {
         let queue = BlockingWorkQueue(label: "jukebox.decode")
         return try await queue.run { try SndFileHandle(source: source, queue: queue) }
     }
-
-    /// Opens and closes `source` to check it decodes, for start-up checks and `--check`.
-    public func probe(_ source: ClipSource) async throws -> (format: AudioFormat, duration: Duration) {
-        let clip = try await open(source)
-        let result = (clip.format, clip.duration)
-        await clip.close()
-        return result
-    }
 }
 
 /// Owns one `SNDFILE*`. It is `@unchecked Sendable` because the handle is only touched on

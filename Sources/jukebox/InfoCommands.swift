@@ -13,7 +13,7 @@ extension Jukebox {
                 [
                     "session:   \(status.session)",
                     "device:    \(status.device) (\(status.deviceState))",
-                    "playing:   \(status.playing.map { "\($0.ticket) \($0.clip)" } ?? "nothing")\(status.paused ? " (paused)" : "")",
+                    Self.playing(status),
                     "queue:     \(status.queueLength) waiting",
                     "volume:    \(status.volume)",
                     "next pick: \(status.nextPick.map(Format.time) ?? "none planned")",
@@ -21,6 +21,13 @@ extension Jukebox {
                     "played:    \(status.played), failed: \(status.failed), underruns: \(status.underruns ?? 0)",
                 ].joined(separator: "\n")
             }
+        }
+
+        static func playing(_ status: StatusResult) -> String {
+            if let waiting = status.waitingForDevice {
+                return "playing:   nothing: \(waiting.ticket) \(waiting.clip) waits for the audio device"
+            }
+            return "playing:   \(status.playing.map { "\($0.ticket) \($0.clip)" } ?? "nothing")\(status.paused ? " (paused)" : "")"
         }
     }
 

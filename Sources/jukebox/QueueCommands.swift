@@ -13,6 +13,8 @@ extension Jukebox {
                 if let playing = result.playing {
                     let progress = playing.total.map { " \(Format.clock(playing.elapsed ?? 0))/\(Format.clock($0))" } ?? ""
                     lines.append("\(playing.paused ? "paused " : "playing") \(playing.entry.ticket) \(playing.entry.clip)\(progress) (\(playing.entry.origin))")
+                } else if let waiting = result.waitingForDevice {
+                    lines.append("waiting for the audio device: \(waiting.ticket) \(waiting.clip) (\(waiting.origin))")
                 } else {
                     lines.append("nothing playing")
                 }

@@ -3,12 +3,16 @@ import Logging
 import ServiceLifecycle
 
 /// Reports the daemon's life to systemd: `STOPPING=1` as shutdown begins, and `WATCHDOG=1`
-/// pings taken through the player and its device thread, so a player wedged in a device
-/// call stops the pings and systemd restarts the daemon. `READY=1` is sent by the wiring
+/// pings while the core answers and no output call has been stuck for `stallLimit`, so a
+/// driver wedged in a device call stops the pings and systemd restarts the daemon. `READY=1` is sent by the wiring
 /// once the control socket listens.
 struct SystemdService: Service {
+    /// No output call takes this long when the device works: a write waits at most a
+    /// period, a drain at most the buffer, and opening even a Bluetooth device a few seconds.
+    static let stallLimit: Duration = .seconds(20)
+
     let notifier: SystemdNotifier
-    let player: Player
+    let jukebox: Jukebox
     let watchdog: Duration?
     /// Finishes once `READY=1` has been sent; pings start after it.
     let ready: AsyncStream<Void>
@@ -28,8 +32,11 @@ struct SystemdService: Service {
                 return
             }
             while !Task.isCancelled {
-                await player.heartbeat()
-                notifier.send("WATCHDOG=1")
+                if let stall = await jukebox.outputStall(), stall > Self.stallLimit {
+                    logger.critical("the audio output has been stuck in one call for \(DurationText.format(stall)); no more watchdog pings, so systemd restarts the daemon")
+                } else {
+                    notifier.send("WATCHDOG=1")
+                }
                 guard (try? await Task.sleep(for: watchdog)) != nil else { return }
             }
         }

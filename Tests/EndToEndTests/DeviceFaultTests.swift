@@ -55,6 +55,6 @@ struct DeviceFaultTests {
         let second = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: environment) { _ in
             try await DaemonProcess.run(["--socket", socket, "--json", "status"], tool: "jukebox").stdout
         }
-        #expect(second.lines.contains { $0.contains("restored 1 queued clips") }, "\(second.lines)")
+        #expect(second.lines.contains { $0.contains("restored 1 queued clip") }, "\(second.lines)")
     }
 }

@@ -112,7 +112,7 @@ struct SocketSecurityTests {
                 }
                 #expect(DaemonProcess.status(start.terminationStatus) == 0)
             }
-            FileManager.default.createFile(atPath: stop, contents: Data())
+            _ = FileManager.default.createFile(atPath: stop, contents: Data())
             let result = try await connecting
             #expect(result.standardError.isEmpty, "\(result.standardError)")
             #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "connections another user won")

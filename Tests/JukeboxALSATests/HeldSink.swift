@@ -6,6 +6,8 @@ import JukeboxCore
 actor HeldSink: AudioSink {
     nonisolated let base: any AudioSink
     nonisolated var deviceName: String { base.deviceName }
+    nonisolated var underruns: Int { base.underruns }
+    nonisolated func interrupt() { base.interrupt() }
     private let holdAt: Int
     private var writes = 0
     private var held: CheckedContinuation<Void, Never>?

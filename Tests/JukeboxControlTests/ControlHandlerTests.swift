@@ -5,8 +5,11 @@ import Testing
 
 @Suite("Control requests and responses", .timeLimit(.minutes(1)))
 struct ControlHandlerTests {
-    let control = InMemoryControl()
-    var handler: ControlHandler { ControlHandler(control: control, client: "client 7") }
+    let fixture: TestJukebox
+    var jukebox: Jukebox { fixture.jukebox }
+    var handler: ControlHandler { ControlHandler(jukebox: jukebox, client: "client 7") }
+
+    init() async throws { fixture = try await TestJukebox() }
 
     func reply(_ text: String) async -> String? {
         await handler.handle(Array(text.utf8)).line.map { String(decoding: $0, as: UTF8.self) }
@@ -19,20 +22,22 @@ struct ControlHandlerTests {
     @Test func enqueueAnswersTicketsAndPositions() async {
         #expect(await call("enqueue", #"{"clips":["ward","water"],"cue":true}"#) ==
             #"{"id":1,"jsonrpc":"2.0","result":{"entries":[{"clip":"ward","file":"ward.wav","origin":"client 7","position":1,"ticket":1,"title":"ward"},{"clip":"water","file":"water.wav","origin":"client 7","position":2,"ticket":2,"title":"water"}]}}"#)
-        #expect(await control.calls == ["enqueue ward,water cue=true from client 7"])
+        let waiting = await jukebox.snapshot().queue.waiting
+        #expect(waiting.map(\.cue?.source.file) == ["ward.wav", "ward.wav"], "each with the session's cue")
         _ = await call("enqueue", #"{"clips":["walk"],"client":"gpio-button"}"#)
-        #expect(await control.calls.last == "enqueue walk cue=false from gpio-button")
+        let last = await jukebox.snapshot().queue.waiting.last
+        #expect(last?.origin == .client("gpio-button"))
+        #expect(last?.cue == nil)
     }
 
     @Test(arguments: [
         ("queue", nil, #"{"id":1,"jsonrpc":"2.0","result":{"waiting":[]}}"#),
-        ("status", nil, #"{"id":1,"jsonrpc":"2.0","result":{"device":"fake","deviceState":"ok","failed":0,"paused":false,"played":0,"queueLength":0,"session":"test","uptime":1,"volume":100}}"#),
+        ("status", nil, #"{"id":1,"jsonrpc":"2.0","result":{"device":"fake","deviceState":"closed","failed":0,"paused":false,"played":0,"queueLength":0,"session":"test","underruns":0,"uptime":0,"volume":100}}"#),
         ("skip", nil, #"{"id":1,"jsonrpc":"2.0","result":{}}"#),
         ("remove", #"{"tickets":[4]}"#, #"{"id":1,"jsonrpc":"2.0","result":{"notWaiting":[4],"removed":[]}}"#),
         ("clear", nil, #"{"id":1,"jsonrpc":"2.0","result":{"notWaiting":[],"removed":[]}}"#),
         ("pause", nil, #"{"id":1,"jsonrpc":"2.0","result":{"paused":true}}"#),
         ("resume", nil, #"{"id":1,"jsonrpc":"2.0","result":{"paused":false}}"#),
-        ("pick", nil, #"{"id":1,"jsonrpc":"2.0","result":{}}"#),
         ("history", #"{"limit":5}"#, #"{"id":1,"jsonrpc":"2.0","result":{"plays":[]}}"#),
         ("volume", #"{"level":40}"#, #"{"id":1,"jsonrpc":"2.0","result":{"volume":40}}"#),
         ("volume", nil, #"{"id":1,"jsonrpc":"2.0","result":{"volume":100}}"#),
@@ -43,9 +48,18 @@ struct ControlHandlerTests {
         #expect(await call(method, params) == expected)
     }
 
+    @Test func pickQueuesADrawnClipWithTheCue() async {
+        let answer = await call("pick")
+        let entry = await jukebox.snapshot().queue.waiting.first
+        #expect(entry?.origin == .scheduler)
+        #expect(entry?.cue?.source.file == "ward.wav")
+        let id = entry?.clip.id ?? "?"
+        #expect(answer == #"{"id":1,"jsonrpc":"2.0","result":{"entry":{"clip":"\#(id)","file":"\#(id).wav","origin":"scheduler","ticket":1,"title":"\#(id)"}}}"#)
+    }
+
     @Test func clipsListsTheSession() async {
         let answer = await call("clips")
-        #expect(answer?.hasPrefix(#"{"id":1,"jsonrpc":"2.0","result":{"clips":[{"duration":1,"enabled":true,"file":"walk.wav","id":"walk""#) == true)
+        #expect(answer?.hasPrefix(#"{"id":1,"jsonrpc":"2.0","result":{"clips":[{"duration":1,"enabled":true,"file":"ward.wav","id":"ward","timesPlayed":0,"title":"ward","windowOpen":true}"#) == true, "\(answer ?? "")")
     }
 
     @Test func subscribeAsksTheServerToForwardEvents() async {
@@ -59,7 +73,7 @@ struct ControlHandlerTests {
 
     @Test func notificationsAreCarriedOutButNotAnswered() async {
         #expect(await reply(#"{"jsonrpc":"2.0","method":"pause"}"#) == nil)
-        #expect(await control.paused)
+        #expect(await jukebox.snapshot().queue.paused)
     }
 
     @Test(arguments: [
@@ -89,27 +103,37 @@ struct ControlHandlerTests {
         #expect(answer == #"{"error":{"code":-32700,"data":{"reason":"parse-error"},"message":"the request is not valid UTF-8"},"id":null,"jsonrpc":"2.0"}"#)
     }
 
-    @Test func queueFullAndInvalidReloadKeepTheirReasons() async {
-        await control.setCapacity(1)
-        #expect(await call("enqueue", #"{"clips":["ward","water"]}"#)?.contains(#""reason":"queue-full""#) == true)
-        await control.setReloadProblems(["s.json: volume: 3 is out of range (expected 0 to 1)"])
+    @Test func queueFullAndInvalidReloadKeepTheirReasons() async throws {
+        let small = try await TestJukebox(queueLimit: 1)
+        let answer = await ControlHandler(jukebox: small.jukebox).handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward","water"]}}"#.utf8)).line
+        #expect(answer.map { String(decoding: $0, as: UTF8.self) } == #"{"error":{"code":-32002,"data":{"reason":"queue-full"},"message":"the queue is full (1 clip waiting); try again later or clear it"},"id":1,"jsonrpc":"2.0"}"#)
+        #expect(await small.waiting().isEmpty, "all or none")
+        fixture.reloadProblems.set(["s.json: volume: 3 is out of range (expected 0 to 1)"])
         #expect(await call("reload") == #"{"error":{"code":-32005,"data":{"problems":["s.json: volume: 3 is out of range (expected 0 to 1)"],"reason":"session-invalid"},"message":"the session file was not reloaded; the running session is unchanged:\ns.json: volume: 3 is out of range (expected 0 to 1)"},"id":1,"jsonrpc":"2.0"}"#)
     }
 
-    @Test func changesAreCommittedBeforeTheyAreAnswered() async {
-        _ = await call("enqueue", #"{"clips":["ward"]}"#)
-        _ = await call("status")
-        _ = await call("volume", #"{"level":3}"#)
-        _ = await call("volume")
-        #expect(await control.commits == [1, 2], "enqueue and setting the volume are committed; reads are not")
+    @Test func changesAreSavedBeforeTheyAreAnswered() async throws {
+        let saving = try await TestJukebox(state: .saved)
+        let handler = ControlHandler(jukebox: saving.jukebox)
+        func call(_ line: String) async -> String? { await handler.handle(Array(line.utf8)).line.map { String(decoding: $0, as: UTF8.self) } }
+        _ = await call(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward"]}}"#)
+        #expect(saving.savedState().contains(#""ticket":1"#), "on disk when answered")
+        _ = await call(#"{"jsonrpc":"2.0","id":2,"method":"volume","params":{"level":3}}"#)
+        #expect(saving.savedState().contains(#""volume":0.03"#))
         let deferred = await handler.handleDeferringCommit(Array(#"{"jsonrpc":"2.0","id":5,"method":"clear"}"#.utf8))
-        #expect(deferred.commitMark == 3)
-        #expect(await control.commits == [1, 2], "the caller commits deferred replies")
+        #expect(deferred.commit != nil)
+        #expect(saving.savedState().contains(#""ticket":1"#), "the caller commits deferred replies")
+        #expect(await deferred.committed() == deferred.line)
+        #expect(!saving.savedState().contains(#""ticket":1"#))
+        for read in ["status", "queue", "clips", "history", "volume"] {
+            #expect(await handler.handleDeferringCommit(Array(#"{"jsonrpc":"2.0","id":6,"method":"\#(read)"}"#.utf8)).commit == nil, "\(read) changes nothing")
+        }
     }
 
-    @Test func aFailedSaveIsReportedNotHidden() async {
-        await control.setFailCommits(true)
-        #expect(await call("pause") == #"{"error":{"code":-32006,"data":{"reason":"state-not-saved"},"message":"the change was made but could not be saved, so it would not survive a restart: the state file could not be written (see the daemon's log)"},"id":1,"jsonrpc":"2.0"}"#)
+    @Test func aFailedSaveIsReportedNotHidden() async throws {
+        let failing = try await TestJukebox(state: .failing)
+        let handler = ControlHandler(jukebox: failing.jukebox)
+        #expect(await handler.handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"pause"}"#.utf8)).line.map { String(decoding: $0, as: UTF8.self) } == #"{"error":{"code":-32006,"data":{"reason":"state-not-saved"},"message":"the change was made but could not be saved, so it would not survive a restart: the state file could not be written (see the daemon's log)"},"id":1,"jsonrpc":"2.0"}"#)
     }
 
     @Test func eventsBecomeNotifications() {
@@ -128,12 +152,12 @@ extension ControlHandlerTests {
         #expect(await call("enqueue", #"{"clips":["ward"],"client":"\#(atLimit)k"}"#)
             == #"{"error":{"code":-32602,"data":{"reason":"invalid-params"},"message":"\"client\" must be a name of 1 to 64 characters"},"id":1,"jsonrpc":"2.0"}"#)
         #expect(await call("enqueue", #"{"clips":["ward"],"client":""}"#)?.contains("invalid-params") == true)
-        #expect(await control.calls.count == 1, "the refused requests queued nothing")
+        #expect(await fixture.waiting().count == 1, "the refused requests queued nothing")
     }
 
     @Test func duplicateKeysInARequestAreRefused() async {
         let answer = await reply(#"{"jsonrpc":"2.0","id":1,"method":"status","method":"skip"}"#)
         #expect(answer?.contains(#"duplicate key \"method\""#) == true, "\(answer ?? "")")
-        #expect(await control.calls.isEmpty)
+        #expect(await fixture.waiting().isEmpty)
     }
 }

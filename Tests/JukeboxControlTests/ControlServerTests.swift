@@ -12,11 +12,11 @@ import Testing
 /// The real socket: a running `ControlServer` in a temporary folder, driven by NIO clients.
 @Suite("Control socket", .timeLimit(.minutes(1)))
 struct ControlServerTests {
-    let folder: TemporaryDirectory
-    let control = InMemoryControl()
-    var path: String { folder.file("control.sock") }
+    let fixture: TestJukebox
+    var jukebox: Jukebox { fixture.jukebox }
+    var path: String { fixture.folder.file("control.sock") }
 
-    init() throws { folder = try TemporaryDirectory() }
+    init() async throws { fixture = try await TestJukebox() }
 
     /// Runs `body` while the server listens; the server stops when it returns.
     func withServer(
@@ -26,7 +26,7 @@ struct ControlServerTests {
         let (ready, signal) = AsyncStream.makeStream(of: Void.self)
         var logger = Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() }
         logger.logLevel = .debug
-        let server = ControlServer(path: path, control: control, logger: logger, maxConnections: maxConnections, idleTimeout: idleTimeout) {
+        let server = ControlServer(path: path, jukebox: jukebox, logger: logger, maxConnections: maxConnections, idleTimeout: idleTimeout) {
             signal.yield()
         }
         let running = Task { try await server.run() }
@@ -154,7 +154,7 @@ struct ControlServerTests {
             #expect(results.map(\.count) == Array(repeating: perClient, count: clients), "every request answered")
             #expect(results.allSatisfy { $0 == $0.sorted() }, "each client's enqueues keep their order")
             #expect(Set(results.joined()) == Set(1...UInt64(clients * perClient)), "no ticket lost or given twice")
-            let waiting = await control.waiting.map(\.ticket)
+            let waiting = await fixture.waiting()
             #expect(waiting == waiting.sorted(), "the queue's order is the order the daemon accepted them in")
             #expect(waiting.count == clients * perClient)
         }
@@ -169,7 +169,7 @@ struct ControlServerTests {
                 var text = ""
                 while !text.contains("\n") { text += String(buffer: try #require(await iterator.next())) }
                 #expect(text.hasPrefix(#"{"id":1,"jsonrpc":"2.0","result":{"subscribed":true}}"#))
-                control.events.publish(.paused)
+                jukebox.events.publish(.paused)
                 while !text.contains(#""method":"paused""#) { text += String(buffer: try #require(await iterator.next())) }
                 #expect(text.hasSuffix(#"{"jsonrpc":"2.0","method":"paused","params":{}}"# + "\n"))
             }
@@ -206,7 +206,7 @@ struct ControlServerTests {
     /// Fills the queue so that each `queue` reply is about 300 KB, more than a socket buffers.
     func fillQueue() async throws {
         for _ in 0..<20 {
-            _ = try await control.enqueue(Array(repeating: "water", count: 100), withCue: false, origin: "a-client-with-a-rather-long-name-to-make-replies-large")
+            _ = try await jukebox.enqueue(Array(repeating: "water", count: 100), cue: false, client: "a-client-with-a-rather-long-name-to-make-replies-large")
         }
     }
 
@@ -219,11 +219,13 @@ struct ControlServerTests {
         try await withServer(log: log) {
             let channel = try await connect()
             try await channel.executeThenClose { inbound, outbound in
-                let requests = (1...100).map { Self.request("queue", id: $0) + "\n" }.joined()
+                // Each `queue` is followed by a `pick`, which adds one entry: the queue's
+                // length tells how many pairs were handled.
+                let requests = (1...100).map { Self.request($0.isMultiple(of: 2) ? "pick" : "queue", id: $0) + "\n" }.joined()
                 try await outbound.write(ByteBuffer(string: requests))
                 await log.waitFor("of replies wait unsent; not reading its requests")
-                let handled = await control.calls.filter { $0 == "queue" }.count
-                #expect(handled < 20, "\(handled) of 100 requests handled while the client read nothing")
+                let handled = await fixture.waiting().count - 2000
+                #expect(handled < 10, "\(handled) of 50 pairs handled while the client read nothing")
                 let answers = try await Self.lines(inbound, count: 100)
                 #expect(answers.count == 100)
                 #expect(answers.enumerated().allSatisfy { $1.hasPrefix(#"{"id":\#($0 + 1),"#) }, "in order")
@@ -235,21 +237,23 @@ struct ControlServerTests {
     /// used to be cut off when the connection closed.
     @Test func aHalfClosedClientGetsAllOfALargeReply() async throws {
         try await fillQueue()
-        let expected = try #require(await ControlHandler(control: control).handle(Array(Self.request("queue", id: 1).utf8)).line).count + 1
+        let expected = try #require(await ControlHandler(jukebox: jukebox).handle(Array(Self.request("queue", id: 1).utf8)).line).count
         #expect(expected > 250_000, "larger than the socket buffer")
         try await withServer {
             let channel = try await connect(halfClose: true)
             let received = try await channel.executeThenClose { inbound, outbound in
-                try await outbound.write(ByteBuffer(string: Self.request("queue", id: 1) + "\n" + Self.request("queue", id: 2) + "\n"))
+                // The `pick` after them adds an entry: once it is there, both are handled.
+                try await outbound.write(ByteBuffer(string: [Self.request("queue", id: 1), Self.request("queue", id: 2), Self.request("pick", id: 3)].map { $0 + "\n" }.joined()))
                 outbound.finish()
-                // Read only once both are handled, as a slow client would: the server is done
+                // Read only once all are handled, as a slow client would: the server is done
                 // with the connection before its replies have left.
-                while await control.calls.filter({ $0 == "queue" }).count < 2 { await Task.yield() }
-                var total = 0
-                for try await chunk in inbound { total += chunk.readableBytes }
-                return total
+                while await fixture.waiting().count < 2001 { await Task.yield() }
+                var text = ""
+                for try await chunk in inbound { text += String(buffer: chunk) }
+                return text.split(separator: "\n").map(\.utf8.count)
             }
-            #expect(received == 2 * expected, "every byte of both replies")
+            #expect(received.count == 3)
+            #expect(received.prefix(2) == [expected, expected], "every byte of both replies")
         }
     }
 
@@ -273,7 +277,7 @@ struct ControlServerTests {
                 }
                 #expect(served.count == 1, "the fourth connection is served")
                 #expect(heard.isEmpty, "the silent one that came first was closed for it")
-                control.events.publish(.paused)
+                jukebox.events.publish(.paused)
                 #expect(try await events.next(1).first?.contains(#""method":"paused""#) == true, "the subscriber stays")
             }
         }
@@ -290,7 +294,7 @@ struct ControlServerTests {
                 #expect(try await events.next(1).count == 1)
                 let heard = try await silent.executeThenClose { silentIn, _ in try await Self.lines(silentIn, count: 1) }
                 #expect(heard.isEmpty, "closed by the server")
-                control.events.publish(.resumed)
+                jukebox.events.publish(.resumed)
                 #expect(try await events.next(1).first?.contains(#""method":"resumed""#) == true)
             }
         }

@@ -19,7 +19,7 @@ struct ClipJukeboxTests {
     }
 
     func make(_ session: Session, start: LocalTime = LocalTime(weekday: .mon, TimeOfDay("12:00")!), seed: UInt64 = 1)
-        -> (ClipJukebox<ManualClock>, ClipPlayQueue)
+        -> (ClipJukebox, ClipPlayQueue)
     {
         let tags = Dictionary(uniqueKeysWithValues: session.clips.enumerated().map { ($1.id, $0 + 1) })
         var decoder = Fixtures.decoder(tags.map { ($0.key, $0.value, 100) })

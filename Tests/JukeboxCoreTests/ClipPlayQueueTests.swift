@@ -1,4 +1,4 @@
-import JukeboxCore
+@testable import JukeboxCore
 import Logging
 import Testing
 

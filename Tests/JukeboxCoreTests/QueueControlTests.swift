@@ -1,4 +1,4 @@
-import JukeboxCore
+@testable import JukeboxCore
 import Testing
 
 @Suite("Queue control: skip, clear, pause, history, limits, events", .timeLimit(.minutes(1)))

@@ -38,7 +38,7 @@ struct SessionLoaderTests {
             }
             """)
         #expect(session.name == "League practice")
-        #expect(session.device == "plughw:1,0")
+        #expect(session.deviceName == "plughw:1,0")
         #expect(session.interval == .seconds(45) ... .seconds(180))
         #expect(session.activeHours == [TimeWindow(from: TimeOfDay("08:00")!, to: TimeOfDay("22:30")!, days: [.mon, .tue, .wed, .thu, .fri])])
         #expect(session.duration == .seconds(2400))
@@ -57,7 +57,7 @@ struct SessionLoaderTests {
         let session = try load(#"{ "clips": [ { "file": "sub/Good morning.wav" } ] }"#, path: "/srv/jukebox/daily.json")
         #expect(session.name == "daily")
         #expect(session.clipsDirectory == "/srv/jukebox")
-        #expect(session.device == "default")
+        #expect(session.deviceName == "default")
         #expect(session.interval == Session.defaultInterval)
         #expect(session.activeHours.isEmpty)
         #expect(session.duration == nil)

@@ -67,26 +67,30 @@ struct StateTests {
     }
 
     @Test func queueAndBagComeBackInOrderWithTheirTickets() async throws {
-        let sink = FakeSink()
-        let player = Player(sink: sink, decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
-        let queue = ClipPlayQueue(player: player, clock: ManualClock(), logger: .quiet)
         let session = Session(name: "t", sourcePath: "/s.json", clipsDirectory: "/clips", clips: ["a", "b", "c"].map {
             Clip(id: $0, source: ClipSource(file: "\($0).wav", path: "/clips/\($0).wav"))
         })
-        let jukebox = ClipJukebox(session: session, queue: queue, clock: ManualClock(), generator: SeededGenerator(seed: 1), logger: .quiet)
-        let saved = PersistedState(
+        let stateFile = StateFile(path: folder.file("state.json"))
+        try await stateFile.save(PersistedState(
             nextTicket: 12, waiting: [entry(10, "b"), entry(11, "a", client: "cli")], bag: .init(remaining: ["c"], lastPick: "a", cycle: 2),
-            paused: true, volume: 0.5)
-        await saved.restore(into: queue, jukebox: jukebox)
-        #expect(await queue.waiting.map(\.ticket) == [10, 11])
-        #expect(await queue.waiting.last?.origin == .client("cli"))
-        #expect(try await queue.enqueue(Fixtures.clip("c"), origin: .scheduler).entry.ticket == 12)
-        #expect(await player.isPaused)
-        #expect(await player.volume == 0.5)
+            paused: true, volume: 0.5))
+        let jukebox = Jukebox(
+            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeOutput: { _ in FakeSink() }, stateFile: stateFile,
+            loadSession: { session }, configuration: .init(generator: SeededGenerator(seed: 1), clock: ManualClock()), logger: .quiet)
+        await jukebox.restoreState()
+        let restored = await jukebox.snapshot()
+        #expect(restored.queue.waiting.map(\.ticket) == [10, 11])
+        #expect(restored.queue.waiting.last?.origin == .client("cli"))
+        #expect(restored.queue.paused)
+        #expect(restored.player.paused, "the player is paused too: nothing starts")
+        #expect(restored.player.volume == 0.5)
         // The bag continues its cycle: "c" is the only clip left in it.
-        #expect(await jukebox.pick()?.clip.id == "c")
-        let again = await PersistedState.snapshot(queue: queue, jukebox: jukebox)
-        #expect(again.waiting.map(\.ticket) == [10, 11, 12, 13])
+        let picked = await jukebox.pick()
+        #expect(picked.value?.clip.id == "c")
+        #expect(picked.value?.ticket == 12, "tickets go on from the saved one")
+        try await jukebox.waitUntilDurable(picked)
+        guard case .loaded(let again) = await stateFile.load() else { Issue.record("no state saved"); return }
+        #expect(again.waiting.map(\.ticket) == [10, 11, 12])
         #expect(again.bag == .init(remaining: [], lastPick: "c", cycle: 2))
     }
 }

@@ -35,10 +35,6 @@ public protocol AudioSink: Sendable {
     /// Releases the device so other programs can use it.
     func close() async
 
-    /// Returns once the device's own thread has come round to run a no-op: a sink stuck in
-    /// a device call never returns, which is what the systemd watchdog needs to see.
-    func heartbeat() async
-
     /// Underruns recovered since the sink was created (the device ran dry and was restarted).
-    func underrunCount() async -> Int
+    var underruns: Int { get }
 }

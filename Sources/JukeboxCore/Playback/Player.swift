@@ -5,7 +5,15 @@ import Logging
 /// (gapless) and, depending on `PlaybackOptions.keepDeviceOpen`, closes it after an idle
 /// time so other programs can use it or keeps it fed with silence.
 public actor Player {
-    nonisolated let sink: any AudioSink
+    /// The output clips play through. A new one (a reload that names another device) is
+    /// taken up between clips: see `useOutput(_:)`.
+    private(set) var sink: any AudioSink
+    /// The output to switch to once the clip playing now has ended.
+    private var pendingSink: (any AudioSink)?
+    /// The device as `status` and `device` events report it. The player is its one source:
+    /// it opens and closes the device, and the queue says when it is retrying.
+    public private(set) var deviceState: DeviceState = .closed
+    private let events: EventBus?
     private let decoder: any ClipDecoder
     private let clock: any Clock<Duration>
     public private(set) var options: PlaybackOptions
@@ -47,9 +55,10 @@ public actor Player {
 
     public init(
         sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
-        volume: Double = 1, options: PlaybackOptions = PlaybackOptions(), logger: Logger
+        volume: Double = 1, options: PlaybackOptions = PlaybackOptions(), events: EventBus? = nil, logger: Logger
     ) {
         self.sink = sink
+        self.events = events
         self.decoder = decoder
         self.clock = clock
         self.volume = volume
@@ -72,17 +81,62 @@ public actor Player {
     }
 
     public var isDeviceOpen: Bool { openFormat != nil }
-    public nonisolated var deviceName: String { sink.deviceName }
+    public var deviceName: String { sink.deviceName }
 
     /// How far into the current clip playback is, and how long the clip is.
     public var position: (elapsed: Duration, total: Duration)? {
         progress.map { ($0.format.duration(frames: $0.frames), $0.format.duration(frames: $0.total)) }
     }
 
-    public func underruns() async -> Int { await sink.underrunCount() }
+    /// What `status` shows of the player, read at one moment.
+    public struct Snapshot: Sendable {
+        public var deviceName: String
+        public var deviceState: DeviceState
+        public var position: (elapsed: Duration, total: Duration)?
+        public var volume: Double
+        public var paused: Bool
+        public var underruns: Int
 
-    /// Passes through the player and its sink's device thread; used for watchdog pings.
-    public func heartbeat() async { await sink.heartbeat() }
+    }
+
+    public func snapshot() -> Snapshot {
+        Snapshot(deviceName: sink.deviceName, deviceState: deviceState, position: position, volume: volume, paused: isPaused, underruns: sink.underruns)
+    }
+
+    /// The queue could not open or use the device and tries again after `delay`.
+    public func deviceRetrying(after delay: Duration, error: AudioDeviceError) {
+        setDeviceState(.retrying(after: delay, error: error))
+    }
+
+    /// Nothing waits for the device any more (the waiting clip was skipped): it is closed.
+    public func deviceRetryEnded() {
+        if deviceState.isRetrying { setDeviceState(.closed) }
+    }
+
+    /// Plays through `sink` from now on. While a clip plays, it finishes on the old output;
+    /// the switch happens before the next clip or when the player goes idle.
+    public func useOutput(_ sink: any AudioSink) async {
+        pendingSink = sink
+        if !isPlaying { await switchOutputIfPending() }
+    }
+
+    private func switchOutputIfPending() async {
+        guard let next = pendingSink else { return }
+        pendingSink = nil
+        if openFormat != nil {
+            await stopSilence(discardingBuffered: false)
+            try? await sink.drain()
+            await closeDevice()
+        }
+        logger.notice("output is now \"\(next.deviceName)\" (was \"\(sink.deviceName)\")", metadata: ["device": "\(next.deviceName)"])
+        sink = next
+    }
+
+    private func setDeviceState(_ state: DeviceState) {
+        guard state != deviceState else { return }
+        deviceState = state
+        events?.publish(.device(state))
+    }
 
     public func setVolume(_ volume: Double) { self.volume = min(max(volume, 0), 1) }
 
@@ -91,6 +145,7 @@ public actor Player {
     /// next attempt reopens it.
     public func play(_ clip: PlayableClip) async throws -> PlayOutcome {
         cancelIdleClose()
+        await switchOutputIfPending()
         await stopSilence()
         drained = false
         stopRequested = false
@@ -168,6 +223,7 @@ public actor Player {
     /// Called when the queue has run dry: lets buffered audio finish (unless the last clip's
     /// tail already has), then closes the device if nothing else starts within `idleTimeout`.
     public func becameIdle() async {
+        await switchOutputIfPending()
         guard openFormat != nil else { return }
         if options.keepDeviceOpen == .always {
             startSilence()
@@ -207,7 +263,8 @@ public actor Player {
         }
         let device = try await sink.open(format)
         openFormat = (format, device)
-        logger.debug("opened \(sink.deviceName) for \(format)\(device == format ? "" : " as \(device)")")
+        setDeviceState(.open)
+        logger.debug("opened \(sink.deviceName) for \(format)\(device == format ? "" : " as \(device)")", metadata: ["device": "\(sink.deviceName)"])
         var leadIn = device.frames(in: options.leadIn)
         while leadIn > 0 {
             let frames = min(leadIn, Self.maxFrames(device))
@@ -287,6 +344,7 @@ public actor Player {
         guard openFormat != nil else { return }
         openFormat = nil
         await sink.close()
+        setDeviceState(.closed)
     }
 
     func cancelIdleClose() {

@@ -23,8 +23,8 @@ public actor ClipPlayQueue: Service {
     public static let crashLimit = 2
     public static let crashLoopReason = "stopped the player twice; skipped"
 
-    public nonisolated let player: Player
-    public nonisolated let events: EventBus
+    nonisolated let player: Player
+    nonisolated let events: EventBus
     private let beforePlaying: BeforePlaying
     private let clock: any Clock<Duration>
     private let wallClock: WallClock
@@ -38,11 +38,11 @@ public actor ClipPlayQueue: Service {
     public private(set) var currentStartedAt: Double?
     public private(set) var playedCount = 0
     public private(set) var failedCount = 0
-    public private(set) var deviceState: DeviceState = .closed
-    /// The device's problem while it is being retried.
-    public var deviceError: AudioDeviceError? {
-        if case .retrying(_, let error) = deviceState { error } else { nil }
-    }
+    /// The device's problem while the entry at the head waits for it (retrying); nil once
+    /// it plays. (How the device is shown to people is the player's `deviceState`.)
+    public private(set) var deviceError: AudioDeviceError?
+    /// Paused by a client: nothing new starts, and the clip playing now stops mid-way.
+    public private(set) var isPaused = false
     public private(set) var history = Deque<PlayRecord>()
     public private(set) var stats: [String: ClipStats] = [:]
     private var nextTicket: UInt64 = 1
@@ -113,9 +113,6 @@ public actor ClipPlayQueue: Service {
         return accepted
     }
 
-    /// Whether a scheduled pick is still waiting to start.
-    public var hasWaitingScheduledEntry: Bool { waiting.contains { $0.origin == .scheduler } }
-
     /// Removes a waiting entry; returns false if it is not waiting (playing, played or unknown).
     @discardableResult
     public func remove(ticket: UInt64) -> Bool {
@@ -145,22 +142,62 @@ public actor ClipPlayQueue: Service {
     }
 
     public func pause() async {
-        guard await !player.isPaused else { return }
+        guard !isPaused else { return }
+        isPaused = true
         await player.pause()
         events.publish(.paused)
     }
 
     public func resume() async {
-        guard await player.isPaused else { return }
+        guard isPaused else { return }
+        isPaused = false
         await player.resume()
         events.publish(.resumed)
+    }
+
+    /// Why the scheduler must not pick now, or nil when it may.
+    public enum PickHold: Sendable, Equatable {
+        case paused
+        /// The entry at the head waits for a missing device: a pick would only wait behind it
+        /// and build a backlog to play back to back later.
+        case waitingForDevice
+        /// The last scheduled pick has not started yet (clients filled the queue).
+        case previousPickWaiting
+    }
+
+    public var pickHold: PickHold? {
+        if isPaused { return .paused }
+        if current != nil, deviceError != nil { return .waitingForDevice }
+        if waiting.contains(where: { $0.origin == .scheduler }) { return .previousPickWaiting }
+        return nil
+    }
+
+    /// The queue at one moment, for `status` and `queue`.
+    public struct Snapshot: Sendable {
+        public var current: QueueEntry?
+        public var currentStartedAt: Double?
+        /// The entry at the head is waiting for its device rather than playing.
+        public var waitingForDevice: Bool
+        public var waiting: Deque<QueueEntry>
+        public var paused: Bool
+        public var played: Int
+        public var failed: Int
+        public var stats: [String: ClipStats]
+        public var history: Deque<PlayRecord>
+        public var pickHold: PickHold?
+    }
+
+    public func snapshot() -> Snapshot {
+        Snapshot(current: current, currentStartedAt: currentStartedAt, waitingForDevice: current != nil && deviceError != nil,
+                 waiting: waiting, paused: isPaused, played: playedCount, failed: failedCount, stats: stats, history: history,
+                 pickHold: pickHold)
     }
 
     /// The queue as it should survive a restart: the clip playing now first (after a crash it
     /// plays again from its start), then the waiting entries in order; and the start mark of
     /// the clip playing now, which a clean shutdown clears.
-    public func persisted() -> (entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?) {
-        ((current.map { [$0] } ?? []) + Array(waiting), nextTicket, stats, Array(history), started)
+    public func persisted() -> (entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool) {
+        ((current.map { [$0] } ?? []) + Array(waiting), nextTicket, stats, Array(history), started, isPaused)
     }
 
     /// Puts saved entries back, in order, keeping their tickets. Call before `run()`.
@@ -171,13 +208,17 @@ public actor ClipPlayQueue: Service {
     /// played a third time: otherwise a clip that crashes the player (a decoder or driver
     /// fault) would bring the daemon down on every start, for ever. Nothing else is dropped.
     public func restore(
-        entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark? = nil
-    ) {
+        entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark? = nil, paused: Bool = false
+    ) async {
+        if paused {
+            isPaused = true
+            await player.pause()
+        }
         self.stats = stats
         self.history = Deque(history.suffix(Self.historyLimit))
         var entries = entries[...]
         if let started, let head = entries.first, head.ticket == started.ticket, started.count >= Self.crashLimit {
-            logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)")
+            logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)", metadata: Self.fields(head))
             entries = entries.dropFirst()
             failedCount += 1
             record(PlayRecord(entry: head, startedAt: wallClock(), outcome: .failed(reason: Self.crashLoopReason)))
@@ -220,14 +261,14 @@ public actor ClipPlayQueue: Service {
                     await onRiskyStart?()
                 }
                 events.publish(.playing(entry))
-                logger.debug("playing \(entry.clip.id) (ticket \(entry.ticket))")
+                logger.debug("playing \(entry.clip.id) (ticket \(entry.ticket))", metadata: Self.fields(entry))
                 let outcome = await playSlot(entry)
                 if Task.isCancelled, outcome == .stopped {
                     // Shutting down cut it: the clip stays at the head of the queue (the saved
                     // state lists it first) and plays again from its start after a restart.
                     // A clean stop is not a crash, so its start is not counted.
                     started = nil
-                    logger.info("\(entry.clip.id) will play again from its start after a restart")
+                    logger.info("\(entry.clip.id) will play again from its start after a restart", metadata: Self.fields(entry))
                     return
                 }
                 // A clip that ended (its tail drained as the shutdown began) counts as played.
@@ -251,15 +292,15 @@ public actor ClipPlayQueue: Service {
                 let outcome = try await player.play(entry.clip)
                 if outcome.reachedItsEnd, waiting.isEmpty { try await player.finishBuffered() }
                 if let recovered = deviceError {
-                    logger.notice("audio device \"\(recovered.device)\" is working again")
+                    logger.notice("audio device \"\(recovered.device)\" is working again", metadata: ["device": "\(recovered.device)"])
                 }
-                setDeviceState(.open)
+                deviceError = nil
                 return outcome
             } catch let error as AudioDeviceError where error.code == .unsupportedFormat {
                 // Retrying cannot help: the device will never take this clip's format. The
                 // clip fails (its reason names the device, the format and what to use
                 // instead) and the queue goes on.
-                setDeviceState(.open)
+                deviceError = nil
                 return .failed(reason: "\(entry.clip.source.file): \(error)")
             } catch let error as AudioDeviceError {
                 // Skipped while the device failed: no retry. (`finish` logs the skip.)
@@ -267,11 +308,12 @@ public actor ClipPlayQueue: Service {
                 let delay = backoff.next()
                 // One warning per distinct problem; repeats of the same one go to debug.
                 if error != deviceError {
-                    logger.warning("\(error); \(entry.clip.id) stays queued, retrying in \(DurationText.format(delay))")
+                    logger.warning("\(error); \(entry.clip.id) stays queued, retrying in \(DurationText.format(delay))", metadata: Self.fields(entry, device: error.device))
                 } else {
-                    logger.debug("\(error); retrying in \(DurationText.format(delay))")
+                    logger.debug("\(error); retrying in \(DurationText.format(delay))", metadata: Self.fields(entry, device: error.device))
                 }
-                setDeviceState(.retrying(after: delay, error: error))
+                deviceError = error
+                await player.deviceRetrying(after: delay, error: error)
                 let clock = clock
                 let wait = Task { try await clock.sleep(for: delay) }
                 retryWait = wait
@@ -288,26 +330,41 @@ public actor ClipPlayQueue: Service {
                 return .failed(reason: "\(error)")
             }
         }
+        if deviceError != nil {
+            // Skipped or shut down while waiting: nothing waits for the device any more.
+            deviceError = nil
+            await player.deviceRetryEnded()
+        }
         return .stopped
+    }
+
+    /// The log fields of an entry: `journalctl CLIP=ward` finds every line about it.
+    static func fields(_ entry: QueueEntry, device: String? = nil) -> Logger.Metadata {
+        var fields: Logger.Metadata = ["clip": "\(entry.clip.id)", "ticket": "\(entry.ticket)", "file": "\(entry.clip.source.file)"]
+        if case .client(let name) = entry.origin { fields["client"] = "\(name)" }
+        if let device { fields["device"] = "\(device)" }
+        return fields
     }
 
     private func finish(_ entry: QueueEntry, _ outcome: PlayOutcome) {
         let clip = entry.clip
+        var fields = Self.fields(entry)
+        fields["outcome"] = "\(outcome.name)"
         switch outcome {
         case .completed(let duration):
             playedCount += 1
             stats[clip.id, default: ClipStats()].timesPlayed += 1
             stats[clip.id]?.lastPlayed = currentStartedAt
-            logger.info("played \(clip.id) (\(clip.source.file), \(DurationText.format(duration)))")
+            logger.info("played \(clip.id) (\(clip.source.file), \(DurationText.format(duration)))", metadata: fields)
         case .stopped:
             // The log uses the history's words: skipped, failed, ended early.
-            logger.info("skipped \(clip.id) (\(clip.source.file))")
+            logger.info("skipped \(clip.id) (\(clip.source.file))", metadata: fields)
         case .failed(let reason):
             failedCount += 1
-            logger.warning("failed \(clip.id): \(reason)")
+            logger.warning("failed \(clip.id): \(reason)", metadata: fields)
         case .endedEarly(let reason):
             failedCount += 1
-            logger.warning("\(clip.id) ended early: \(reason)")
+            logger.warning("\(clip.id) ended early: \(reason)", metadata: fields)
         }
         record(PlayRecord(entry: entry, startedAt: currentStartedAt ?? wallClock(), outcome: outcome))
         current = nil
@@ -323,19 +380,13 @@ public actor ClipPlayQueue: Service {
         if history.count > Self.historyLimit { history.removeFirst() }
     }
 
-    private func setDeviceState(_ state: DeviceState) {
-        guard state != deviceState else { return }
-        deviceState = state
-        events.publish(.device(state))
-    }
-
     /// The standard `beforePlaying`: plays the entry's cue, if any, in the same queue slot.
     /// A cue that cannot be played is logged and the clip plays anyway.
     public static func playingCue(logger: Logger) -> BeforePlaying {
         { entry, player in
             guard let cue = entry.cue else { return }
             if case .failed(let reason) = try await player.play(cue) {
-                logger.warning("cue skipped before \(entry.clip.id): \(reason)")
+                logger.warning("cue skipped before \(entry.clip.id): \(reason)", metadata: ClipPlayQueue.fields(entry))
             }
         }
     }

@@ -5,23 +5,22 @@ import ServiceLifecycle
 /// from a shuffle bag, skipping clips whose time window is closed, and hands it to the play
 /// queue with the session's cue. Outside the session's active hours it picks nothing.
 /// When the session's duration has passed it lets the current clip finish and returns.
-public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
+public actor ClipJukebox: Service {
     public private(set) var session: Session
     /// The clips that can be scheduled: enabled and playable. Bag items index this array.
     public private(set) var clips: [Clip]
     private let queue: ClipPlayQueue
-    private let clock: C
+    private let clock: ElapsedClock
     private let localTime: any LocalTimeSource
     private let logger: Logger
     private let wallClock: WallClock
     private var generator: SeededGenerator
     public private(set) var bag: ShuffleBag
-    public private(set) var nextPickAt: C.Instant?
     /// When the next pick is due, in seconds since the Unix epoch, for people to read.
     public private(set) var nextPickWallTime: Double?
 
     public init(
-        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, clock: C,
+        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, clock: some Clock<Duration>,
         localTime: any LocalTimeSource = SystemLocalTime(), generator: SeededGenerator = SeededGenerator(),
         wallClock: @escaping WallClock = SystemWallClock.now, logger: Logger
     ) {
@@ -29,7 +28,7 @@ public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
         self.session = session
         self.clips = (clips ?? session.clips).filter(\.enabled)
         self.queue = queue
-        self.clock = clock
+        self.clock = ElapsedClock(clock)
         self.localTime = localTime
         self.generator = generator
         self.logger = logger
@@ -44,33 +43,50 @@ public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
         }
     }
 
+    /// The session's duration counts from start-up (the clock's zero), so a reload that
+    /// changes it moves the end without restarting the count.
     private func schedule() async throws {
-        let end = session.duration.map { clock.now.advanced(by: $0) }
+        var pickAt: Duration?
         while true {
-            let gap = randomGap()
-            let pickAt = clock.now.advanced(by: gap)
-            if let end, end <= pickAt {
-                nextPickAt = nil
+            let due = pickAt ?? clock.now + randomGap()
+            pickAt = due
+            if let duration = session.duration, duration <= due {
                 nextPickWallTime = nil
-                try await clock.sleep(until: end, tolerance: nil)
-                logger.notice("session \"\(session.name)\" reached its duration of \(DurationText.format(session.duration!)); finishing the current clip")
+                guard try await nap(until: duration) else { continue }
+                logger.notice("session \"\(session.name)\" reached its duration of \(DurationText.format(duration)); finishing the current clip")
                 await queue.finishAfterCurrent()
                 return
             }
-            nextPickAt = pickAt
+            let gap = due - clock.now
             nextPickWallTime = wallClock() + gap.secondsDouble
             queue.events.publish(.scheduled(nextPickEpochSeconds: nextPickWallTime))
             logger.debug("next pick in \(DurationText.format(gap))")
-            try await clock.sleep(until: pickAt, tolerance: nil)
-            if await queue.player.isPaused {
-                logger.debug("paused; nothing picked")
-            } else if await queue.hasWaitingScheduledEntry {
-                // The last pick has not started (the device is missing, or clients filled the
-                // queue): picking more would only build a backlog to play back to back later.
-                logger.debug("the previous scheduled clip is still waiting; nothing picked")
-            } else {
-                await pick()
+            guard try await nap(until: due) else { continue }
+            pickAt = nil
+            switch await queue.pickHold {
+            case .paused?: logger.debug("paused; nothing picked")
+            case .waitingForDevice?: logger.debug("a clip is waiting for the audio device; nothing picked")
+            case .previousPickWaiting?: logger.debug("the previous scheduled clip is still waiting; nothing picked")
+            case nil: await pick()
             }
+        }
+    }
+
+    /// The sleep in progress; a reload cuts it short so a new duration is looked at.
+    private var napping: Task<Void, any Error>?
+
+    /// Sleeps until `deadline`. Returns false if a reload woke it early; throws on shutdown.
+    private func nap(until deadline: Duration) async throws -> Bool {
+        let clock = clock
+        let sleep = Task { try await clock.sleep(until: deadline) }
+        napping = sleep
+        defer { napping = nil }
+        do {
+            try await withTaskCancellationHandler { try await sleep.value } onCancel: { sleep.cancel() }
+            return true
+        } catch {
+            try Task.checkCancellation()
+            return false
         }
     }
 
@@ -91,7 +107,7 @@ public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
         do {
             return try await queue.enqueue(PlayableClip(clip), cue: cue, origin: .scheduler).entry
         } catch {
-            logger.warning("scheduled pick \(clip.id) dropped: \(error)")
+            logger.warning("scheduled pick \(clip.id) dropped: \(error)", metadata: ["clip": "\(clip.id)"])
             return nil
         }
     }
@@ -120,6 +136,8 @@ public actor ClipJukebox<C: Clock>: Service where C.Duration == Duration {
         self.session = session
         self.clips = enabled
         bag = ShuffleBag(weights: enabled.map(\.weight), remaining: remaining, lastPick: lastPick, cycle: bag.cycle)
+        // The planned pick stands; only the end of the session is looked at again.
+        napping?.cancel()
     }
 
     private func randomGap() -> Duration {

@@ -5,7 +5,8 @@ public struct Session: Sendable, Equatable {
     /// The session file as the user named it; error messages use this spelling.
     public var sourcePath: String
     public var clipsDirectory: String
-    public var device: String
+    /// Where clips are played (`output`, or the `device` shorthand).
+    public var output: OutputConfig
     public var interval: ClosedRange<Duration>
     /// Empty means always active.
     public var activeHours: [TimeWindow]
@@ -21,7 +22,7 @@ public struct Session: Sendable, Equatable {
     public static let defaultInterval: ClosedRange<Duration> = .seconds(600) ... .seconds(1800)
 
     public init(
-        name: String, sourcePath: String, clipsDirectory: String, device: String = "default",
+        name: String, sourcePath: String, clipsDirectory: String, output: OutputConfig = .alsa(device: "default"),
         interval: ClosedRange<Duration> = Session.defaultInterval, activeHours: [TimeWindow] = [],
         duration: Duration? = nil, cue: ClipSource? = nil, volume: Double = 1,
         playback: PlaybackOptions = PlaybackOptions(), clips: [Clip]
@@ -29,7 +30,7 @@ public struct Session: Sendable, Equatable {
         self.name = name
         self.sourcePath = sourcePath
         self.clipsDirectory = clipsDirectory
-        self.device = device
+        self.output = output
         self.interval = interval
         self.activeHours = activeHours
         self.duration = duration
@@ -40,6 +41,9 @@ public struct Session: Sendable, Equatable {
     }
 
     public func clip(id: String) -> Clip? { clips.first { $0.id == id } }
+
+    /// The output as people name it: the ALSA device, for now.
+    public var deviceName: String { output.description }
 }
 
 /// A session clip as configured.

@@ -9,7 +9,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "enabled"]
     static let windowKeys = ["from", "to", "days"]
 
@@ -26,7 +26,7 @@ struct SessionReader {
         }
         let name = fields["name"].flatMap { nonEmptyString($0, at: "name") }
             ?? FilePath.removingExtension(FilePath.lastComponent(sessionPath))
-        let device = fields["device"].flatMap { nonEmptyString($0, at: "device") } ?? "default"
+        let output = self.output(fields)
         let interval = fields["interval"].flatMap { self.interval($0) } ?? Session.defaultInterval
         let activeHours = fields["activeHours"].map { windows($0, at: "activeHours") } ?? []
         let duration = fields["duration"].flatMap { self.duration($0, at: "duration") }
@@ -41,8 +41,28 @@ struct SessionReader {
         let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
         guard problems.isEmpty else { return nil }
         return Session(
-            name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, device: device, interval: interval,
+            name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
             activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips)
+    }
+
+    /// `output: {"type": "alsa", "device": …}`, or the `device` shorthand; not both.
+    mutating func output(_ fields: [String: JSONValue]) -> OutputConfig {
+        let device = fields["device"].flatMap { nonEmptyString($0, at: "device") }
+        guard let value = fields["output"] else { return .alsa(device: device ?? "default") }
+        if fields["device"] != nil {
+            problem("output", "give either \"output\" or \"device\", not both (\"device\" is shorthand for an ALSA output)")
+        }
+        guard let section = object(value, at: "output", allowed: ["type", "device"]) else { return .alsa(device: "default") }
+        let types = OutputConfig.types.map { "\"\($0)\"" }.joined(separator: " or ")
+        switch section["type"] {
+        case nil:
+            problem("output.type", "missing (expected \(types))")
+        case .string("alsa")?:
+            break
+        case let other?:
+            problem("output.type", "\(other.shortDescription) is not an output type (expected \(types))")
+        }
+        return .alsa(device: section["device"].flatMap { nonEmptyString($0, at: "output.device") } ?? "default")
     }
 
     mutating func playbackOptions(_ fields: [String: JSONValue]) -> PlaybackOptions {

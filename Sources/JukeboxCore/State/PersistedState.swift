@@ -93,27 +93,14 @@ public struct PersistedState: Codable, Sendable, Equatable {
     }
 }
 
-
-
 extension PersistedState {
-    /// The daemon's state now, from the queue, the player and the scheduler.
-    public static func snapshot<C: Clock>(queue: ClipPlayQueue, jukebox: ClipJukebox<C>) async -> PersistedState where C.Duration == Duration {
+    /// The daemon's state now, from the queue, the scheduler and the player.
+    static func gather(queue: ClipPlayQueue, scheduler: ClipJukebox, player: Player) async -> PersistedState {
         let saved = await queue.persisted()
-        let player = queue.player
         return PersistedState(
-            nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init), bag: await jukebox.persistedBag(),
-            paused: await player.isPaused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init),
+            nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init), bag: await scheduler.persistedBag(),
+            paused: saved.paused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init),
             started: saved.started)
-    }
-
-    /// Puts a saved state back into a queue, player and scheduler that have not started yet.
-    public func restore<C: Clock>(into queue: ClipPlayQueue, jukebox: ClipJukebox<C>) async where C.Duration == Duration {
-        await queue.restore(
-            entries: waiting.map(\.queueEntry), nextTicket: nextTicket, stats: stats, history: history.map(\.record),
-            started: started)
-        if let bag { await jukebox.restoreBag(bag) }
-        await queue.player.setVolume(volume)
-        if paused { await queue.player.pause() }
     }
 }
 
@@ -170,7 +157,7 @@ extension PersistedState.Entry {
                   client: { if case .client(let name) = entry.origin { name } else { nil } }())
     }
 
-    var queueEntry: QueueEntry {
+    public var queueEntry: QueueEntry {
         QueueEntry(ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? .scheduler)
     }
 }
@@ -180,7 +167,7 @@ extension PersistedState.Play {
         self.init(entry: .init(record.entry), startedAt: record.startedAt, outcome: record.outcome.name, reason: record.outcome.reason)
     }
 
-    var record: PlayRecord {
+    public var record: PlayRecord {
         let result: PlayOutcome = switch outcome {
         case "completed": .completed(duration: .zero)
         case "failed": .failed(reason: reason ?? "")

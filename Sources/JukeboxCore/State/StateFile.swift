@@ -22,6 +22,9 @@ public struct StateFile: Sendable {
         case loaded(PersistedState)
         /// The file could not be used; it was moved to `movedTo` and the daemon starts empty.
         case corrupt(movedTo: String, reason: String)
+        /// The file could not be used, and moving it aside failed too: saving would
+        /// overwrite it, so nothing may be saved until someone looks.
+        case unusable(reason: String)
     }
 
     public func load(now: Double = SystemWallClock.now()) async -> LoadResult {
@@ -140,7 +143,9 @@ public struct StateFile: Sendable {
 
     static func moveAside(_ path: String, now: Double, reason: String) -> LoadResult {
         let target = "\(path).corrupt-\(Int64(now))"
-        rename(path, target)
+        guard rename(path, target) == 0 else {
+            return .unusable(reason: "\(reason); moving it to \(target) failed: \(FileReadError(errno: errno))")
+        }
         return .corrupt(movedTo: target, reason: reason)
     }
 }

@@ -24,6 +24,12 @@ public actor StateWriter {
         self.gather = gather
     }
 
+    /// Why nothing may be saved (the state file could not be read or moved aside), or nil.
+    private var held: String?
+
+    /// From now on every save fails with `reason`, so the file there is never overwritten.
+    public func hold(reason: String) { held = reason }
+
     /// Call right after a change is applied in memory; pass the result to `save(through:)`.
     public func markChange() -> UInt64 {
         marked += 1
@@ -32,6 +38,7 @@ public actor StateWriter {
 
     /// Returns once every change up to `mark` is on disk.
     public func save(through mark: UInt64) async throws {
+        if let held { throw StateFileError(path: file.path, errno: 0, detail: held) }
         guard mark > durable else { return }
         try await withCheckedThrowingContinuation { continuation in
             waiting.append((mark, continuation))

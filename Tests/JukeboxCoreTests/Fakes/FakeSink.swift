@@ -1,4 +1,5 @@
 import JukeboxCore
+import Synchronization
 
 /// Records what a player asks of an audio device. Each write is tagged with the first sample
 /// of its block, which `FakeDecoder` sets to the clip's tag, so tests can see which clip every
@@ -27,6 +28,12 @@ actor FakeSink: AudioSink {
     }
 
     nonisolated let deviceName = "fake"
+    nonisolated var underruns: Int { 0 }
+    /// How many times the player asked a waiting write to stop waiting.
+    nonisolated let interrupts = Atomic<Int>(0)
+    nonisolated func interrupt() { interrupts.add(1, ordering: .relaxed) }
+    /// The fake holds nothing back that it could hand back.
+    func rewind(upTo maxFrames: Int, keeping: Int) async -> Int { 0 }
     private(set) var events: [Event] = []
     private var openFailures: [AudioDeviceError] = []
     private var writeFailures: [Int: AudioDeviceError] = [:]

@@ -1,10 +1,8 @@
 import Glibc
-import JukeboxCore
-import JukeboxProtocol
 import JukeboxSndFile
 import JukeboxTestSupport
 import Testing
-@testable import JukeboxControl
+@testable import JukeboxCore
 
 @Suite("Clip names and paths", .timeLimit(.minutes(1)))
 struct ClipResolverTests {
@@ -42,14 +40,14 @@ struct ClipResolverTests {
 
     @Test func pathsLeadingOutsideAreRefused() {
         for name in ["../secret.wav", "sneaky.wav", folder.file("secret.wav"), "/etc/passwd", "extra/../../secret.wav"] {
-            #expect(throws: RPCError.outsideClipsDirectory(name), "\(name)") { try resolver.resolve(name) }
+            #expect(throws: JukeboxError.outsideClipsDirectory(name), "\(name)") { try resolver.resolve(name) }
         }
     }
 
     @Test func unknownNamesGetSuggestions() {
-        #expect(throws: RPCError.unknownClip("wrd", suggestions: ["ward"])) { try resolver.resolve("wrd") }
-        #expect(throws: RPCError.unknownClip("nothing.wav", suggestions: [])) { try resolver.resolve("nothing.wav") }
-        #expect(throws: RPCError.unplayable("broken", "broken.wav: no such file")) { try resolver.resolve("broken") }
+        #expect(throws: JukeboxError.unknownClip("wrd", suggestions: ["ward"])) { try resolver.resolve("wrd") }
+        #expect(throws: JukeboxError.unknownClip("nothing.wav", suggestions: [])) { try resolver.resolve("nothing.wav") }
+        #expect(throws: JukeboxError.unplayable("broken", reason: "broken.wav: no such file")) { try resolver.resolve("broken") }
     }
 }
 

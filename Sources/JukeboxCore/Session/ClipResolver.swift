@@ -1,16 +1,15 @@
-import JukeboxCore
-import JukeboxProtocol
-
 /// Turns what a client typed into a clip: a session clip id, or the path of a file inside the
 /// session's clips folder. A path that leads outside that folder, after following symlinks
 /// and `..`, is refused, so the socket cannot be used to read arbitrary files.
-struct ClipResolver {
-    let catalog: ClipCatalog
+public struct ClipResolver: Sendable {
+    public let catalog: ClipCatalog
 
-    func resolve(_ name: String) throws(RPCError) -> PlayableClip {
+    public init(catalog: ClipCatalog) { self.catalog = catalog }
+
+    public func resolve(_ name: String) throws(JukeboxError) -> PlayableClip {
         let session = catalog.session
         if let clip = session.clip(id: name) {
-            if let problem = catalog.problems[clip.id] { throw .unplayable(name, problem) }
+            if let problem = catalog.problems[clip.id] { throw .unplayable(name, reason: problem) }
             return PlayableClip(clip)
         }
         guard name.contains("/") || name.contains(".") else { throw .unknownClip(name, suggestions: suggestions(for: name)) }

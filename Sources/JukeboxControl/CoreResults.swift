@@ -1,0 +1,106 @@
+import JukeboxCore
+import JukeboxProtocol
+
+// How the core's results, errors and events look on the wire (docs/protocol.md). Nothing
+// here decides anything: it only copies fields.
+
+extension RPCError {
+    /// jukeboxd's own errors, in the range JSON-RPC leaves to servers; the message is the core's.
+    public init(_ error: JukeboxError) {
+        let message = error.description
+        switch error {
+        case .unknownClip(let name, let suggestions):
+            self.init(code: -32001, message: message, data: .init(reason: "unknown-clip", clip: name, suggestions: suggestions))
+        case .queueFull:
+            self.init(code: -32002, message: message, data: .init(reason: "queue-full"))
+        case .outsideClipsDirectory(let path):
+            self.init(code: -32003, message: message, data: .init(reason: "outside-clips-directory", clip: path))
+        case .unplayable(let name, _):
+            self.init(code: -32004, message: message, data: .init(reason: "unplayable-clip", clip: name))
+        case .sessionInvalid(let problems):
+            self.init(code: -32005, message: message, data: .init(reason: "session-invalid", problems: problems))
+        case .stateNotSaved:
+            self.init(code: -32006, message: message, data: .init(reason: "state-not-saved"))
+        case .invalidParameter:
+            self = .invalidParams(message)
+        }
+    }
+}
+
+extension EntryInfo {
+    public init(_ entry: QueueEntry, position: Int? = nil) {
+        self.init(ticket: entry.ticket, clip: entry.clip.id, title: entry.clip.title, file: entry.clip.source.file,
+                  origin: entry.origin.description, position: position)
+    }
+}
+
+extension StatusResult {
+    public init(_ now: JukeboxSnapshot) {
+        self.init(
+            session: now.session.name, device: now.player.deviceName, deviceState: now.player.deviceState.description,
+            playing: now.playing.map { EntryInfo($0) }, waitingForDevice: now.waitingForDevice.map { EntryInfo($0) },
+            queueLength: now.queue.waiting.count, paused: now.queue.paused, volume: VolumeResult(now).volume,
+            nextPick: now.nextPick, uptime: now.uptime, played: now.queue.played, failed: now.queue.failed,
+            underruns: now.player.underruns)
+    }
+}
+
+extension QueueResult {
+    public init(_ now: JukeboxSnapshot) {
+        let position = now.player.position
+        let playing = now.playing.map { entry in
+            PlayingInfo(
+                entry: EntryInfo(entry), elapsed: position?.elapsed.secondsDouble, total: position?.total.secondsDouble,
+                startedAt: now.queue.currentStartedAt, paused: now.queue.paused)
+        }
+        self.init(
+            playing: playing, waitingForDevice: now.waitingForDevice.map { EntryInfo($0) },
+            waiting: now.queue.waiting.enumerated().map { EntryInfo($1, position: $0 + 1) })
+    }
+}
+
+extension ClipsResult {
+    public init(_ now: JukeboxSnapshot) {
+        self.init(clips: now.clips.map { state in
+            ClipInfo(
+                id: state.clip.id, title: state.clip.title, file: state.clip.source.file, duration: state.duration?.secondsDouble,
+                enabled: state.clip.enabled, windowOpen: state.windowOpen, timesPlayed: state.stats.timesPlayed,
+                lastPlayed: state.stats.lastPlayed, problem: state.problem)
+        })
+    }
+}
+
+extension HistoryResult {
+    public init(_ now: JukeboxSnapshot, limit: Int) {
+        self.init(plays: now.history(limit: limit).map { record in
+            PlayInfo(entry: EntryInfo(record.entry), startedAt: record.startedAt, outcome: record.outcome.name, reason: record.outcome.reason)
+        })
+    }
+}
+
+extension VolumeResult {
+    public init(_ now: JukeboxSnapshot) { self.init(volume: Int((now.player.volume * 100).rounded())) }
+}
+
+extension JukeboxEvent {
+    /// The JSON-RPC notification line for this event.
+    public var notificationLine: [UInt8] {
+        let (method, params) = notification
+        return RPCCoding.notification(method, params)
+    }
+
+    public var notification: (method: String, params: EventParams) {
+        switch self {
+        case .queued(let entry, let position): ("queued", EventParams(entry: EntryInfo(entry, position: position)))
+        case .playing(let entry): ("playing", EventParams(entry: EntryInfo(entry)))
+        case .finished(let entry, let outcome):
+            ("finished", EventParams(entry: EntryInfo(entry), outcome: outcome.name, reason: outcome.reason))
+        case .removed(let tickets): ("removed", EventParams(tickets: tickets))
+        case .paused: ("paused", EventParams())
+        case .resumed: ("resumed", EventParams())
+        case .scheduled(let next): ("scheduled", EventParams(nextPick: next))
+        case .device(let state): ("device", EventParams(state: state.description))
+        case .sessionReloaded(let name, let clips): ("session", EventParams(session: name, clips: clips))
+        }
+    }
+}

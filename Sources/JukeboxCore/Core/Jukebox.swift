@@ -1,0 +1,309 @@
+import Logging
+import ServiceLifecycle
+
+/// The application core: the one place every front end (the control socket, SIGHUP, and
+/// next the web remote and MQTT) goes through. It owns the catalog, the scheduler, the play
+/// queue, the player and its output, and the state file. Commands are carried out here,
+/// with their checks and limits; `JukeboxCommand.mustBeDurable` says which must be on disk
+/// before they are acknowledged; `snapshot()` answers every question about the state in one
+/// consistent reading; `events` is the one stream of what happens.
+///
+/// As a `Service` it runs the queue, the scheduler and the saving of the daemon's own
+/// changes, and saves a last time once they have stopped.
+public actor Jukebox: Service {
+    /// Reads the session again, for `reload` (the daemon applies its command-line overrides).
+    public typealias SessionSource = @Sendable () async throws(SessionLoadError) -> Session
+    /// Builds an output from the session's configuration (the daemon knows ALSA; tests pass
+    /// their fake).
+    public typealias OutputFactory = @Sendable (OutputConfig) -> any AudioSink
+
+    /// The longest `client` name. It is copied into every entry it queues and into the state
+    /// file, so without a bound a few requests could make the state file gigabytes long.
+    public static let maxClientLength = 64
+    public static let volumeRange = 0...100
+
+    public struct Configuration: Sendable {
+        public var queueLimit: Int
+        public var generator: SeededGenerator
+        /// Measures gaps, retries and idle times.
+        public var clock: any Clock<Duration>
+        public var wallClock: WallClock
+        public var localTime: any LocalTimeSource
+
+        public init(
+            queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(),
+            clock: any Clock<Duration> = ContinuousClock(), wallClock: @escaping WallClock = SystemWallClock.now,
+            localTime: any LocalTimeSource = SystemLocalTime()
+        ) {
+            self.queueLimit = queueLimit
+            self.generator = generator
+            self.clock = clock
+            self.wallClock = wallClock
+            self.localTime = localTime
+        }
+    }
+
+    public nonisolated let events: EventBus
+    let player: Player
+    let queue: ClipPlayQueue
+    let scheduler: ClipJukebox
+    private let decoder: any ClipDecoder
+    private let stateFile: StateFile?
+    /// nil: nothing is saved (tests, benchmarks).
+    private let writer: StateWriter?
+    private let loadSession: SessionSource
+    private let makeOutput: OutputFactory
+    private let configuration: Configuration
+    private let logger: Logger
+    private let startedAt: Double
+    private var catalog: ClipCatalog
+    /// The output in use, watched for calls that never return (`outputStall`).
+    private var output: WatchedOutput
+
+    public init(
+        catalog: ClipCatalog, decoder: any ClipDecoder, makeOutput: @escaping OutputFactory,
+        stateFile: StateFile? = nil, loadSession: @escaping SessionSource, configuration: Configuration = Configuration(),
+        logger: Logger
+    ) {
+        let session = catalog.session
+        let events = EventBus()
+        let output = WatchedOutput(makeOutput(session.output))
+        let player = Player(
+            sink: output, decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
+            events: events, logger: logger)
+        let queue = ClipPlayQueue(
+            player: player, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
+            capacity: configuration.queueLimit, logger: logger)
+        self.events = events
+        self.output = output
+        self.player = player
+        self.queue = queue
+        let scheduler = ClipJukebox(
+            session: session, clips: catalog.playableClips, queue: queue, clock: configuration.clock,
+            localTime: configuration.localTime, generator: configuration.generator, wallClock: configuration.wallClock,
+            logger: logger)
+        self.scheduler = scheduler
+        self.catalog = catalog
+        self.decoder = decoder
+        self.makeOutput = makeOutput
+        self.loadSession = loadSession
+        self.configuration = configuration
+        self.logger = logger
+        self.startedAt = configuration.wallClock()
+        self.stateFile = stateFile
+        self.writer = stateFile.map { file in
+            StateWriter(file: file) { [queue, scheduler, player] in
+                await PersistedState.gather(queue: queue, scheduler: scheduler, player: player)
+            }
+        }
+    }
+
+    // MARK: - Start and stop
+
+    /// Puts back the saved queue, bag, volume and pause, and logs what happened. Call once,
+    /// before `run()`.
+    public func restoreState() async {
+        guard let stateFile, let writer else { return }
+        await queue.setRiskyStartHook { [logger] in
+            do { try await writer.save() } catch { logger.error("\(error)") }
+        }
+        switch await stateFile.load(now: configuration.wallClock()) {
+        case .missing:
+            logger.info("no saved state at \(stateFile.path); starting with an empty queue")
+        case .corrupt(let movedTo, let reason):
+            logger.warning("state file \(stateFile.path) could not be used (\(reason)); kept it as \(movedTo) and started with an empty queue")
+        case .unusable(let reason):
+            // Saving now would overwrite a file that may still hold someone's queue.
+            logger.error("state file \(stateFile.path) could not be used, and was not moved aside: \(reason); started with an empty queue and will not save until it is moved away or the folder is fixed, then restarted")
+            await writer.hold(reason: "\(stateFile.path) could not be read or moved aside (\(reason))")
+        case .loaded(let saved):
+            let session = catalog.session
+            let (state, refused) = saved.confined(to: session, now: configuration.wallClock())
+            for entry in refused {
+                logger.warning(
+                    "state file \(stateFile.path): ticket \(entry.ticket) names \(entry.clip.path), outside the clips folder \(session.clipsDirectory); not queued",
+                    metadata: ["ticket": "\(entry.ticket)"])
+            }
+            await queue.restore(
+                entries: state.waiting.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
+                history: state.history.map(\.record), started: state.started, paused: state.paused)
+            if let bag = state.bag { await scheduler.restoreBag(bag) }
+            await player.setVolume(state.volume)
+            logger.info("restored \(Self.count(state.waiting.count, "queued clip"))\(state.paused ? ", paused" : "") from \(stateFile.path)")
+        }
+    }
+
+    public func run() async throws {
+        let (queue, scheduler) = (queue, scheduler)
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try? await queue.run() }
+            tasks.addTask { try? await scheduler.run() }
+            tasks.addTask { await self.saveOwnChanges() }
+            // The scheduler returns at the session's end, once the last clip has finished,
+            // and on shutdown; either way everything stops.
+            await tasks.next()
+            tasks.cancelAll()
+        }
+        // The last word: how the last clip ended, cut short (it stays first and plays again
+        // after a restart) or finished as the shutdown began (it counts as played).
+        if let writer {
+            do { try await writer.save() } catch { logger.error("\(error)") }
+        }
+    }
+
+    /// Saves what the daemon changes by itself: a scheduled pick, a clip starting or ending.
+    /// (Commands are saved before they are acknowledged.)
+    private func saveOwnChanges() async {
+        guard let writer else { return }
+        let stream = events.subscribe()
+        await cancelWhenGracefulShutdown {
+            for await event in stream {
+                switch event {
+                case .queued(let entry, _) where entry.origin == .scheduler: break
+                case .playing, .finished: break
+                default: continue
+                }
+                do { try await writer.save() } catch { self.logger.error("\(error)") }
+            }
+        }
+    }
+
+    /// How long the output's oldest unfinished call has run: a call stuck in a driver is
+    /// what the systemd watchdog must see.
+    public func outputStall() -> Duration? { output.longestCall() }
+
+    // MARK: - Commands
+
+    /// Queues clips by id, or by the name of a file inside the clips folder, all or none.
+    /// A file that is not in the session is opened first, so one that is not audio is
+    /// refused now rather than failing later.
+    public func enqueue(_ names: [String], cue: Bool, client: String) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int)]> {
+        guard (1...Self.maxClientLength).contains(client.count) else {
+            throw .invalidParameter("\"client\" must be a name of 1 to \(Self.maxClientLength) characters")
+        }
+        let resolver = ClipResolver(catalog: catalog)
+        var clips: [PlayableClip] = []
+        for name in names {
+            let clip = try resolver.resolve(name)
+            if catalog.session.clip(id: clip.id)?.source.path != clip.source.path {
+                do {
+                    _ = try await decoder.probe(clip.source)
+                } catch {
+                    throw .unplayable(name, reason: "\(error)")
+                }
+            }
+            clips.append(clip)
+        }
+        let cueClip = cue ? catalog.session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") } : nil
+        do {
+            let accepted = try await queue.enqueue(contentsOf: clips, cue: cueClip, origin: .client(client))
+            return await acknowledge(accepted, .enqueue)
+        } catch {
+            throw .queueFull(error)
+        }
+    }
+
+    /// Removes waiting entries; returns those removed and those not waiting (playing,
+    /// played or unknown).
+    public func remove(_ tickets: [UInt64]) async -> Acknowledged<(removed: [UInt64], notWaiting: [UInt64])> {
+        var removed: [UInt64] = [], notWaiting: [UInt64] = []
+        for ticket in tickets {
+            if await queue.remove(ticket: ticket) { removed.append(ticket) } else { notWaiting.append(ticket) }
+        }
+        return await acknowledge((removed, notWaiting), .remove)
+    }
+
+    public func clear() async -> Acknowledged<[UInt64]> { await acknowledge(await queue.clear(), .clear) }
+
+    public func skip() async -> Acknowledged<QueueEntry?> { await acknowledge(await queue.skip(), .skip) }
+
+    public func pause() async -> Acknowledged<Bool> {
+        await queue.pause()
+        return await acknowledge(true, .pause)
+    }
+
+    public func resume() async -> Acknowledged<Bool> {
+        await queue.resume()
+        return await acknowledge(false, .resume)
+    }
+
+    /// Draws a clip now, as the scheduler would; nil when none may play now.
+    public func pick() async -> Acknowledged<QueueEntry?> { await acknowledge(await scheduler.pick(), .pick) }
+
+    /// Sets the volume, 0–100; returns it.
+    public func setVolume(_ level: Int) async throws(JukeboxError) -> Acknowledged<Int> {
+        guard Self.volumeRange.contains(level) else {
+            throw .invalidParameter("the volume must be from \(Self.volumeRange.lowerBound) to \(Self.volumeRange.upperBound), not \(level)")
+        }
+        await player.setVolume(Double(level) / 100)
+        return await acknowledge(level, .setVolume)
+    }
+
+    /// Reads the session file again. Every waiting entry keeps its place, even one whose
+    /// clip the new file no longer lists: it carries its file and plays (or fails with a
+    /// reason in the history), never dropped unseen. The bag keeps its cycle and the counts
+    /// stay. A new output is used from the next clip, a new volume at once, and a new
+    /// duration counts from start-up.
+    public func reload() async throws(JukeboxError) -> Acknowledged<(session: String, clips: Int)> {
+        let session: Session
+        do {
+            session = try await loadSession()
+        } catch {
+            throw .sessionInvalid(problems: error.problems)
+        }
+        let fresh = await ClipCatalog.probing(session, with: decoder, logger: logger)
+        let old = catalog.session
+        catalog = fresh
+        await player.configure(session.playback)
+        if session.output != old.output {
+            output = WatchedOutput(makeOutput(session.output))
+            await player.useOutput(output)
+        }
+        if session.volume != old.volume { await player.setVolume(session.volume) }
+        await scheduler.reload(session, clips: fresh.playableClips)
+        logger.notice("session reloaded from \(session.sourcePath): \(Self.count(fresh.playableClips.count, "playable clip"))")
+        events.publish(.sessionReloaded(name: session.name, clips: fresh.playableClips.count))
+        return await acknowledge((session.name, fresh.playableClips.count), .reload)
+    }
+
+    /// The one place `JukeboxCommand.mustBeDurable` is applied: a change that must be
+    /// durable is marked once it is in memory, and acknowledged after `waitUntilDurable`.
+    private func acknowledge<Value: Sendable>(_ value: Value, _ command: JukeboxCommand) async -> Acknowledged<Value> {
+        guard command.mustBeDurable, let writer else { return Acknowledged(value, durableMark: nil) }
+        return Acknowledged(value, durableMark: await writer.markChange())
+    }
+
+    /// Returns once the change is on disk. Concurrent commands share one write (group
+    /// commit), so a front end may carry out several before waiting for the first.
+    public nonisolated func waitUntilDurable<Value>(_ acknowledged: Acknowledged<Value>) async throws(JukeboxError) {
+        guard let mark = acknowledged.durableMark, let writer else { return }
+        do {
+            try await writer.save(through: mark)
+        } catch {
+            logger.error("\(error)")
+            throw .stateNotSaved(reason: "the state file could not be written (see the daemon's log)")
+        }
+    }
+
+    /// Carries out a command and waits until it is durable: for front ends that answer one
+    /// request at a time.
+    public nonisolated func durable<Value>(_ acknowledged: Acknowledged<Value>) async throws(JukeboxError) -> Value {
+        try await waitUntilDurable(acknowledged)
+        return acknowledged.value
+    }
+
+    // MARK: - Reading
+
+    /// Everything there is to show, at one moment.
+    public func snapshot() async -> JukeboxSnapshot {
+        let queueNow = await queue.snapshot()
+        let playerNow = await player.snapshot()
+        let nextPick = queueNow.pickHold == nil ? await scheduler.nextPickWallTime : nil
+        return JukeboxSnapshot(
+            catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick,
+            uptime: configuration.wallClock() - startedAt, localTime: configuration.localTime.now())
+    }
+
+    /// "1 clip", "7 clips".
+    public static func count(_ count: Int, _ noun: String) -> String { count == 1 ? "1 \(noun)" : "\(count) \(noun)s" }
+}

@@ -1,0 +1,27 @@
+/// The kinds of change a front end can ask of the core. `mustBeDurable` is the one
+/// durability rule: a change that must survive a restart is acknowledged to its client only
+/// once the state file holds it (`Jukebox.waitUntilDurable`).
+public enum JukeboxCommand: String, Sendable, CaseIterable {
+    case enqueue, remove, clear, skip, pause, resume, pick, setVolume, reload
+
+    public var mustBeDurable: Bool {
+        switch self {
+        case .enqueue, .remove, .clear, .pause, .resume, .pick, .setVolume: true
+        // A skip is saved when its clip ends (the `finished` event), which follows at once.
+        // A reload changes the session, whose truth is the file that was just read.
+        case .skip, .reload: false
+        }
+    }
+}
+
+/// A command's result, and the change to wait for before it is reported done.
+public struct Acknowledged<Value: Sendable>: Sendable {
+    public var value: Value
+    /// nil when nothing must be written first.
+    public var durableMark: UInt64?
+
+    public init(_ value: Value, durableMark: UInt64?) {
+        self.value = value
+        self.durableMark = durableMark
+    }
+}

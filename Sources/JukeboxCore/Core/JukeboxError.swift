@@ -1,0 +1,38 @@
+/// Why the core refused a command, or could not make it durable. Each case maps to one
+/// stable reason on every front end (`unknown-clip`, `queue-full`…); `description` is for
+/// people and says what was wrong and what to do.
+public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No clip of that id, and no file of that name in the clips folder.
+    case unknownClip(String, suggestions: [String])
+    /// A path that leads outside the session's clips folder.
+    case outsideClipsDirectory(String)
+    /// The clip exists but cannot be decoded; the reason names the file.
+    case unplayable(String, reason: String)
+    case queueFull(QueueFullError)
+    /// The change was applied in memory but the state file could not be written.
+    case stateNotSaved(reason: String)
+    /// A reload found problems: one line each, `file:line: field: what is wrong`.
+    case sessionInvalid(problems: [String])
+    /// A parameter out of its range, named in the message.
+    case invalidParameter(String)
+
+    public var description: String {
+        switch self {
+        case .unknownClip(let name, let suggestions):
+            let hint = suggestions.isEmpty ? " (`jukebox clips` lists them)" : " (did you mean \(suggestions.map { "\"\($0)\"" }.joined(separator: " or "))?)"
+            return "no clip \"\(name)\" in the session\(hint)"
+        case .outsideClipsDirectory(let path):
+            return "\"\(path)\" is outside the session's clips folder; only clips inside it can be played"
+        case .unplayable(let name, let reason):
+            return "clip \"\(name)\" cannot be played: \(reason)"
+        case .queueFull(let error):
+            return "\(error)"
+        case .stateNotSaved(let reason):
+            return "the change was made but could not be saved, so it would not survive a restart: \(reason)"
+        case .sessionInvalid(let problems):
+            return "the session file was not reloaded; the running session is unchanged:\n" + problems.joined(separator: "\n")
+        case .invalidParameter(let message):
+            return message
+        }
+    }
+}

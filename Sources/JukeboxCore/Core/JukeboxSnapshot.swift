@@ -1,0 +1,47 @@
+import DequeModule
+
+/// Everything `status`, `queue`, `clips` and `history` show, taken at one moment: the queue's
+/// figures in one hop to the queue and the player's in one hop to the player, so no answer
+/// mixes two clips.
+public struct JukeboxSnapshot: Sendable {
+    public var catalog: ClipCatalog
+    public var queue: ClipPlayQueue.Snapshot
+    public var player: Player.Snapshot
+    /// When the scheduler picks next, in seconds since the Unix epoch; nil while picks are
+    /// held back (paused, a clip waiting for the device, the last pick still waiting).
+    public var nextPick: Double?
+    /// Seconds since the core started.
+    public var uptime: Double
+    /// Local time when the snapshot was taken, for clips' windows.
+    public var localTime: LocalTime
+
+    public var session: Session { catalog.session }
+
+    /// One clip of the session as `clips` shows it.
+    public struct ClipState: Sendable {
+        public var clip: Clip
+        public var duration: Duration?
+        public var problem: String?
+        /// The clip's own windows and the session's active hours both allow it now.
+        public var windowOpen: Bool
+        public var stats: ClipStats
+    }
+
+    public var clips: [ClipState] {
+        session.clips.map { clip in
+            ClipState(
+                clip: clip, duration: catalog.durations[clip.id], problem: catalog.problems[clip.id],
+                windowOpen: clip.windows.allow(localTime) && session.activeHours.allow(localTime),
+                stats: queue.stats[clip.id] ?? ClipStats())
+        }
+    }
+
+    /// The entry being played now; nil while the head of the queue waits for its device.
+    public var playing: QueueEntry? { queue.waitingForDevice ? nil : queue.current }
+
+    /// The entry at the head of the queue while it waits for a missing device.
+    public var waitingForDevice: QueueEntry? { queue.waitingForDevice ? queue.current : nil }
+
+    /// The newest `limit` plays, newest first.
+    public func history(limit: Int) -> [PlayRecord] { queue.history.suffix(max(limit, 0)).reversed() }
+}

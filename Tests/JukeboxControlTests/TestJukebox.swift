@@ -1,0 +1,62 @@
+import JukeboxCore
+import JukeboxSndFile
+import JukeboxTestSupport
+import Logging
+import Synchronization
+
+/// A real core over three one-second clips (ward, water, walk) and a `NullOutput` named
+/// "fake", not running: requests change its queue and settings, and nothing plays. With a
+/// state file, changes are saved there before they are answered.
+struct TestJukebox {
+    enum State {
+        case none
+        /// Saved in the test's folder.
+        case saved
+        /// Every save fails (the state file's folder is a regular file).
+        case failing
+    }
+
+    let folder: TemporaryDirectory
+    let jukebox: Jukebox
+    /// While set, `reload` finds these problems in the session file.
+    let reloadProblems: Problems
+
+    final class Problems: Sendable {
+        let lines = Mutex<[String]?>(nil)
+        func set(_ problems: [String]?) { lines.withLock { $0 = problems } }
+    }
+
+    var statePath: String { folder.file("state.json") }
+
+    init(queueLimit: Int = 10_000, state: State = .none) async throws {
+        folder = try TemporaryDirectory()
+        let tone = WAVFile.bytes(Array(repeating: 0.1, count: 8000), encoding: .s16, rate: 8000, channels: 1)
+        for id in ["ward", "water", "walk"] { _ = try folder.write("\(id).wav", tone) }
+        let sessionPath = try folder.write("test.json", text: #"{"clips": [{"file": "ward.wav"}, {"file": "water.wav"}, {"file": "walk.wav"}], "cue": "ward.wav"}"#)
+        let session = try SessionLoader.load(path: sessionPath)
+        let catalog = await ClipCatalog.probing(session, with: SndFileDecoder())
+        let problems = Problems()
+        reloadProblems = problems
+        let stateFile: StateFile? = switch state {
+        case .none: nil
+        case .saved: StateFile(path: folder.file("state.json"))
+        case .failing: StateFile(path: try folder.write("not-a-folder", [0]) + "/state.json")
+        }
+        jukebox = Jukebox(
+            catalog: catalog, decoder: SndFileDecoder(), makeOutput: { _ in NullOutput(deviceName: "fake") }, stateFile: stateFile,
+            loadSession: { () throws(SessionLoadError) -> Session in
+                if let lines = problems.lines.withLock({ $0 }) { throw SessionLoadError(kind: .invalid, problems: lines) }
+                return try SessionLoader.load(path: sessionPath)
+            },
+            configuration: Jukebox.Configuration(queueLimit: queueLimit, wallClock: { 1_000 }),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    /// The tickets waiting, in order.
+    func waiting() async -> [UInt64] { await jukebox.snapshot().queue.waiting.map(\.ticket) }
+
+    /// The state file as saved, or "" if there is none.
+    func savedState() -> String {
+        (try? String(decoding: FilePath.read(statePath, limit: 1 << 20), as: UTF8.self)) ?? ""
+    }
+}
