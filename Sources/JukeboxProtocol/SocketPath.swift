@@ -51,7 +51,11 @@ public enum SocketPath {
         let path = resolve(explicit: explicit, environment: environment, uid: uid)
         let configured = explicit != nil || environment["JUKEBOX_SOCKET"].map { !$0.isEmpty } == true
         var info = stat()
-        if !configured, stat(path, &info) != 0, stat(system, &info) == 0 { return system }
+        guard !configured, stat(path, &info) != 0 else { return path }
+        // The system service's socket, also when its folder cannot be searched: the user is
+        // then told that the socket exists and how to join its group, not that some other
+        // path of theirs has no daemon.
+        if stat(system, &info) == 0 || errno == EACCES { return system }
         return path
     }
 }

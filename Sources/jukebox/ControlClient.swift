@@ -62,16 +62,29 @@ final class ControlClient {
 
     deinit { close(descriptor) }
 
+    /// The name of the group that owns `path`, if it can be read.
+    static func groupOwning(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0, let group = getgrgid(info.st_gid), let name = group.pointee.gr_name else { return nil }
+        return String(cString: name)
+    }
+
     static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     static func unreachable(_ path: String, _ error: Int32) -> ClientError {
+        let folder = folder(of: path)
         let reason = switch error {
         case ENOENT: "no such socket (is it running?)"
         case ECONNREFUSED: "connection refused (is it running?)"
-        case EACCES, EPERM: "permission denied (ask to be added to the socket's group)"
+        case _ where (error == EACCES || error == EPERM) && access(folder, X_OK) != 0:
+            "permission denied: the folder \(folder) is open only to \(groupOwning(folder).map { "the \"\($0)\" group" } ?? "its group"); "
+                + "join it with `sudo usermod -aG \(groupOwning(folder) ?? "GROUP") $USER`, then log out and in again"
+        case EACCES, EPERM:
+            "permission denied: the socket is open only to \(groupOwning(path).map { "the \"\($0)\" group" } ?? "its group"); "
+                + "join it with `sudo usermod -aG \(groupOwning(path) ?? "GROUP") $USER`, then log out and in again"
         default: "error \(error) (is it running?)"
         }
         return ClientError(message: "jukebox: cannot reach jukeboxd at \(path): \(reason)", exitCode: 69)

@@ -118,4 +118,25 @@ struct SocketSecurityTests {
             #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "connections another user won")
         }
     }
+
+    /// A user outside the socket's group used to be told about a socket path they never
+    /// used (their own fallback). They are now told that the system socket's folder is closed
+    /// to them, and how to join its group.
+    @Test func aUserOutsideTheSocketsGroupIsToldHowToJoinIt() async throws {
+        let folder = "/run/jukeboxd"
+        guard access(folder, F_OK) != 0 else {
+            Issue.record("\(folder) already exists (a jukeboxd service runs here?); this test needs to make it")
+            return
+        }
+        try await withUsers(2) { users in
+            let (outsider, service) = (users[0], users[1])
+            #expect(mkdir(folder, 0o750) == 0)
+            chmod(folder, 0o750)
+            #expect(chown(folder, 0, service.gid) == 0)
+            defer { rmdir(folder) }
+            let client = try await outsider.run([binaries + "/jukebox", "status"])
+            #expect(client.status == 69)
+            #expect(client.stderr == "jukebox: cannot reach jukeboxd at /run/jukeboxd/jukeboxd.sock: permission denied: the folder /run/jukeboxd is open only to the \"\(service.name)\" group; join it with `sudo usermod -aG \(service.name) $USER`, then log out and in again\n")
+        }
+    }
 }

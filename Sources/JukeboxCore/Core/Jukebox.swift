@@ -135,13 +135,17 @@ public actor Jukebox: Service {
 
     public func run() async throws {
         let (queue, scheduler) = (queue, scheduler)
-        await withTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try? await queue.run() }
-            tasks.addTask { try? await scheduler.run() }
-            tasks.addTask { await self.saveOwnChanges() }
+        await withTaskGroup(of: Bool.self) { tasks in
+            tasks.addTask { try? await queue.run(); return false }
+            tasks.addTask { try? await scheduler.run(); return true }
+            if let writer {
+                // Subscribed before the queue or the scheduler can change anything.
+                let changes = events.subscribe()
+                tasks.addTask { await self.save(changes, with: writer); return false }
+            }
             // The scheduler returns at the session's end, once the last clip has finished,
             // and on shutdown; either way everything stops.
-            await tasks.next()
+            for await schedulerEnded in tasks where schedulerEnded { break }
             tasks.cancelAll()
         }
         // The last word: how the last clip ended, cut short (it stays first and plays again
@@ -153,11 +157,9 @@ public actor Jukebox: Service {
 
     /// Saves what the daemon changes by itself: a scheduled pick, a clip starting or ending.
     /// (Commands are saved before they are acknowledged.)
-    private func saveOwnChanges() async {
-        guard let writer else { return }
-        let stream = events.subscribe()
+    private func save(_ changes: AsyncStream<JukeboxEvent>, with writer: StateWriter) async {
         await cancelWhenGracefulShutdown {
-            for await event in stream {
+            for await event in changes {
                 switch event {
                 case .queued(let entry, _) where entry.origin == .scheduler: break
                 case .playing, .finished: break

@@ -27,7 +27,9 @@ actor FakeSink: AudioSink {
         }
     }
 
-    nonisolated let deviceName = "fake"
+    nonisolated let deviceName: String
+
+    init(deviceName: String = "fake") { self.deviceName = deviceName }
     nonisolated var underruns: Int { 0 }
     /// How many times the player asked a waiting write to stop waiting.
     nonisolated let interrupts = Atomic<Int>(0)

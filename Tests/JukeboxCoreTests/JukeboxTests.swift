@@ -1,0 +1,150 @@
+import Glibc
+import JukeboxTestSupport
+import Synchronization
+import Testing
+@testable import JukeboxCore
+
+/// The application core, driven the way every front end drives it, through a fake output
+/// and a manual clock: no sockets, no sound card.
+@Suite("Application core", .timeLimit(.minutes(1)))
+struct JukeboxTests {
+    let clock = ManualClock()
+    /// The fake output for each device name; the core builds its output from the session.
+    let outputs = ["one": FakeSink(deviceName: "one"), "two": FakeSink(deviceName: "two")]
+    /// What `reload` reads.
+    let sessionFile = SessionFile()
+
+    final class SessionFile: Sendable {
+        private let session = Mutex<Session?>(nil)
+        func withLock<T>(_ body: (inout Session?) -> T) -> T { session.withLock { body(&$0) } }
+    }
+
+    func clip(_ id: String, in folder: String = "/clips") -> Clip {
+        Clip(id: id, source: ClipSource(file: "\(id).wav", path: "\(folder)/\(id).wav"))
+    }
+
+    func session(
+        _ clips: [Clip], device: String = "one", volume: Double = 1, duration: Duration? = nil, cue: ClipSource? = nil,
+        folder: String = "/clips"
+    ) -> Session {
+        Session(
+            name: "t", sourcePath: "\(folder)/s.json", clipsDirectory: folder, output: .alsa(device: device),
+            interval: .seconds(10) ... .seconds(10), duration: duration, cue: cue, volume: volume, clips: clips)
+    }
+
+    func make(_ catalog: ClipCatalog, decoder: FakeDecoder) -> Jukebox {
+        sessionFile.withLock { $0 = catalog.session }
+        let outputs = outputs
+        return Jukebox(
+            catalog: catalog, decoder: decoder, makeOutput: { outputs["\($0)"]! },
+            loadSession: { [sessionFile] in sessionFile.withLock { $0! } },
+            configuration: .init(generator: SeededGenerator(seed: 1), clock: clock, wallClock: { 1_000 }), logger: .quiet)
+    }
+
+    /// The problems of clips and the cue's are kept apart, so a clip may be called "cue":
+    /// it used to share the key of a cue that could not be played, and was never scheduled.
+    @Test func aClipCalledCueIsScheduledWhenTheCueCannotBePlayed() async {
+        let decoder = Fixtures.decoder([("cue", 1, 100)])
+        let catalog = await ClipCatalog.probing(
+            session([clip("cue")], cue: ClipSource(file: "gone.wav", path: "/clips/gone.wav")), with: decoder)
+        #expect(catalog.playableClips.map(\.id) == ["cue"])
+        #expect(catalog.problems.isEmpty)
+        #expect(catalog.cueProblem == "gone.wav: no such file")
+        #expect(catalog.session.cue == nil, "the clips play without the cue")
+        let jukebox = make(catalog, decoder: decoder)
+        #expect(await jukebox.pick().value?.clip.id == "cue")
+        #expect(await jukebox.snapshot().clips.map(\.problem) == [nil])
+    }
+
+    /// A reload that names another device plays the clip playing now to its end on the old
+    /// one and the next on the new one; a new volume is heard at once.
+    @Test func reloadSwitchesTheOutputBetweenClipsAndTheVolumeAtOnce() async throws {
+        let decoder = Fixtures.decoder([("a", 1, 1_000), ("b", 2, 100)])
+        let first = session([clip("a"), clip("b")])
+        let jukebox = make(ClipCatalog(session: first), decoder: decoder)
+        let (one, two) = (outputs["one"]!, outputs["two"]!)
+        await one.gateWrites(true)
+        let running = Task { try await jukebox.run() }
+        _ = try await jukebox.enqueue(["a"], cue: false, client: "test")
+        await one.waitForGatedWrite()
+        sessionFile.withLock { $0 = session([clip("a"), clip("b")], device: "two") }
+        _ = try await jukebox.reload()
+        #expect(await jukebox.snapshot().player.deviceName == "one", "the clip playing now ends where it started")
+        _ = try await jukebox.enqueue(["b"], cue: false, client: "test")
+        await one.gateWrites(false)
+        await two.wait(until: { $0.contains(.write(tag: 2, frames: 36)) })
+        #expect(await one.framesWritten(tag: 1) == 1_000, "a played to its end")
+        #expect(await one.events.last == .close, "the old device was released")
+        #expect(await two.framesWritten(tag: 1) == 0)
+        #expect(await jukebox.snapshot().player.deviceName == "two")
+        sessionFile.withLock { $0 = session([clip("a"), clip("b")], device: "two", volume: 0.5) }
+        _ = try await jukebox.reload()
+        #expect(await jukebox.snapshot().player.volume == 0.5, "a new volume applies at once")
+        running.cancel()
+    }
+
+    /// A duration added by a reload counts from start-up, like one read at start-up.
+    @Test func reloadAppliesANewDurationFromStartUp() async throws {
+        let decoder = Fixtures.decoder([("a", 1, 100)])
+        let jukebox = make(ClipCatalog(session: session([clip("a")])), decoder: decoder)
+        let running = Task { try await jukebox.run() }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(3))
+        sessionFile.withLock { $0 = session([clip("a")], duration: .seconds(5)) }
+        _ = try await jukebox.reload()
+        await clock.waitForSleepers(1)
+        #expect(await jukebox.snapshot().nextPick == nil, "the session ends before the next pick")
+        clock.advance(by: .seconds(2))
+        try await running.value
+        #expect(await jukebox.snapshot().queue.played == 0)
+    }
+
+    /// `jukebox play notes.txt` used to queue the file and fail when it came up.
+    @Test func aFileThatIsNotAudioIsRefusedWhenQueued() async throws {
+        let folder = try TemporaryDirectory()
+        _ = try folder.write("notes.txt", text: "not audio")
+        _ = try folder.write("a.wav", [0])
+        var decoder = FakeDecoder(clips: [:])
+        decoder.clips[folder.file("a.wav")] = FakeDecoder.Spec(tag: 1, frames: 100)
+        let jukebox = make(ClipCatalog(session: session([clip("a", in: folder.path)], folder: folder.path)), decoder: decoder)
+        await #expect(throws: JukeboxError.unplayable("notes.txt", reason: "notes.txt: no such file")) {
+            _ = try await jukebox.enqueue(["notes.txt"], cue: false, client: "test")
+        }
+        await #expect(throws: JukeboxError.unplayable("notes.txt", reason: "notes.txt: no such file")) {
+            _ = try await jukebox.enqueue(["a", "notes.txt"], cue: false, client: "test")
+        }
+        #expect(await jukebox.snapshot().queue.waiting.isEmpty, "all or none")
+        #expect(try await jukebox.enqueue(["a.wav"], cue: false, client: "test").value.map(\.entry.clip.id) == ["a"])
+    }
+
+    /// While the clip at the head waits for a missing device, the scheduler picks nothing
+    /// (a backlog would play back to back later), and the clip shows as waiting, not playing.
+    @Test func nothingIsPickedWhileAClipWaitsForTheDevice() async throws {
+        let decoder = Fixtures.decoder([("a", 1, 100), ("b", 2, 100)])
+        let jukebox = make(ClipCatalog(session: session([clip("a"), clip("b")])), decoder: decoder)
+        let missing = AudioDeviceError(code: .notFound, device: "one", operation: "open", reason: "No such file or directory")
+        await outputs["one"]!.failOpens(Array(repeating: missing, count: 100))
+        let events = jukebox.events.subscribe()
+        let running = Task { try await jukebox.run() }
+        _ = try await jukebox.enqueue(["a"], cue: false, client: "test")
+        var iterator = events.makeAsyncIterator()
+        while let event = await iterator.next() {
+            if case .device(let state) = event, state.isRetrying { break }
+        }
+        let waiting = await jukebox.snapshot()
+        #expect(waiting.playing == nil)
+        #expect(waiting.waitingForDevice?.clip.id == "a")
+        #expect(waiting.nextPick == nil, "no pick is shown while picks are held back")
+        #expect(waiting.player.deviceState.isRetrying)
+        // Let the scheduler's moment come: it plans the next pick without picking.
+        clock.advance(by: .seconds(10))
+        var queued: [String] = []
+        while let event = await iterator.next() {
+            if case .queued(let entry, _) = event { queued.append(entry.clip.id) }
+            if case .scheduled = event { break }
+        }
+        #expect(queued.isEmpty)
+        #expect(await jukebox.snapshot().queue.waiting.isEmpty)
+        running.cancel()
+    }
+}
