@@ -30,8 +30,8 @@ struct Daemon {
 
     /// Opens every clip once: clips that do not decode are kept in the catalog with their
     /// problem (so `jukebox clips` can show it) but are never scheduled.
-    func catalog(for session: Session, warn: Bool = true) async -> ClipCatalog {
-        await ClipCatalog.probing(session, with: decoder, logger: warn ? logger : nil)
+    func catalog(for session: Session) async -> ClipCatalog {
+        await ClipCatalog.probing(session, with: decoder, logger: logger)
     }
 
     /// `--state`, else the default place for the session (`StateFile.defaultPath`).
@@ -40,19 +40,35 @@ struct Daemon {
         return try StateFile.defaultPath(sessionName: session.name, environment: environment)
     }
 
-    /// `--check`: a one-line verdict on stdout, or one line per problem on stderr. Returns the exit status.
-    func report(_ catalog: ClipCatalog) -> Int32 {
-        let session = catalog.session
-        if catalog.problems.isEmpty, catalog.cueProblem == nil {
-            let enabled = session.clips.filter(\.enabled).count
-            print("\(session.sourcePath): OK: \"\(session.name)\", \(Jukebox.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
-            return 0
+    /// `--check`: a one-line verdict on stdout, or one line per problem on stderr, each as
+    /// `file:line: …`: the file's own problems, then those of the clip files it names, all
+    /// in one run. Returns the exit status.
+    func check() async -> Int32 {
+        var status: Int32 = 0
+        let clips: [Clip], cue: ClipSource?
+        var session: Session?
+        do {
+            session = try loadSession()
+            (clips, cue) = (session!.clips, session!.cue)
+        } catch {
+            for line in error.problems { printError(line) }
+            if error.kind == .unreadable { return error.exitCode }
+            status = error.exitCode
+            (clips, cue) = (error.clips, error.cue)
         }
-        if let cueProblem = catalog.cueProblem { printError("\(session.sourcePath): cue: \(cueProblem)") }
-        for (id, problem) in catalog.problems.sorted(by: { $0.key < $1.key }) {
-            printError("\(session.sourcePath): clip \(id): \(problem)")
+        let lines = SessionLoader.lines(ofClipsIn: sessionPath)
+        var problems: [(line: Int, text: String)] = []
+        if let cue {
+            do { _ = try await decoder.probe(cue) } catch { problems.append((lines.cue ?? 1, "cue: \(error)")) }
         }
-        return 65
+        for clip in clips {
+            do { _ = try await decoder.probe(clip.source) } catch { problems.append((lines.clips[clip.id] ?? 1, "clip \(clip.id): \(error)")) }
+        }
+        for problem in problems.sorted(by: { $0.line < $1.line }) { printError("\(sessionPath):\(problem.line): \(problem.text)") }
+        guard status == 0, problems.isEmpty, let session else { return status == 0 ? 65 : status }
+        let enabled = session.clips.filter(\.enabled).count
+        print("\(session.sourcePath): OK: \"\(session.name)\", \(Jukebox.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
+        return 0
     }
 
     /// Builds the output a session's configuration names.

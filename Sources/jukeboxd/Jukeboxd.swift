@@ -62,6 +62,7 @@ struct Jukeboxd: AsyncParsableCommand {
         let daemon = Daemon(
             sessionPath: session, deviceOverride: device, seed: seed, socketPath: SocketPath.resolve(explicit: socket),
             socketGroup: socketGroup, statePathOverride: state, queueLimit: queueLimit, logger: Logger(label: "jukeboxd"))
+        if check { throw ExitCode(await daemon.check()) }
         let session: Session
         do {
             session = try daemon.loadSession()
@@ -69,10 +70,7 @@ struct Jukeboxd: AsyncParsableCommand {
             for line in error.problems { printError(line) }
             throw ExitCode(error.exitCode)
         }
-        let catalog = await daemon.catalog(for: session, warn: !check)
-        if check {
-            throw ExitCode(daemon.report(catalog))
-        }
+        let catalog = await daemon.catalog(for: session)
         guard !catalog.playableClips.isEmpty else {
             printError("\(session.sourcePath): none of the session's clips can be played (see the warnings above)")
             throw ExitCode(65)

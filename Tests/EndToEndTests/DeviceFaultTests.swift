@@ -57,4 +57,23 @@ struct DeviceFaultTests {
         }
         #expect(second.lines.contains { $0.contains("restored 1 queued clip") }, "\(second.lines)")
     }
+
+    /// A PCM added to ~/.asoundrc while the daemon runs used to stay unknown until a
+    /// restart: libasound re-reads only the top configuration file when it changes, not the
+    /// files it loads. The daemon now reads the configuration afresh after a failed open.
+    @Test func aDeviceAddedToAsoundrcIsFoundWithoutARestart() async throws {
+        let socket = folder.file("c.sock")
+        let arguments = [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json")]
+        let environment = ["HOME": folder.path, "XDG_CONFIG_HOME": folder.file("config"), "ALSA_CONFIG_PATH": ""]
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: environment) { [self] log in
+            #expect(try await DaemonProcess.run(["--socket", socket, "play", "a"], tool: "jukebox").status == 0)
+            #expect(await log.waitFor("stays queued, retrying"))
+            try folder.write(".asoundrc", text: """
+                pcm.jukebox_late { type file slave.pcm { type null } file "\(folder.file("out.raw"))" format "raw" }
+                """)
+            return await log.waitFor("played a (a.wav")
+        }
+        #expect(run.result)
+        #expect(try folder.read("out.raw") == WAVFile.pcm16(samples), "the clip plays whole, from its start")
+    }
 }

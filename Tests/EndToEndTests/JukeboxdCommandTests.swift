@@ -45,9 +45,49 @@ struct JukeboxdCommandTests {
         let path = try session(#"{ "clips": [ { "file": "low.wav" }, { "file": "broken.wav" }, { "file": "gone.wav" } ] }"#)
         let (status, _, stderr) = try await outcome([path, "--check"])
         #expect(status == 65)
-        #expect(stderr.contains("\(path): clip broken: broken.wav: "))
-        #expect(stderr.contains("\(path): clip gone: gone.wav: no such file"))
+        #expect(stderr.contains("\(path):1: clip broken: broken.wav: "))
+        #expect(stderr.contains("\(path):1: clip gone: gone.wav: no such file"))
         #expect(stderr.split(separator: "\n").count == 2, "one line per problem, nothing twice: \(stderr)")
+    }
+
+    /// `--check` used to stop at the file's own problems and report clip files only on a
+    /// second run, without their lines; it now reports both at once, each with its line.
+    @Test func checkReportsTheFilesAndTheClipFilesProblemsInOneRun() async throws {
+        let path = try session("""
+            {
+              "volume": 3,
+              "cue": "bell.wav",
+              "clips": [
+                { "file": "low.wav" },
+                { "file": "gone.wav" }
+              ]
+            }
+            """)
+        let (status, stdout, stderr) = try await outcome([path, "--check"])
+        #expect(status == 65)
+        #expect(stdout.isEmpty)
+        #expect(stderr == """
+            \(path):2: volume: 3 is out of range (expected 0 to 1)
+            \(path):3: cue: bell.wav: no such file (looked for \(folder.file("bell.wav")))
+            \(path):6: clip gone: gone.wav: no such file (looked for \(folder.file("gone.wav")))
+
+            """)
+    }
+
+    /// A bad `interval.min` used to be followed by a complaint about the default that took
+    /// its place ("min (10m) is longer than max (1m)").
+    @Test func aBadIntervalIsReportedOnce() async throws {
+        let path = try session(#"{ "interval": { "min": "soon", "max": "1m" }, "clips": [ { "file": "low.wav" } ] }"#)
+        let (status, _, stderr) = try await outcome([path, "--check"])
+        #expect(status == 65)
+        #expect(stderr == "\(path):1: interval.min: \"soon\" is not a duration (expected e.g. \"45s\", \"3m\", \"1h30m\" or a number of seconds)\n")
+    }
+
+    @Test func aTrailingCommaIsNamed() async throws {
+        let path = try session("{\n  \"clips\": [ { \"file\": \"low.wav\" }, ]\n}\n")
+        let (status, _, stderr) = try await outcome([path, "--check"])
+        #expect(status == 65)
+        #expect(stderr == "\(path):2:37: not valid JSON: trailing comma before ']' (JSON allows none after the last item)\n")
     }
 
     @Test func invalidSessionExits65WithOneLinePerProblem() async throws {
@@ -71,7 +111,7 @@ struct JukeboxdCommandTests {
         let path = try session("{\n  \"clips\": [ { \"file\": \"low.wav\" } \n")
         let (status, _, stderr) = try await outcome([path] + socket)
         #expect(status == 65)
-        #expect(stderr == "\(path): not valid JSON: unexpected end of file, expected ',' or ']' at line 3, column 1\n")
+        #expect(stderr == "\(path):3:1: not valid JSON: unexpected end of file, expected ',' or ']'\n")
     }
 
     @Test func missingSessionExits66() async throws {

@@ -10,10 +10,15 @@ public struct SessionLoadError: Error, Sendable, Equatable, CustomStringConverti
 
     public var kind: Kind
     public var problems: [String]
+    /// The clips and cue that could still be read, so `--check` can open their files too.
+    public var clips: [Clip]
+    public var cue: ClipSource?
 
-    public init(kind: Kind, problems: [String]) {
+    public init(kind: Kind, problems: [String], clips: [Clip] = [], cue: ClipSource? = nil) {
         self.kind = kind
         self.problems = problems
+        self.clips = clips
+        self.cue = cue
     }
 
     public var description: String { problems.joined(separator: "\n") }

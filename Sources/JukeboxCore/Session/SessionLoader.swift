@@ -25,12 +25,12 @@ public enum SessionLoader {
         do {
             document = try JSONParser.parse(bytes)
         } catch {
-            throw SessionLoadError(kind: .invalid, problems: ["\(path): not valid JSON: \(error)"])
+            throw SessionLoadError(kind: .invalid, problems: ["\(path):\(error.line):\(error.column): not valid JSON: \(error.reason)"])
         }
         var reader = SessionReader(sessionPath: path)
         let session = reader.session(from: document)
         guard let session, reader.problems.isEmpty else {
-            throw SessionLoadError(kind: .invalid, problems: located(reader.problems, in: bytes, path: path))
+            throw SessionLoadError(kind: .invalid, problems: located(reader.problems, in: bytes, path: path), clips: reader.clips, cue: reader.cue)
         }
         return session
     }
@@ -52,5 +52,26 @@ public enum SessionLoader {
                 let (line, problem) = entry.element
                 return "\(path):\(line): " + (problem.field.isEmpty ? problem.message : "\(problem.field): \(problem.message)")
             }
+    }
+
+    /// The line of each clip in the session file, by clip id, and of the cue: for messages
+    /// about clip files, which are found after the file was read (`--check`). Empty when the
+    /// file cannot be read or parsed.
+    public static func lines(ofClipsIn path: String) -> (clips: [String: Int], cue: Int?) {
+        guard var bytes = try? FilePath.read(path, limit: maxFileSize) else { return ([:], nil) }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        guard case .object(let fields)? = try? JSONParser.parse(bytes), case .array(let items)? = fields["clips"] else { return ([:], nil) }
+        let lines = JSONParser.lines(in: bytes)
+        var clips: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            guard case .object(let clip) = item, let line = lines["clips[\(index)]"] else { continue }
+            let id: String? = switch (clip["id"], clip["file"]) {
+            case (.string(let id)?, _): id
+            case (_, .string(let file)?): SessionReader.defaultID(file: file)
+            default: nil
+            }
+            if let id, clips[id] == nil { clips[id] = line }
+        }
+        return (clips, lines["cue"])
     }
 }

@@ -2,6 +2,10 @@
 struct SessionReader {
     let sessionPath: String
     var problems: [(field: String, message: String)] = []
+    /// The clips and cue that could be read, even when other fields have problems, so
+    /// `--check` can open their files in the same run.
+    var clips: [Clip] = []
+    var cue: ClipSource?
 
     init(sessionPath: String) { self.sessionPath = sessionPath }
 
@@ -39,6 +43,8 @@ struct SessionReader {
         }
         let playback = playbackOptions(fields)
         let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
+        self.clips = clips
+        self.cue = cue
         guard problems.isEmpty else { return nil }
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
@@ -97,8 +103,7 @@ struct SessionReader {
             guard let fields = object(item, at: field, allowed: Self.clipKeys) else { continue }
             guard let fileValue = fields["file"] else { problem("\(field).file", "missing (the clip's audio file)"); continue }
             guard let file = nonEmptyString(fileValue, at: "\(field).file") else { continue }
-            let id = fields["id"].flatMap { nonEmptyString($0, at: "\(field).id") }
-                ?? FilePath.removingExtension(FilePath.lastComponent(file))
+            let id = fields["id"].flatMap { nonEmptyString($0, at: "\(field).id") } ?? Self.defaultID(file: file)
             if let earlier = firstUse[id] {
                 problem(fields["id"] == nil ? "\(field).file" : "\(field).id", "id \"\(id)\" is already used by clips[\(earlier)] (ids must be unique; set \"id\")")
             } else {
@@ -125,10 +130,17 @@ struct SessionReader {
         return clips
     }
 
+    /// A clip without an `id` is named after its file, without folders or extension.
+    static func defaultID(file: String) -> String { FilePath.removingExtension(FilePath.lastComponent(file)) }
+
     mutating func interval(_ value: JSONValue) -> ClosedRange<Duration>? {
         guard let fields = object(value, at: "interval", allowed: ["min", "max"]) else { return nil }
-        let low = fields["min"].flatMap { duration($0, at: "interval.min") } ?? Session.defaultInterval.lowerBound
-        let high = fields["max"].flatMap { duration($0, at: "interval.max") } ?? Session.defaultInterval.upperBound
+        let given = (min: fields["min"].map { duration($0, at: "interval.min") }, max: fields["max"].map { duration($0, at: "interval.max") })
+        // One that was given but is wrong has been reported; comparing the default that
+        // stands in for it would only add a second, confusing complaint.
+        if given.min == .some(nil) || given.max == .some(nil) { return nil }
+        let low = given.min.flatMap { $0 } ?? Session.defaultInterval.lowerBound
+        let high = given.max.flatMap { $0 } ?? Session.defaultInterval.upperBound
         guard low <= high else {
             problem("interval", "min (\(DurationText.format(low))) is longer than max (\(DurationText.format(high)))")
             return nil

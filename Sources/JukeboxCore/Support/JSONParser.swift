@@ -66,6 +66,15 @@ public struct JSONParser {
         index += 1
     }
 
+    /// JSON allows no comma after the last member or item, which people often leave in;
+    /// say so rather than "unexpected character".
+    private mutating func refuseTrailingComma(before closing: UInt8) throws(Failure) {
+        skipSpace()
+        if current == closing {
+            throw failure("trailing comma before '\(Character(Unicode.Scalar(closing)))' (JSON allows none after the last \(closing == UInt8(ascii: "}") ? "member" : "item"))")
+        }
+    }
+
     private mutating func value(depth: Int, path: String?) throws(Failure) -> JSONValue {
         guard depth < 512 else { throw failure("nesting is too deep") }
         skipSpace()
@@ -92,7 +101,11 @@ public struct JSONParser {
                 if let member { starts?[member] = keyStart }
                 fields[key] = try value(depth: depth + 1, path: member)
                 skipSpace()
-                if current == UInt8(ascii: ",") { index += 1; continue }
+                if current == UInt8(ascii: ",") {
+                    index += 1
+                    try refuseTrailingComma(before: UInt8(ascii: "}"))
+                    continue
+                }
                 try expect(UInt8(ascii: "}"), "',' or '}'")
                 return .object(fields)
             }
@@ -104,7 +117,11 @@ public struct JSONParser {
             while true {
                 items.append(try value(depth: depth + 1, path: path.map { "\($0)[\(items.count)]" }))
                 skipSpace()
-                if current == UInt8(ascii: ",") { index += 1; continue }
+                if current == UInt8(ascii: ",") {
+                    index += 1
+                    try refuseTrailingComma(before: UInt8(ascii: "]"))
+                    continue
+                }
                 try expect(UInt8(ascii: "]"), "',' or ']'")
                 return .array(items)
             }
