@@ -25,7 +25,7 @@ struct Jukeboxd: AsyncParsableCommand {
     @Argument(help: "The session file (JSON).")
     var session: String
 
-    @Option(help: "The ALSA PCM to play through (overrides the session's \"device\"; see `aplay -L`).")
+    @Option(help: "The ALSA PCM to play through (overrides the session's \"output\" or \"device\"; see `aplay -L`).")
     var device: String?
 
     @Option(help: "Log level: trace, debug, info, notice, warning or error.")

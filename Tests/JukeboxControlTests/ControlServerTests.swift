@@ -335,3 +335,14 @@ final class LogCollector: LogHandler, @unchecked Sendable {
         }
     }
 }
+
+extension ControlServerTests {
+    /// The socket's mode used to be set without a check: a failure left a socket the group
+    /// could not use, silently.
+    @Test func aSocketWhoseModeCannotBeSetIsAnError() {
+        let missing = fixture.folder.file("gone/control.sock")
+        let error = #expect(throws: ControlSocketError.self) { try SocketFile.restrict(missing, group: nil) }
+        #expect(error?.message == "cannot set the mode of \(missing) to 0660: no such file")
+        #expect(error?.exitCode == 77)
+    }
+}

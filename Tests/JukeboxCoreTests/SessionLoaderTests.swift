@@ -143,9 +143,20 @@ struct SessionLoaderTests {
         (#"{ "clips": [ { "file": "a.wav" } ], "keepDeviceOpen": "never" }"#, #"keepDeviceOpen: "never" is not "idle" or "always""#),
         (#"{ "clips": [ { "file": "a.wav" } ], "leadin": 1 }"#, #"leadin: unknown key (did you mean "leadIn"?)"#),
         (#"{ "clips": [ { "file": "a.wav", "Title": "x" } ] }"#, #"clips[0].Title: unknown key (did you mean "title"?)"#),
+        (#"{ "output": { "device": "hw:0" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.type: missing (expected "alsa")"#),
+        (#"{ "output": { "type": "pipe", "device": "x" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.type: "pipe" is not an output type (expected "alsa")"#),
+        (#"{ "output": { "type": "alsa" }, "device": "hw:0", "clips": [ { "file": "a.wav" } ] }"#, #"output: give either "output" or "device", not both ("device" is shorthand for an ALSA output)"#),
+        (#"{ "output": { "type": "alsa", "devcie": "x" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.devcie: unknown key (did you mean "device"?)"#),
     ])
     func singleProblem(text: String, expected: String) {
         #expect(problems(text) == ["/srv/jukebox/session.json:1: " + expected])
+    }
+
+    @Test func anOutputSectionOrTheDeviceShorthandNameTheALSAOutput() throws {
+        #expect(try SessionLoader.parse(Array(#"{ "output": { "type": "alsa", "device": "plughw:CARD=Device,DEV=0" }, "clips": [ { "file": "a.wav" } ] }"#.utf8), path: "/s.json").output
+            == .alsa(device: "plughw:CARD=Device,DEV=0"))
+        #expect(try SessionLoader.parse(Array(#"{ "device": "hw:1,0", "clips": [ { "file": "a.wav" } ] }"#.utf8), path: "/s.json").output == .alsa(device: "hw:1,0"))
+        #expect(try SessionLoader.parse(Array(#"{ "output": { "type": "alsa" }, "clips": [ { "file": "a.wav" } ] }"#.utf8), path: "/s.json").output == .alsa(device: "default"))
     }
 
     @Test func notJSONSaysWhereWithLineAndColumn() {

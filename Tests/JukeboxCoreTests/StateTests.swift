@@ -33,6 +33,33 @@ struct StateTests {
         #expect(!FilePath.isRegularFile(path))
     }
 
+    /// The rename that moves a corrupt file aside used to go unchecked, so the next save
+    /// overwrote the file it was meant to keep. When it fails, nothing is saved at all.
+    @Test func aCorruptFileThatCannotBeMovedAsideIsNeverOverwritten() async throws {
+        let path = try folder.write("state.json", text: "{ this is not state")
+        // Something already stands at the name it would be moved to: a folder with a file in it.
+        mkdir(path + ".corrupt-1234", 0o755)
+        _ = try folder.write("state.json.corrupt-1234/keep", text: "x")
+        let stateFile = StateFile(path: path)
+        guard case .unusable(let reason) = await stateFile.load(now: 1_234) else {
+            Issue.record("expected .unusable")
+            return
+        }
+        #expect(reason.hasPrefix("not a valid state file; moving it to \(path).corrupt-1234 failed: "), "\(reason)")
+        let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [
+            Clip(id: "a", source: ClipSource(file: "a.wav", path: "/clips/a.wav")),
+        ])
+        let jukebox = Jukebox(
+            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10)]), makeOutput: { _ in FakeSink() },
+            stateFile: stateFile, loadSession: { session }, configuration: .init(clock: ManualClock(), wallClock: { 1_234 }), logger: .quiet)
+        await jukebox.restoreState()
+        let accepted = try await jukebox.enqueue(["a"], cue: false, client: "test")
+        await #expect(throws: JukeboxError.stateNotSaved(reason: "the state file could not be written (see the daemon's log)")) {
+            try await jukebox.waitUntilDurable(accepted)
+        }
+        #expect(try folder.read("state.json") == Array("{ this is not state".utf8), "the file is as it was")
+    }
+
     @Test func concurrentSavesShareWritesAndEachSeesItsChange() async throws {
         let counter = Counter()
         let file = StateFile(path: folder.file("state.json"))
