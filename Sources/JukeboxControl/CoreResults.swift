@@ -23,6 +23,14 @@ extension RPCError {
             self.init(code: -32006, message: message, data: .init(reason: "state-not-saved"))
         case .invalidParameter:
             self = .invalidParams(message)
+        case .editInvalid(let problems):
+            self.init(code: -32005, message: message, data: .init(reason: "session-invalid", problems: problems))
+        case .sessionChangedOnDisk:
+            self.init(code: -32007, message: message, data: .init(reason: "session-changed-on-disk"))
+        case .revisionMismatch:
+            self.init(code: -32008, message: message, data: .init(reason: "revision-mismatch"))
+        case .sessionNotSaved:
+            self.init(code: -32009, message: message, data: .init(reason: "session-not-saved"))
         }
     }
 }

@@ -13,6 +13,8 @@ import ServiceLifecycle
 public actor Jukebox: Service {
     /// Reads the session again, for `reload` (the daemon applies its command-line overrides).
     public typealias SessionSource = @Sendable () async throws(SessionLoadError) -> Session
+    /// The command line's overrides (`--device`), applied to a session an edit produces.
+    public typealias SessionOverrides = @Sendable (Session) -> Session
     /// Builds an output from the session's configuration (the daemon knows ALSA; tests pass
     /// their fake).
     public typealias OutputFactory = @Sendable (OutputConfig) -> any AudioSink
@@ -47,14 +49,20 @@ public actor Jukebox: Service {
     let player: Player
     let queue: ClipPlayQueue
     let scheduler: ClipJukebox
-    private let decoder: any ClipDecoder
+    let decoder: any ClipDecoder
     private let stateFile: StateFile?
     /// nil: nothing is saved (tests, benchmarks).
     private let writer: StateWriter?
     private let loadSession: SessionSource
+    let sessionOverrides: SessionOverrides
+    /// Reads and writes session files and uploads off the cooperative pool.
+    let sessionIO = BlockingWorkQueue(label: "jukebox.session")
+    /// Reloads and edits run one at a time (`lockSession`).
+    private var sessionBusy = false
+    private var sessionWaiters: [CheckedContinuation<Void, Never>] = []
     private let makeOutput: OutputFactory
     private let configuration: Configuration
-    private let logger: Logger
+    let logger: Logger
     private let startedAt: Double
     private var catalog: ClipCatalog
     /// The output in use, watched for calls that never return (`outputStall`).
@@ -62,9 +70,10 @@ public actor Jukebox: Service {
 
     public init(
         catalog: ClipCatalog, decoder: any ClipDecoder, makeOutput: @escaping OutputFactory,
-        stateFile: StateFile? = nil, loadSession: @escaping SessionSource, configuration: Configuration = Configuration(),
-        logger: Logger
+        stateFile: StateFile? = nil, loadSession: @escaping SessionSource, sessionOverrides: @escaping SessionOverrides = { $0 },
+        configuration: Configuration = Configuration(), logger: Logger
     ) {
+        self.sessionOverrides = sessionOverrides
         let session = catalog.session
         let events = EventBus()
         let output = WatchedOutput(makeOutput(session.output))
@@ -247,12 +256,24 @@ public actor Jukebox: Service {
     /// stay. A new output is used from the next clip, a new volume at once, and a new
     /// duration counts from start-up.
     public func reload() async throws(JukeboxError) -> Acknowledged<(session: String, clips: Int)> {
+        await lockSession()
+        defer { unlockSession() }
         let session: Session
         do {
             session = try await loadSession()
         } catch {
             throw .sessionInvalid(problems: error.problems)
         }
+        let fresh = await adopt(session)
+        logger.notice("session reloaded from \(session.sourcePath): \(Self.count(fresh.playableClips.count, "playable clip"))")
+        return await acknowledge((session.name, fresh.playableClips.count), .reload)
+    }
+
+    /// Puts a session just read or edited in place of the running one: its clips are probed,
+    /// a new output is used from the next clip, a new volume at once; the queue, the bag's
+    /// cycle and the counts stay.
+    @discardableResult
+    func adopt(_ session: Session) async -> ClipCatalog {
         let fresh = await ClipCatalog.probing(session, with: decoder, logger: logger)
         let old = catalog.session
         catalog = fresh
@@ -263,14 +284,31 @@ public actor Jukebox: Service {
         }
         if session.volume != old.volume { await player.setVolume(session.volume) }
         await scheduler.reload(session, clips: fresh.playableClips)
-        logger.notice("session reloaded from \(session.sourcePath): \(Self.count(fresh.playableClips.count, "playable clip"))")
         events.publish(.sessionReloaded(name: session.name, clips: fresh.playableClips.count))
-        return await acknowledge((session.name, fresh.playableClips.count), .reload)
+        return fresh
+    }
+
+    /// The session as the daemon runs it.
+    var session: Session { catalog.session }
+
+    /// Waits until no other reload or edit is under way, then holds the session until
+    /// `unlockSession()`: each reads the file, and an edit writes it, so two at once could
+    /// lose one.
+    func lockSession() async {
+        if sessionBusy {
+            await withCheckedContinuation { sessionWaiters.append($0) }
+        } else {
+            sessionBusy = true
+        }
+    }
+
+    func unlockSession() {
+        if sessionWaiters.isEmpty { sessionBusy = false } else { sessionWaiters.removeFirst().resume() }
     }
 
     /// The one place `JukeboxCommand.mustBeDurable` is applied: a change that must be
     /// durable is marked once it is in memory, and acknowledged after `waitUntilDurable`.
-    private func acknowledge<Value: Sendable>(_ value: Value, _ command: JukeboxCommand) async -> Acknowledged<Value> {
+    func acknowledge<Value: Sendable>(_ value: Value, _ command: JukeboxCommand) async -> Acknowledged<Value> {
         guard command.mustBeDurable, let writer else { return Acknowledged(value, durableMark: nil) }
         return Acknowledged(value, durableMark: await writer.markChange())
     }

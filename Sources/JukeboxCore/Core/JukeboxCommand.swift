@@ -3,10 +3,14 @@
 /// once the state file holds it (`Jukebox.waitUntilDurable`).
 public enum JukeboxCommand: String, Sendable, CaseIterable {
     case enqueue, remove, clear, skip, pause, resume, pick, setVolume, reload
+    case addClip, updateClip, removeClip, updateSchedule
 
     public var mustBeDurable: Bool {
         switch self {
         case .enqueue, .remove, .clear, .pause, .resume, .pick, .setVolume: true
+        // The session file itself is written and fsynced before an edit returns; the state
+        // is saved too, since the bag now holds other clips.
+        case .addClip, .updateClip, .removeClip, .updateSchedule: true
         // A skip is saved when its clip ends (the `finished` event), which follows at once.
         // A reload changes the session, whose truth is the file that was just read.
         case .skip, .reload: false

@@ -15,6 +15,15 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
     case sessionInvalid(problems: [String])
     /// A parameter out of its range, named in the message.
     case invalidParameter(String)
+    /// An edit would make the session invalid: one line per problem. Nothing was changed.
+    case editInvalid(problems: [String])
+    /// The session file changed on disk since the daemon read it (someone edited it by
+    /// hand): an edit through the API would overwrite that.
+    case sessionChangedOnDisk(path: String)
+    /// The edit named the revision it was made against, and the session has moved on.
+    case revisionMismatch(given: String, current: String)
+    /// The edited session file could not be written; the running session is unchanged.
+    case sessionNotSaved(reason: String)
 
     public var description: String {
         switch self {
@@ -33,6 +42,14 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the session file was not reloaded; the running session is unchanged:\n" + problems.joined(separator: "\n")
         case .invalidParameter(let message):
             return message
+        case .editInvalid(let problems):
+            return "the edit was not made; the session is unchanged:\n" + problems.joined(separator: "\n")
+        case .sessionChangedOnDisk(let path):
+            return "\(path) was changed on disk since jukeboxd read it; run `jukebox reload` to take those changes in (or undo them), then edit again"
+        case .sessionNotSaved(let reason):
+            return "the edit was not saved, so it was not made: \(reason) (the daemon's user must be able to write the session file's folder)"
+        case .revisionMismatch(let given, let current):
+            return "the session has changed since revision \(given) (it is now \(current)); look at it again (`jukebox session`) and redo the edit"
         }
     }
 }

@@ -18,15 +18,26 @@ public struct Session: Sendable, Equatable {
     /// Lead-in, fades and what to do with the device between clips.
     public var playback: PlaybackOptions
     public var clips: [Clip]
+    /// The largest clip file an upload may bring, in bytes.
+    public var maxUploadSize: Int
+    /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
+    /// a session made in code.
+    public var revision: String
 
     public static let defaultInterval: ClosedRange<Duration> = .seconds(600) ... .seconds(1800)
+    public static let defaultMaxUploadSize = 50 << 20
+    /// `maxUploadSize` may be set from 1 KiB to 2 GiB.
+    public static let maxUploadSizeRange = 1024...(2 << 30)
 
     public init(
         name: String, sourcePath: String, clipsDirectory: String, output: OutputConfig = .alsa(device: "default"),
         interval: ClosedRange<Duration> = Session.defaultInterval, activeHours: [TimeWindow] = [],
         duration: Duration? = nil, cue: ClipSource? = nil, volume: Double = 1,
-        playback: PlaybackOptions = PlaybackOptions(), clips: [Clip]
+        playback: PlaybackOptions = PlaybackOptions(), clips: [Clip], maxUploadSize: Int = Session.defaultMaxUploadSize,
+        revision: String = ""
     ) {
+        self.maxUploadSize = maxUploadSize
+        self.revision = revision
         self.name = name
         self.sourcePath = sourcePath
         self.clipsDirectory = clipsDirectory

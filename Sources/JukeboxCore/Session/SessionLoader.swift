@@ -18,6 +18,7 @@ public enum SessionLoader {
 
     /// Parses session text; `path` names the file in messages and anchors relative paths.
     public static func parse(_ bytes: [UInt8], path: String) throws(SessionLoadError) -> Session {
+        let revision = SessionDocument.revision(of: bytes)
         var bytes = bytes
         // Editors on some systems start UTF-8 files with a byte order mark; it means nothing here.
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
@@ -29,9 +30,10 @@ public enum SessionLoader {
         }
         var reader = SessionReader(sessionPath: path)
         let session = reader.session(from: document)
-        guard let session, reader.problems.isEmpty else {
+        guard var session, reader.problems.isEmpty else {
             throw SessionLoadError(kind: .invalid, problems: located(reader.problems, in: bytes, path: path), clips: reader.clips, cue: reader.cue)
         }
+        session.revision = revision
         return session
     }
 

@@ -13,7 +13,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "enabled"]
     static let windowKeys = ["from", "to", "days"]
 
@@ -42,13 +42,20 @@ struct SessionReader {
             if (0...1).contains(number) { volume = number } else { problem("volume", "\(value.shortDescription) is out of range (expected 0 to 1)") }
         }
         let playback = playbackOptions(fields)
+        var maxUploadSize = Session.defaultMaxUploadSize
+        if let value = fields["maxUploadSize"], let number = number(value, at: "maxUploadSize") {
+            let range = Session.maxUploadSizeRange
+            if number == number.rounded(), Double(range.lowerBound)...Double(range.upperBound) ~= number { maxUploadSize = Int(number) } else {
+                problem("maxUploadSize", "\(value.shortDescription) is not a whole number of bytes from \(range.lowerBound) to \(range.upperBound)")
+            }
+        }
         let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
         self.clips = clips
         self.cue = cue
         guard problems.isEmpty else { return nil }
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
-            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips)
+            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize)
     }
 
     /// `output: {"type": "alsa", "device": …}`, or the `device` shorthand; not both.

@@ -57,35 +57,13 @@ public struct StateFile: Sendable {
     static func writeAtomically(_ state: PersistedState, to path: String) throws -> Int {
         let folder = FilePath.directory(of: path)
         try makeFolders(folder)
-        let temporary = path + ".tmp"
-        // A new file, never one already there: O_EXCL with O_NOFOLLOW refuses a symlink (or
-        // anything else) planted under the temporary name instead of writing through it. One
-        // left by a crash is removed (unlink removes a symlink, not its target) and the
-        // create tried once more.
-        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
-        var descriptor = open(temporary, flags, 0o640)
-        if descriptor < 0, errno == EEXIST, unlink(temporary) == 0 { descriptor = open(temporary, flags, 0o640) }
-        guard descriptor >= 0 else { throw StateFileError(path: temporary, errno: errno) }
-        let size: Int
         do {
-            size = try StateEncoder.write(state, to: descriptor, path: temporary)
-        } catch {
-            close(descriptor)
-            throw error
+            return try AtomicFile.replace(path, mode: 0o640) { descriptor, temporary in
+                try StateEncoder.write(state, to: descriptor, path: temporary)
+            }
+        } catch let error as FileWriteError {
+            throw StateFileError(path: error.path, errno: error.errno)
         }
-        guard fsync(descriptor) == 0 else {
-            let error = errno
-            close(descriptor)
-            throw StateFileError(path: temporary, errno: error)
-        }
-        close(descriptor)
-        guard rename(temporary, path) == 0 else { throw StateFileError(path: path, errno: errno) }
-        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
-        return size
     }
 
     static func makeFolders(_ folder: String) throws(StateFileError) {

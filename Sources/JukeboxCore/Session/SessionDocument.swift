@@ -1,0 +1,153 @@
+/// A session file as its JSON document: what an edit through the API changes before the whole
+/// file is written again. The file stays the one source of truth; the document is only ever
+/// made from its bytes, changed, and checked by `SessionLoader` like any hand-written file.
+///
+/// `formatted()` writes a stable, readable layout: 2-space indent, keys in the README's order,
+/// small objects and one clip per line where it fits.
+public struct SessionDocument: Sendable, Equatable {
+    public var fields: [String: JSONValue]
+
+    public init(fields: [String: JSONValue]) { self.fields = fields }
+
+    /// The document in `bytes`; a file that is not a JSON object is a problem to fix by hand.
+    public init(parsing bytes: [UInt8], path: String) throws(SessionLoadError) {
+        var bytes = bytes
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        guard case .object(let fields)? = try? JSONParser.parse(bytes) else {
+            throw SessionLoadError(kind: .invalid, problems: ["\(path): not a JSON object; fix it by hand, then run `jukebox reload`"])
+        }
+        self.fields = fields
+    }
+
+    /// The clip list as written; entries that are not objects are left as they are.
+    public var clips: [JSONValue] {
+        get { if case .array(let items)? = fields["clips"] { items } else { [] } }
+        set { fields["clips"] = .array(newValue) }
+    }
+
+    /// Where the clip with `id` is in `clips`: its `id`, or the name its file gives it.
+    public func clipIndex(id: String) -> Int? {
+        clips.firstIndex { Self.id(of: $0) == id }
+    }
+
+    /// A clip entry's id, as the loader derives it.
+    public static func id(of clip: JSONValue) -> String? {
+        guard case .object(let fields) = clip else { return nil }
+        if case .string(let id)? = fields["id"] { return id }
+        if case .string(let file)? = fields["file"] { return SessionReader.defaultID(file: file) }
+        return nil
+    }
+
+    // MARK: - Layout
+
+    /// The order keys are written in; keys not listed follow, sorted.
+    static let keyOrder: [String: [String]] = [
+        "": SessionReader.sessionKeys,
+        "clip": SessionReader.clipKeys,
+        "window": SessionReader.windowKeys,
+        "interval": ["min", "max"],
+        "output": ["type", "device"],
+    ]
+    /// A line longer than this is broken up.
+    static let lineWidth = 120
+
+    public func formatted() -> [UInt8] {
+        var text = "{\n"
+        let keys = Self.ordered(fields.keys, "")
+        for (index, key) in keys.enumerated() {
+            let value = fields[key]!
+            let comma = index == keys.count - 1 ? "" : ","
+            let single = "  \(Self.quoted(key)): \(Self.inline(value, kind: Self.kind(ofChildOf: key)))"
+            if case .array(let items) = value, !items.isEmpty, key == "clips" || single.count > Self.lineWidth {
+                text += "  \(Self.quoted(key)): [\n"
+                for (position, item) in items.enumerated() {
+                    text += Self.block(item, kind: Self.kind(ofChildOf: key), indent: "    ")
+                    text += position == items.count - 1 ? "\n" : ",\n"
+                }
+                text += "  ]\(comma)\n"
+            } else {
+                text += single + comma + "\n"
+            }
+        }
+        text += "}\n"
+        return Array(text.utf8)
+    }
+
+    /// What kind of object the items or value of `key` are, for their key order.
+    static func kind(ofChildOf key: String) -> String {
+        switch key {
+        case "clips": "clip"
+        case "activeHours", "windows": "window"
+        default: key
+        }
+    }
+
+    /// An item of a broken-up list: on one line if it fits, else one key per line.
+    static func block(_ value: JSONValue, kind: String, indent: String) -> String {
+        let single = indent + inline(value, kind: kind)
+        guard single.count > lineWidth, case .object(let fields) = value else { return single }
+        let keys = ordered(fields.keys, kind)
+        var text = indent + "{\n"
+        for (index, key) in keys.enumerated() {
+            text += "\(indent)  \(quoted(key)): \(inline(fields[key]!, kind: self.kind(ofChildOf: key)))"
+            text += index == keys.count - 1 ? "\n" : ",\n"
+        }
+        return text + indent + "}"
+    }
+
+    /// A value on one line: `{ "a": 1, "b": [ { … } ] }`, `["mon", "tue"]`.
+    static func inline(_ value: JSONValue, kind: String) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let flag): return flag ? "true" : "false"
+        case .number(let number):
+            return number == number.rounded() && abs(number) < 1e15 ? "\(Int64(number))" : "\(number)"
+        case .string(let text): return quoted(text)
+        case .array(let items):
+            guard !items.isEmpty else { return "[]" }
+            let parts = items.map { inline($0, kind: kind) }
+            let scalars = items.allSatisfy { if case .object = $0 { false } else if case .array = $0 { false } else { true } }
+            return scalars ? "[" + parts.joined(separator: ", ") + "]" : "[ " + parts.joined(separator: ", ") + " ]"
+        case .object(let fields):
+            guard !fields.isEmpty else { return "{}" }
+            let parts = ordered(fields.keys, kind).map { "\(quoted($0)): \(inline(fields[$0]!, kind: self.kind(ofChildOf: $0)))" }
+            return "{ " + parts.joined(separator: ", ") + " }"
+        }
+    }
+
+    static func ordered(_ keys: some Collection<String>, _ kind: String) -> [String] {
+        let order = keyOrder[kind] ?? []
+        let known = order.filter(keys.contains)
+        return known + keys.filter { !order.contains($0) }.sorted()
+    }
+
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    /// A short fingerprint of a session file's bytes (64-bit FNV-1a, in hex): it tells whether
+    /// the file changed since it was read, and lets two editors notice each other's edits.
+    public static func revision(of bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

@@ -1,0 +1,184 @@
+import Glibc
+import JukeboxTestSupport
+import Testing
+@testable import JukeboxCore
+
+/// Editing the session through the core, on a real session file: every edit and every
+/// refusal, without sockets.
+@Suite("Session edits", .timeLimit(.minutes(1)))
+struct SessionEditTests {
+    let folder: TemporaryDirectory
+    let path: String
+    let decoder: FakeDecoder
+    let jukebox: Jukebox
+
+    static let original = """
+        {
+          "name": "Desk",
+          "interval": { "min": "20s", "max": "60s" },
+          "clips": [
+            { "file": "water.wav", "title": "Drink some water" },
+            { "file": "eyes.wav", "weight": 2 }
+          ]
+        }
+
+        """
+
+    init() async throws {
+        folder = try TemporaryDirectory()
+        path = try folder.write("desk.json", text: Self.original)
+        var decoder = FakeDecoder(clips: [:])
+        for (tag, name) in ["water", "eyes", "walk", "chime"].enumerated() {
+            _ = try folder.write("\(name).wav", [0])
+            decoder.clips[folder.file("\(name).wav")] = FakeDecoder.Spec(tag: tag + 1, frames: 100)
+        }
+        _ = try folder.write("notes.txt", text: "not audio")
+        self.decoder = decoder
+        let path = path
+        let session = try SessionLoader.load(path: path)
+        jukebox = Jukebox(
+            catalog: await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeOutput: { _ in FakeSink() },
+            loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
+            configuration: .init(generator: SeededGenerator(seed: 1), clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
+    }
+
+    func text() throws -> String { String(decoding: try folder.read("desk.json"), as: UTF8.self) }
+
+    @Test func addingAClipWritesTheFileKeepsTheOldOneAndAppliesAtOnce() async throws {
+        let before = await jukebox.snapshot().session.revision
+        let added = try await jukebox.edit(.addClip(["file": .string("walk.wav"), "title": .string("Take a walk"), "windows": .array([
+            .object(["from": .string("09:00"), "to": .string("18:00")]),
+        ])]))
+        #expect(added.durableMark == nil, "no state file here: nothing more to wait for")
+        #expect(try text() == """
+            {
+              "name": "Desk",
+              "interval": { "min": "20s", "max": "60s" },
+              "clips": [
+                { "file": "water.wav", "title": "Drink some water" },
+                { "file": "eyes.wav", "weight": 2 },
+                { "file": "walk.wav", "title": "Take a walk", "windows": [ { "from": "09:00", "to": "18:00" } ] }
+              ]
+            }
+
+            """)
+        #expect(String(decoding: try folder.read("desk.json.bak"), as: UTF8.self) == Self.original, "the previous version is kept")
+        #expect(added.value.revision == SessionDocument.revision(of: try folder.read("desk.json")))
+        #expect(added.value.revision != before)
+        #expect(added.value.clip?.clip.title == "Take a walk")
+        let now = await jukebox.snapshot()
+        #expect(now.session.clips.map(\.id) == ["water", "eyes", "walk"])
+        #expect(now.session.revision == added.value.revision)
+        #expect(await jukebox.scheduler.clips.map(\.id).contains("walk"), "the scheduler has it")
+    }
+
+    @Test func refusalsChangeNothing() async throws {
+        await #expect(throws: JukeboxError.invalidParameter("the id \"water\" is already used by the clip of water.wav; give another id")) {
+            _ = try await jukebox.edit(.addClip(["file": .string("walk.wav"), "id": .string("water")]))
+        }
+        await #expect(throws: JukeboxError.unplayable("notes.txt", reason: "notes.txt: no such file")) {
+            _ = try await jukebox.edit(.addClip(["file": .string("notes.txt")]))
+        }
+        await #expect(throws: JukeboxError.outsideClipsDirectory("../secret.wav")) {
+            _ = try await jukebox.edit(.addClip(["file": .string("../secret.wav")]))
+        }
+        do {
+            _ = try await jukebox.edit(.updateClip(id: "eyes", ["weight": .number(0)]))
+            Issue.record("a weight of 0 was accepted")
+        } catch {
+            guard case .editInvalid(let problems) = error else { Issue.record("\(error)"); return }
+            #expect(problems == ["\(path):6: clips[1].weight: 0 is not a whole number from 1 to 1000"])
+        }
+        await #expect(throws: JukeboxError.unknownClip("eye", suggestions: ["eyes"])) {
+            _ = try await jukebox.edit(.removeClip(id: "eye", deleteFile: false))
+        }
+        await #expect(throws: JukeboxError.invalidParameter(#"updateSchedule has no field "clips" (it takes "interval", "activeHours", "duration", "cue", "volume", "name", "leadIn", "fade", "keepDeviceOpen")"#)) {
+            _ = try await jukebox.edit(.updateSchedule(["clips": .array([])]))
+        }
+        #expect(try text() == Self.original)
+        #expect(!FilePath.isRegularFile(folder.file("desk.json.bak")))
+    }
+
+    /// Hand edits are never overwritten.
+    @Test func aFileChangedByHandIsNotOverwritten() async throws {
+        let hand = Self.original.replacingOccurrences(of: "Desk", with: "Kitchen")
+        _ = try folder.write("desk.json", text: hand)
+        await #expect(throws: JukeboxError.sessionChangedOnDisk(path: path)) {
+            _ = try await jukebox.edit(.updateSchedule(["volume": .number(0.5)]))
+        }
+        #expect(try text() == hand)
+        _ = try await jukebox.reload()
+        _ = try await jukebox.edit(.updateSchedule(["volume": .number(0.5)]))
+        #expect(try text().contains(#""name": "Kitchen""#), "after a reload the hand edit is kept and built on")
+    }
+
+    /// Two editors: the one that saw an older revision is refused.
+    @Test func anEditAgainstAnOldRevisionIsRefused() async throws {
+        let seen = await jukebox.snapshot().session.revision
+        let first = try await jukebox.edit(.updateClip(id: "eyes", ["title": .string("Rest your eyes")]), ifRevision: seen)
+        await #expect(throws: JukeboxError.revisionMismatch(given: seen, current: first.value.revision)) {
+            _ = try await jukebox.edit(.updateClip(id: "eyes", ["title": .string("Look away")]), ifRevision: seen)
+        }
+        #expect(try text().contains(#""title": "Rest your eyes""#))
+    }
+
+    @Test func updatesKeepIdsAndClearFieldsWithNull() async throws {
+        _ = try await jukebox.edit(.updateClip(id: "water", ["file": .string("walk.wav"), "title": .null]))
+        _ = try await jukebox.edit(.updateClip(id: "eyes", ["windows": .array([.object(["from": .string("08:00"), "to": .string("09:00")])])]))
+        _ = try await jukebox.edit(.updateClip(id: "eyes", ["windows": .array([]), "enabled": .bool(false)]))
+        _ = try await jukebox.edit(.updateSchedule(["interval": .object(["min": .string("1m"), "max": .string("2m")]), "duration": .string("40m"), "cue": .string("chime.wav")]))
+        _ = try await jukebox.edit(.updateSchedule(["duration": .null]))
+        #expect(try text() == """
+            {
+              "name": "Desk",
+              "interval": { "min": "1m", "max": "2m" },
+              "cue": "chime.wav",
+              "clips": [
+                { "id": "water", "file": "walk.wav" },
+                { "file": "eyes.wav", "weight": 2, "enabled": false }
+              ]
+            }
+
+            """)
+        let session = await jukebox.snapshot().session
+        #expect(session.clips.map(\.id) == ["water", "eyes"], "a clip named after its file keeps its id")
+        #expect(session.cue?.file == "chime.wav")
+        #expect(session.duration == nil)
+    }
+
+    @Test func aRemovedClipsFileIsDeletedOnlyWhenNothingUsesIt() async throws {
+        _ = try await jukebox.edit(.addClip(["file": .string("walk.wav")]))
+        _ = try await jukebox.enqueue(["eyes"], cue: false, client: "test")
+        let kept = try await jukebox.edit(.removeClip(id: "eyes", deleteFile: true))
+        #expect(kept.value.fileDeleted == false)
+        #expect(kept.value.fileKept == "ticket 1 is still to play it")
+        #expect(FilePath.isRegularFile(folder.file("eyes.wav")))
+        let removed = try await jukebox.edit(.removeClip(id: "water", deleteFile: true))
+        #expect(removed.value.fileDeleted)
+        #expect(!FilePath.isRegularFile(folder.file("water.wav")))
+        #expect(await jukebox.snapshot().queue.waiting.map(\.clip.id) == ["eyes"], "a waiting entry of a removed clip stays")
+        await #expect(throws: JukeboxError.editInvalid(problems: ["\(path):4: clips: is empty (a session needs at least one clip)"])) {
+            _ = try await jukebox.edit(.removeClip(id: "walk", deleteFile: false))
+        }
+    }
+
+    /// A clip too long for one line is written one key per line.
+    @Test func longClipsAreBrokenUp() {
+        let document = SessionDocument(fields: ["clips": .array([.object([
+            "file": .string("a-very-long-file-name-for-a-reminder-about-the-bins.wav"), "title": .string("Put the bins out before eight"),
+            "windows": .array([.object(["from": .string("18:00"), "to": .string("20:00"), "days": .array([.string("tue")])])]),
+        ])])])
+        #expect(String(decoding: document.formatted(), as: UTF8.self) == """
+            {
+              "clips": [
+                {
+                  "file": "a-very-long-file-name-for-a-reminder-about-the-bins.wav",
+                  "title": "Put the bins out before eight",
+                  "windows": [ { "from": "18:00", "to": "20:00", "days": ["tue"] } ]
+                }
+              ]
+            }
+
+            """)
+    }
+}
