@@ -9,7 +9,7 @@ public struct ControlHandler: Sendable {
     public static let maxLineLength = 65_536
     public static let methods = [
         "enqueue", "queue", "status", "skip", "remove", "clear", "pause", "resume", "pick", "clips", "history",
-        "volume", "reload", "subscribe",
+        "volume", "reload", "subscribe", "session", "addClip", "updateClip", "removeClip", "updateSchedule",
     ]
 
     public struct Reply: Sendable {
@@ -145,6 +145,26 @@ public struct ControlHandler: Sendable {
                 return answer(try await jukebox.setVolume(level)) { VolumeResult(volume: $0) }
             case "reload": try params.allow([]); return answer(try await jukebox.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
             case "subscribe": try params.allow([]); return answer(SubscribeResult(subscribed: true), subscribe: true)
+            case "session":
+                try params.allow([])
+                let (document, session) = try await jukebox.sessionDocument()
+                return answer(SessionResult(document: document, session: session))
+            case "addClip":
+                try params.allow(SessionEdit.clipFields + ["ifRevision"])
+                return answer(try await jukebox.edit(.addClip(params.fields(SessionEdit.clipFields)), ifRevision: try params.string("ifRevision")), EditResult.init)
+            case "updateClip":
+                try params.allow(SessionEdit.clipFields + ["ifRevision"])
+                let edit = SessionEdit.updateClip(id: try params.requiredString("id"), params.fields(SessionEdit.clipFields.filter { $0 != "id" }))
+                return answer(try await jukebox.edit(edit, ifRevision: try params.string("ifRevision")), EditResult.init)
+            case "removeClip":
+                try params.allow(["id", "deleteFile", "ifRevision"])
+                let edit = SessionEdit.removeClip(id: try params.requiredString("id"), deleteFile: try params.bool("deleteFile") ?? false)
+                return answer(try await jukebox.edit(edit, ifRevision: try params.string("ifRevision")), EditResult.init)
+            case "updateSchedule":
+                try params.allow(SessionEdit.scheduleFields + ["ifRevision"])
+                let fields = params.fields(SessionEdit.scheduleFields)
+                guard !fields.isEmpty else { throw RPCError.invalidParams("updateSchedule needs at least one field to change") }
+                return answer(try await jukebox.edit(.updateSchedule(fields), ifRevision: try params.string("ifRevision")), EditResult.init)
             default: throw RPCError.methodNotFound(method)
             }
         } catch let error as RPCError {

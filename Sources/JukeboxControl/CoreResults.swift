@@ -69,12 +69,7 @@ extension QueueResult {
 
 extension ClipsResult {
     public init(_ now: JukeboxSnapshot) {
-        self.init(clips: now.clips.map { state in
-            ClipInfo(
-                id: state.clip.id, title: state.clip.title, file: state.clip.source.file, duration: state.duration?.secondsDouble,
-                enabled: state.clip.enabled, windowOpen: state.windowOpen, timesPlayed: state.stats.timesPlayed,
-                lastPlayed: state.stats.lastPlayed, problem: state.problem)
-        })
+        self.init(clips: now.clips.map(ClipInfo.init))
     }
 }
 
@@ -110,5 +105,54 @@ extension JukeboxEvent {
         case .device(let state): ("device", EventParams(state: state.description))
         case .sessionReloaded(let name, let clips): ("session", EventParams(session: name, clips: clips))
         }
+    }
+}
+
+extension JSONDocument {
+    public init(_ value: JSONValue) {
+        switch value {
+        case .null: self = .null
+        case .bool(let flag): self = .bool(flag)
+        case .number(let number): self = .number(number)
+        case .string(let text): self = .string(text)
+        case .array(let items): self = .array(items.map(JSONDocument.init))
+        case .object(let fields): self = .object(fields.mapValues(JSONDocument.init))
+        }
+    }
+}
+
+extension SessionResult {
+    public init(document: SessionDocument, session: Session) {
+        let windows = session.activeHours.map { window in
+            "\(window.from)-\(window.to)" + (window.days.map { days in "@" + Weekday.allCases.filter(days.contains).map(\.description).joined(separator: ",") } ?? "")
+        }
+        let output: [String: String] = switch session.output {
+        case .alsa(let device): ["type": "alsa", "device": device]
+        }
+        self.init(
+            path: session.sourcePath, revision: session.revision, document: JSONDocument(.object(document.fields)),
+            resolved: Resolved(
+                name: session.name, clipsDirectory: session.clipsDirectory, output: output,
+                interval: ["min": session.interval.lowerBound.secondsDouble, "max": session.interval.upperBound.secondsDouble],
+                activeHours: windows, duration: session.duration?.secondsDouble, cue: session.cue?.file, volume: session.volume,
+                leadIn: session.playback.leadIn.secondsDouble, fade: session.playback.fade.secondsDouble,
+                keepDeviceOpen: session.playback.keepDeviceOpen.rawValue, maxUploadSize: session.maxUploadSize, clips: session.clips.count))
+    }
+}
+
+extension EditResult {
+    public init(_ edited: SessionEdited) {
+        self.init(
+            revision: edited.revision, clip: edited.clip.map(ClipInfo.init), fileDeleted: edited.fileKept != nil || edited.fileDeleted ? edited.fileDeleted : nil,
+            fileKept: edited.fileKept)
+    }
+}
+
+extension ClipInfo {
+    public init(_ state: JukeboxSnapshot.ClipState) {
+        self.init(
+            id: state.clip.id, title: state.clip.title, file: state.clip.source.file, duration: state.duration?.secondsDouble,
+            enabled: state.clip.enabled, windowOpen: state.windowOpen, timesPlayed: state.stats.timesPlayed,
+            lastPlayed: state.stats.lastPlayed, problem: state.problem)
     }
 }

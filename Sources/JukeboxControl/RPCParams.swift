@@ -30,6 +30,14 @@ struct RPCParams {
         }
     }
 
+    func requiredString(_ name: String) throws(RPCError) -> String {
+        guard let text = try string(name), !text.isEmpty else { throw .invalidParams("\(method) needs \"\(name)\"") }
+        return text
+    }
+
+    /// The given fields among `names`, as they were sent: the core checks them.
+    func fields(_ names: [String]) -> [String: JSONValue] { fields.filter { names.contains($0.key) } }
+
     func bool(_ name: String) throws(RPCError) -> Bool? {
         switch fields[name] {
         case nil, .null?: return nil

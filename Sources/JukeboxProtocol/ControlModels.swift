@@ -205,3 +205,72 @@ public struct SubscribeResult: Sendable, Equatable, Codable {
         self.subscribed = subscribed
     }
 }
+
+/// `session`: the session file as the daemon read it, its revision, and the session with
+/// every default resolved (durations in seconds).
+public struct SessionResult: Sendable, Equatable, Codable {
+    public struct Resolved: Sendable, Equatable, Codable {
+        public var name: String
+        public var clipsDirectory: String
+        public var output: [String: String]
+        public var interval: [String: Double]
+        /// `HH:MM-HH:MM`, with `@days` when the window has days; empty means always.
+        public var activeHours: [String]
+        public var duration: Double?
+        public var cue: String?
+        public var volume: Double
+        public var leadIn: Double
+        public var fade: Double
+        public var keepDeviceOpen: String
+        public var maxUploadSize: Int
+        public var clips: Int
+
+        public init(
+            name: String, clipsDirectory: String, output: [String: String], interval: [String: Double], activeHours: [String],
+            duration: Double?, cue: String?, volume: Double, leadIn: Double, fade: Double, keepDeviceOpen: String, maxUploadSize: Int, clips: Int
+        ) {
+            self.name = name
+            self.clipsDirectory = clipsDirectory
+            self.output = output
+            self.interval = interval
+            self.activeHours = activeHours
+            self.duration = duration
+            self.cue = cue
+            self.volume = volume
+            self.leadIn = leadIn
+            self.fade = fade
+            self.keepDeviceOpen = keepDeviceOpen
+            self.maxUploadSize = maxUploadSize
+            self.clips = clips
+        }
+    }
+
+    public var path: String
+    public var revision: String
+    public var document: JSONDocument
+    public var resolved: Resolved
+
+    public init(path: String, revision: String, document: JSONDocument, resolved: Resolved) {
+        self.path = path
+        self.revision = revision
+        self.document = document
+        self.resolved = resolved
+    }
+}
+
+/// `addClip`, `updateClip`, `removeClip`, `updateSchedule`: the session's new revision, the
+/// clip as `clips` shows it (not after a removal), and for `removeClip` with `deleteFile`
+/// whether the file was deleted or why it was kept.
+public struct EditResult: Sendable, Equatable, Codable {
+    public var revision: String
+    public var clip: ClipInfo?
+    public var fileDeleted: Bool?
+    public var fileKept: String?
+
+    public init(revision: String, clip: ClipInfo? = nil, fileDeleted: Bool? = nil, fileKept: String? = nil) {
+        self.revision = revision
+        self.clip = clip
+        self.fileDeleted = fileDeleted
+        self.fileKept = fileKept
+    }
+}

@@ -12,6 +12,18 @@ enum Format {
         return "\(minutes):" + secondsText
     }
 
+    /// `45s`, `3m`, `1h30m`, `0.25s`: a duration as a session file writes it.
+    static func seconds(_ seconds: Double) -> String {
+        guard seconds == seconds.rounded(), seconds >= 1 else { return "\(seconds)s" }
+        let total = Int(seconds)
+        let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
+        var text = ""
+        if hours > 0 { text += "\(hours)h" }
+        if minutes > 0 { text += "\(minutes)m" }
+        if rest > 0 { text += "\(rest)s" }
+        return text
+    }
+
     /// Local `HH:MM:SS` for an epoch time.
     static func time(_ epochSeconds: Double) -> String {
         var seconds = time_t(epochSeconds)

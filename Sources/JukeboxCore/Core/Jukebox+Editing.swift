@@ -119,7 +119,13 @@ extension Jukebox {
             return id
         case .updateSchedule(let fields):
             try allow(fields, SessionEdit.scheduleFields, "updateSchedule")
-            if case .string(let cue)? = fields["cue"] { try await checkClipFile(cue, in: session) }
+            var fields = fields
+            if case .string(let cue)? = fields["cue"] {
+                // A clip's id stands for its file.
+                let file = session.clip(id: cue)?.source.file ?? cue
+                try await checkClipFile(file, in: session)
+                fields["cue"] = .string(file)
+            }
             for (key, value) in fields {
                 if value == .null || (key == "activeHours" && value == .array([])) {
                     document.fields.removeValue(forKey: key)
