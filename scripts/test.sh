@@ -2,10 +2,11 @@
 # Installs what is needed and runs the whole test suite. No sound card is needed: ALSA is
 # exercised through its `file` plugin, and real-time playback through a PulseAudio null sink
 # (scripts/pulse-rig.sh) that the tests start and stop themselves. Tests that need a second
-# Unix user make one with useradd (as root), and remove it after.
+# Unix user make one with useradd (as root), and remove it after. ffmpeg converts recordings
+# in the upload tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3
+scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg
 # A short fuzz run of the session loader and the control protocol (scripts/fuzz.sh).
 scripts/fuzz.sh --seconds 60
 swift test "$@"

@@ -4,9 +4,12 @@ import NIOCore
 struct AcceptedChannel: Sendable {
     let channel: any Channel
     let hold: NIOLoopBound<InboundHold>
+    /// Tells the line decoder when an upload's raw bytes come.
+    let raw: RawBytes
 
-    init(channel: any Channel, hold: InboundHold) {
+    init(channel: any Channel, hold: InboundHold, raw: RawBytes) {
         self.channel = channel
+        self.raw = raw
         self.hold = NIOLoopBound(hold, eventLoop: channel.eventLoop)
     }
 

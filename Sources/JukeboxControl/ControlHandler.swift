@@ -9,7 +9,7 @@ public struct ControlHandler: Sendable {
     public static let maxLineLength = 65_536
     public static let methods = [
         "enqueue", "queue", "status", "skip", "remove", "clear", "pause", "resume", "pick", "clips", "history",
-        "volume", "reload", "subscribe", "session", "addClip", "updateClip", "removeClip", "updateSchedule",
+        "volume", "reload", "subscribe", "session", "addClip", "updateClip", "removeClip", "updateSchedule", "upload",
     ]
 
     public struct Reply: Sendable {
@@ -21,6 +21,8 @@ public struct ControlHandler: Sendable {
         public var commit: (@Sendable () async throws(JukeboxError) -> Void)?
         /// The response to send instead if the commit fails.
         public var lineIfCommitFails: [UInt8]?
+        /// The request accepted an upload: this many raw bytes follow it on the connection.
+        public var rawBytes: Int?
 
         init(line: [UInt8]?, subscribe: Bool = false) {
             self.line = line
@@ -42,11 +44,19 @@ public struct ControlHandler: Sendable {
     let jukebox: Jukebox
     /// Who is asking, as shown in `queue` ("who queued them").
     let client: String
+    /// The connection's upload, if any.
+    let uploads = UploadSlot()
 
     public init(jukebox: Jukebox, client: String = "client") {
         self.jukebox = jukebox
         self.client = client
     }
+
+    /// The next bytes of the file an `upload` announced.
+    public func uploadBytes(_ bytes: [UInt8]) async { await uploads.write(bytes) }
+
+    /// Discards an upload the connection did not finish or add (call when it ends).
+    public func connectionEnded() async { await uploads.discard() }
 
     /// Handles a request and, if it changed state, waits until the change is durable.
     public func handle(_ line: [UInt8]) async -> Reply {
@@ -150,8 +160,22 @@ public struct ControlHandler: Sendable {
                 let (document, session) = try await jukebox.sessionDocument()
                 return answer(SessionResult(document: document, session: session))
             case "addClip":
-                try params.allow(SessionEdit.clipFields + ["ifRevision"])
-                return answer(try await jukebox.edit(.addClip(params.fields(SessionEdit.clipFields)), ifRevision: try params.string("ifRevision")), EditResult.init)
+                try params.allow(SessionEdit.clipFields + ["ifRevision", "upload"])
+                let ifRevision = try params.string("ifRevision")
+                if let id = try params.string("upload") {
+                    if params.fields["file"] != nil { throw RPCError.invalidParams("give \"file\" or \"upload\", not both") }
+                    let upload = try await uploads.take(id)
+                    return answer(try await jukebox.addClip(upload: upload, fields: params.fields(SessionEdit.clipFields), ifRevision: ifRevision), EditResult.init)
+                }
+                return answer(try await jukebox.edit(.addClip(params.fields(SessionEdit.clipFields)), ifRevision: ifRevision), EditResult.init)
+            case "upload":
+                try params.allow(["name", "size"])
+                let name = try params.requiredString("name")
+                guard let size = try params.integer("size", in: 1...Int(Int32.max)) else { throw RPCError.invalidParams("upload needs \"size\", the file's size in bytes") }
+                let (id, accepted) = try await uploads.begin { () throws(JukeboxError) -> ClipUpload in try await jukebox.beginUpload(name: name, size: size) }
+                var reply = answer(UploadResult(upload: id, size: accepted))
+                reply.rawBytes = accepted
+                return reply
             case "updateClip":
                 try params.allow(SessionEdit.clipFields + ["ifRevision"])
                 let edit = SessionEdit.updateClip(id: try params.requiredString("id"), params.fields(SessionEdit.clipFields.filter { $0 != "id" }))

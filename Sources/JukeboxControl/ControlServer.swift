@@ -34,6 +34,9 @@ public struct ControlServer: Service {
 
     /// A connection that sends nothing for this long, and is not subscribed, is closed.
     public static let defaultIdleTimeout: Duration = .seconds(600)
+    /// A connection that stops sending in the middle of an upload's bytes for this long is
+    /// closed, and what it sent is removed.
+    public static let defaultUploadStallTimeout: Duration = .seconds(30)
 
     let path: String
     let group: String?
@@ -41,13 +44,14 @@ public struct ControlServer: Service {
     let logger: Logger
     let maxConnections: Int
     let idleTimeout: Duration
+    let uploadStallTimeout: Duration
     /// Called once the socket accepts connections (start-up readiness).
     let onListening: @Sendable () -> Void
 
     public init(
         path: String, group: String? = nil, jukebox: Jukebox, logger: Logger,
         maxConnections: Int = ControlServer.maxConnections(openFileLimit: ControlServer.openFileLimit), idleTimeout: Duration = ControlServer.defaultIdleTimeout,
-        onListening: @escaping @Sendable () -> Void = {}
+        uploadStallTimeout: Duration = ControlServer.defaultUploadStallTimeout, onListening: @escaping @Sendable () -> Void = {}
     ) {
         self.path = path
         self.group = group
@@ -55,6 +59,7 @@ public struct ControlServer: Service {
         self.logger = logger
         self.maxConnections = maxConnections
         self.idleTimeout = idleTimeout
+        self.uploadStallTimeout = uploadStallTimeout
         self.onListening = onListening
     }
 
@@ -68,10 +73,11 @@ public struct ControlServer: Service {
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let hold = InboundHold()
+                    let raw = RawBytes()
                     try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineFrameDecoder(maxLength: ControlHandler.maxLineLength)))
+                        ByteToMessageHandler(LineFrameDecoder(maxLength: ControlHandler.maxLineLength, raw: raw)))
                     try channel.pipeline.syncOperations.addHandler(hold)
-                    return AcceptedChannel(channel: channel, hold: hold)
+                    return AcceptedChannel(channel: channel, hold: hold, raw: raw)
                 }
             } }
         defer { unlink(path) }
@@ -102,7 +108,7 @@ public struct ControlServer: Service {
                             }
                             tasks.addTask {
                                 if let wrapped = try? await connection.wrap() {
-                                    await serve(wrapped, name: name, connections: connections)
+                                    await serve(wrapped, name: name, raw: connection.raw, connections: connections)
                                 } else {
                                     connection.channel.close(promise: nil)
                                 }
@@ -125,10 +131,16 @@ public struct ControlServer: Service {
     /// not subscribed: a client that connects and forgets would otherwise hold its descriptor
     /// for ever.
     private func closeIdleConnections(_ connections: OpenConnections) async {
-        let interval = min(idleTimeout, .seconds(60))
+        // Often enough that a stalled upload is closed within a third more than its timeout.
+        let interval = min(idleTimeout, uploadStallTimeout / 3, .seconds(60))
         while (try? await Task.sleep(for: interval)) != nil {
-            for channel in connections.idle(since: .now - idleTimeout) {
-                logger.debug("closing a control connection idle for \(DurationText.format(idleTimeout))")
+            let now = ContinuousClock.now
+            for (channel, uploading) in connections.idle(since: now - idleTimeout, uploadingSince: now - uploadStallTimeout) {
+                if uploading {
+                    logger.notice("closing a control connection that sent none of its upload's bytes for \(DurationText.format(uploadStallTimeout)); the partial file is removed")
+                } else {
+                    logger.debug("closing a control connection idle for \(DurationText.format(idleTimeout))")
+                }
                 channel.close(promise: nil)
             }
         }
@@ -139,7 +151,7 @@ public struct ControlServer: Service {
     /// once thus has them share writes instead of waiting for one write each. Each reply is
     /// written and flushed to the socket before the next, and a connection whose unsent
     /// replies pass `maxUnsentReplyBytes` is not read from until its client reads.
-    private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String, connections: OpenConnections) async {
+    private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String, raw: RawBytes, connections: OpenConnections) async {
         let handler = ControlHandler(jukebox: jukebox, client: name)
         let channel = connection.channel
         let budget = ReplyBudget(limit: Self.maxUnsentReplyBytes)
@@ -166,9 +178,17 @@ public struct ControlServer: Service {
                         case .tooLong:
                             pending.yield(.init(line: RPCCoding.error(.tooLong(limit: ControlHandler.maxLineLength), id: nil)))
                             break reading
+                        case .raw(let bytes):
+                            await handler.uploadBytes(bytes)
+                            if raw.pending == 0 { connections.markUploading(channel, false) }
                         case .line(let bytes):
                             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
                             let reply = await handler.handleDeferringCommit(bytes)
+                            if let count = reply.rawBytes {
+                                // Before the answer goes out: the client sends the file after it.
+                                raw.expect(count)
+                                connections.markUploading(channel, true)
+                            }
                             await budget.take(reply.line?.count ?? 0) { [logger] in
                                 logger.debug("\(name): over \(Self.maxUnsentReplyBytes / 1024) KB of replies wait unsent; not reading its requests until it reads them")
                             }
@@ -184,9 +204,10 @@ public struct ControlServer: Service {
                         }
                     }
                     // The client is done (or broke the line limit): answer what it asked, then
-                    // stop following events too.
+                    // stop following events too. An upload it did not finish is removed.
                     pending.finish()
                     for await _ in written {}
+                    await handler.connectionEnded()
                     tasks.cancelAll()
                 }
             }

@@ -31,6 +31,10 @@ extension RPCError {
             self.init(code: -32008, message: message, data: .init(reason: "revision-mismatch"))
         case .sessionNotSaved:
             self.init(code: -32009, message: message, data: .init(reason: "session-not-saved"))
+        case .uploadTooLarge:
+            self.init(code: -32010, message: message, data: .init(reason: "upload-too-large"))
+        case .uploadRefused:
+            self.init(code: -32011, message: message, data: .init(reason: "upload-failed"))
         }
     }
 }

@@ -3,22 +3,34 @@ import NIOCore
 /// Splits the byte stream into newline-terminated lines. A line longer than `maxLength`
 /// yields `.tooLong` once, after which the connection is answered and closed: the peer is
 /// either broken or hostile, and buffering without bound would let it exhaust memory.
+/// While `raw` expects an upload's bytes, they are passed on as they come, in `.raw` pieces,
+/// never buffered whole.
 struct LineFrameDecoder: ByteToMessageDecoder {
     enum Frame: Sendable {
         case line([UInt8])
         case tooLong
+        case raw([UInt8])
     }
 
     typealias InboundOut = Frame
     let maxLength: Int
+    let raw: RawBytes
     private var overflowed = false
 
-    init(maxLength: Int) { self.maxLength = maxLength }
+    init(maxLength: Int, raw: RawBytes = RawBytes()) {
+        self.maxLength = maxLength
+        self.raw = raw
+    }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard !overflowed else {
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             return .needMoreData
+        }
+        let rawCount = raw.take(upTo: buffer.readableBytes)
+        if rawCount > 0 {
+            context.fireChannelRead(wrapInboundOut(.raw(buffer.readBytes(length: rawCount) ?? [])))
+            return .continue
         }
         if let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
             let length = newline - buffer.readerIndex

@@ -9,6 +9,8 @@ final class OpenConnections: Sendable {
         var channel: any Channel
         var lastActive: ContinuousClock.Instant
         var subscribed = false
+        /// In the middle of an upload's bytes.
+        var uploading = false
     }
 
     enum Admission {
@@ -46,12 +48,19 @@ final class OpenConnections: Sendable {
         state.withLock { $0.open[ObjectIdentifier(channel)]?.subscribed = true }
     }
 
-    /// Unsubscribed connections silent since before `cutoff`; they are forgotten here.
-    func idle(since cutoff: ContinuousClock.Instant) -> [any Channel] {
+    func markUploading(_ channel: any Channel, _ uploading: Bool) {
+        state.withLock { $0.open[ObjectIdentifier(channel)]?.uploading = uploading }
+    }
+
+    /// Unsubscribed connections silent since before `cutoff`, and those in an upload silent
+    /// since before `uploadCutoff`; they are forgotten here. Each says whether it was uploading.
+    func idle(since cutoff: ContinuousClock.Instant, uploadingSince uploadCutoff: ContinuousClock.Instant) -> [(channel: any Channel, uploading: Bool)] {
         state.withLock { state in
-            let idle = state.open.filter { !$0.value.subscribed && $0.value.lastActive < cutoff }
+            let idle = state.open.filter { _, connection in
+                connection.uploading ? connection.lastActive < uploadCutoff : !connection.subscribed && connection.lastActive < cutoff
+            }
             for key in idle.keys { state.open.removeValue(forKey: key) }
-            return idle.values.map(\.channel)
+            return idle.values.map { ($0.channel, $0.uploading) }
         }
     }
 

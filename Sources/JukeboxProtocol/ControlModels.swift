@@ -274,3 +274,14 @@ public struct EditResult: Sendable, Equatable, Codable {
         self.fileKept = fileKept
     }
 }
+
+/// `upload`: the upload's id, for `addClip`, and how many raw bytes to send now.
+public struct UploadResult: Sendable, Equatable, Codable {
+    public var upload: String
+    public var size: Int
+
+    public init(upload: String, size: Int) {
+        self.upload = upload
+        self.size = size
+    }
+}

@@ -122,6 +122,38 @@ final class ControlClient {
         }
     }
 
+    /// Sends the file at `path` as an upload (`upload`, then its bytes); returns the upload's
+    /// id for `addClip`. The file is read and sent in pieces, never whole.
+    func upload(_ path: String) throws(ClientError) -> String {
+        let file = open(path, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { throw ClientError(message: "jukebox: cannot read \(path): \(String(cString: strerror(errno)))", exitCode: 66) }
+        defer { close(file) }
+        var info = stat()
+        guard fstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw ClientError(message: "jukebox: \(path) is not a regular file", exitCode: 66)
+        }
+        let size = Int(info.st_size)
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        struct Params: Encodable { var name: String; var size: Int }
+        let (accepted, _) = try call("upload", Params(name: name, size: size), as: UploadResult.self)
+        var chunk = [UInt8](repeating: 0, count: 1 << 18)
+        var sent = 0
+        while sent < size {
+            let count = chunk.withUnsafeMutableBytes { read(file, $0.baseAddress, min($0.count, size - sent)) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw ClientError(message: "jukebox: \(path) changed while it was being sent", exitCode: 74) }
+            var offset = 0
+            while offset < count {
+                let written = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, count - offset) }
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { throw ClientError(message: "jukebox: jukeboxd at \(self.path) closed the connection during the upload", exitCode: 69) }
+                offset += written
+            }
+            sent += count
+        }
+        return accepted.upload
+    }
+
     /// The next line from the daemon, without its newline.
     func readLine() throws(ClientError) -> [UInt8] {
         while true {

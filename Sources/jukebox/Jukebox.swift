@@ -15,7 +15,7 @@ struct Jukebox: ParsableCommand {
         subcommands: [
             Play.self, QueueCommand.self, Status.self, Skip.self, Remove.self, Clear.self, Pause.self, Resume.self,
             Pick.self, Clips.self, History.self, Volume.self, Reload.self, Watch.self,
-            SessionCommand.self, Edit.self, RemoveClip.self, Enable.self, Disable.self, Schedule.self,
+            SessionCommand.self, Add.self, Edit.self, RemoveClip.self, Enable.self, Disable.self, Schedule.self,
         ]
     )
 

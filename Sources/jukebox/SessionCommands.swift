@@ -107,6 +107,55 @@ extension Jukebox {
         }
     }
 
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Send audio files to jukeboxd and add each to the session as a clip (phone recordings are converted if ffmpeg is installed).")
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "Audio files on this machine (WAV, FLAC, Ogg, MP3…; M4A and WebM with ffmpeg on jukeboxd's machine).")
+        var files: [String]
+
+        @Option(help: "The clip's id (one file only; default: its stored file name without extension).")
+        var id: String?
+
+        @OptionGroup var clip: ClipFieldOptions
+
+        @Flag(help: "Add it disabled: never picked until `jukebox enable`.")
+        var disabled = false
+
+        func validate() throws {
+            if files.isEmpty { throw ValidationError("name at least one audio file") }
+            if files.count > 1, id != nil || clip.title != nil { throw ValidationError("--id and --title apply to one file only") }
+        }
+
+        func run() throws {
+            // Checking and converting a large recording on a Pi takes a while.
+            let client = try options.connect(timeoutSeconds: 600)
+            var results: [EditResult] = []
+            for file in files {
+                do {
+                    let upload = try client.upload(file)
+                    var params = clip.fields
+                    params["upload"] = .string(upload)
+                    if let id { params["id"] = .string(id) }
+                    if disabled { params["enabled"] = .bool(false) }
+                    let (result, _) = try client.call("addClip", JSONDocument.object(params), as: EditResult.self)
+                    results.append(result)
+                    if !options.json {
+                        print("added \(result.clip?.id ?? "?") from \(file) as \(result.clip?.file ?? "?") (revision \(result.revision))")
+                    }
+                } catch {
+                    throw options.fail(error)
+                }
+            }
+            if options.json, let only = results.first, results.count == 1 {
+                print(ClientOptions.json(only))
+            } else if options.json {
+                print(ClientOptions.json(results))
+            }
+        }
+    }
+
     struct Edit: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "edit", abstract: "Change a clip of the session; the session file is rewritten.")
         @OptionGroup var options: ClientOptions

@@ -23,7 +23,12 @@ struct Daemon {
 
     /// Reads the session file and applies the command line's overrides.
     func loadSession() throws(SessionLoadError) -> Session {
-        var session = try SessionLoader.load(path: sessionPath)
+        applyOverrides(try SessionLoader.load(path: sessionPath))
+    }
+
+    /// `--device` replaces the session's output, in every reading of the file and every edit.
+    func applyOverrides(_ session: Session) -> Session {
+        var session = session
         if let deviceOverride { session.output = .alsa(device: deviceOverride) }
         return session
     }
@@ -82,8 +87,9 @@ struct Daemon {
         AlsaSink.routeLibraryMessages(to: logger)
         let session = catalog.session
         let jukebox = Jukebox(
-            catalog: catalog, decoder: decoder, makeOutput: Self.makeOutput, stateFile: StateFile(path: statePath),
-            loadSession: { () throws(SessionLoadError) -> Session in try self.loadSession() },
+            catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeOutput: Self.makeOutput,
+            stateFile: StateFile(path: statePath), loadSession: { () throws(SessionLoadError) -> Session in try self.loadSession() },
+            sessionOverrides: { session in self.applyOverrides(session) },
             configuration: Jukebox.Configuration(queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator()),
             logger: logger)
         await jukebox.restoreState()

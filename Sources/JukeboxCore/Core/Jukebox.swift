@@ -50,6 +50,8 @@ public actor Jukebox: Service {
     let queue: ClipPlayQueue
     let scheduler: ClipJukebox
     let decoder: any ClipDecoder
+    /// Converts uploads the decoder cannot read (ffmpeg), if there is one.
+    let converter: (any AudioConverter)?
     private let stateFile: StateFile?
     /// nil: nothing is saved (tests, benchmarks).
     private let writer: StateWriter?
@@ -69,11 +71,12 @@ public actor Jukebox: Service {
     private var output: WatchedOutput
 
     public init(
-        catalog: ClipCatalog, decoder: any ClipDecoder, makeOutput: @escaping OutputFactory,
+        catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, makeOutput: @escaping OutputFactory,
         stateFile: StateFile? = nil, loadSession: @escaping SessionSource, sessionOverrides: @escaping SessionOverrides = { $0 },
         configuration: Configuration = Configuration(), logger: Logger
     ) {
         self.sessionOverrides = sessionOverrides
+        self.converter = converter
         let session = catalog.session
         let events = EventBus()
         let output = WatchedOutput(makeOutput(session.output))

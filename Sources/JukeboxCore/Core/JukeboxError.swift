@@ -24,6 +24,10 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
     case revisionMismatch(given: String, current: String)
     /// The edited session file could not be written; the running session is unchanged.
     case sessionNotSaved(reason: String)
+    /// An upload larger than the session's `maxUploadSize`; refused before any byte is stored.
+    case uploadTooLarge(name: String, size: Int, limit: Int)
+    /// An upload that could not be received or stored; nothing of it was kept.
+    case uploadRefused(String)
 
     public var description: String {
         switch self {
@@ -46,6 +50,10 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the edit was not made; the session is unchanged:\n" + problems.joined(separator: "\n")
         case .sessionChangedOnDisk(let path):
             return "\(path) was changed on disk since jukeboxd read it; run `jukebox reload` to take those changes in (or undo them), then edit again"
+        case .uploadTooLarge(let name, let size, let limit):
+            return "\(name) is \(size) bytes, more than the \(limit) an upload may be (the session's maxUploadSize)"
+        case .uploadRefused(let message):
+            return message
         case .sessionNotSaved(let reason):
             return "the edit was not saved, so it was not made: \(reason) (the daemon's user must be able to write the session file's folder)"
         case .revisionMismatch(let given, let current):

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A clip file arriving from a client, piece by piece. The bytes go to a hidden temporary file
+/// in the clips folder; once all have come, `Jukebox.addClip(upload:…)` checks that the file
+/// plays (converting a phone's recording with ffmpeg if need be) and stores it under a safe
+/// name. Until then, and whenever anything fails, no file of it is left behind: `discard()`
+/// removes it, and every front end calls it when the client goes away.
+public actor ClipUpload {
+    /// The name the client gave, as sent (made safe only when stored).
+    public nonisolated let name: String
+    public nonisolated let size: Int
+    /// The temporary file in the clips folder.
+    nonisolated let temporaryPath: String
+    nonisolated let clipsDirectory: String
+    private let io: BlockingWorkQueue
+    private var descriptor: Int32
+    public private(set) var received = 0
+    private var finished = false
+
+    /// Starts an upload of `size` bytes into `clipsDirectory`.
+    init(name: String, size: Int, clipsDirectory: String, io: BlockingWorkQueue) throws(JukeboxError) {
+        self.name = name
+        self.size = size
+        self.clipsDirectory = clipsDirectory
+        self.io = io
+        var random = SystemRandomNumberGenerator()
+        let path = "\(clipsDirectory)/.upload-\(String(random.next() as UInt64, radix: 16)).part"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw .uploadRefused("cannot store an upload in the clips folder \(clipsDirectory): \(FileReadError(errno: errno)) (the daemon's user must be able to write there)")
+        }
+        self.descriptor = descriptor
+        self.temporaryPath = path
+    }
+
+    public var isComplete: Bool { received == size }
+
+    /// Appends the next bytes; more than the announced size is refused.
+    public func write(_ bytes: [UInt8]) async throws(JukeboxError) {
+        guard descriptor >= 0 else { throw .uploadRefused("the upload of \(name) was already ended") }
+        guard received + bytes.count <= size else {
+            throw .uploadRefused("more than the \(size) bytes announced for \(name) arrived")
+        }
+        let descriptor = descriptor
+        let failure: Int32? = await io.run {
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let failure {
+            throw .uploadRefused("cannot store \(name) in the clips folder: \(FileReadError(errno: failure))")
+        }
+        received += bytes.count
+    }
+
+    /// Closes the file once every byte is there; the path of what was received.
+    func complete() async throws(JukeboxError) -> String {
+        guard received == size else {
+            throw .uploadRefused("only \(received) of the \(size) bytes of \(name) arrived")
+        }
+        if descriptor >= 0 {
+            let descriptor = descriptor
+            self.descriptor = -1
+            let synced = await io.run { () -> Bool in
+                defer { close(descriptor) }
+                return fsync(descriptor) == 0
+            }
+            guard synced else { throw .uploadRefused("cannot store \(name) in the clips folder: \(FileReadError(errno: errno))") }
+        }
+        finished = true
+        return temporaryPath
+    }
+
+    /// Removes the temporary file (a failed, refused or abandoned upload leaves nothing).
+    public func discard() async {
+        let (descriptor, path) = (descriptor, temporaryPath)
+        self.descriptor = -1
+        await io.run {
+            if descriptor >= 0 { close(descriptor) }
+            unlink(path)
+        }
+    }
+
+    /// The longest stored name, in bytes.
+    public static let maxNameLength = 100
+
+    /// `name` as it may be stored: no folders, no leading dot, no control characters, at
+    /// most `maxNameLength` bytes (the extension kept); `upload` when nothing is left.
+    public static func safeName(_ name: String) -> String {
+        let last = name.split(separator: "/").last.map(String.init) ?? ""
+        var cleaned = String(String.UnicodeScalarView(last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && $0 != "\\" }))
+        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
+        cleaned = cleaned.trimmingSpaces
+        if cleaned.isEmpty { cleaned = "upload" }
+        guard cleaned.utf8.count > maxNameLength else { return cleaned }
+        let dot = cleaned.lastIndex(of: ".")
+        let ext = dot.map { String(cleaned[$0...]) }.flatMap { $0.utf8.count <= 10 ? $0 : nil } ?? ""
+        var stem = String(cleaned.dropLast(ext.count))
+        while stem.utf8.count + ext.utf8.count > maxNameLength { stem.removeLast() }
+        return stem + ext
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var text = Substring(self)
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
+        return String(text)
+    }
+}
