@@ -30,6 +30,18 @@ struct ClipFieldOptions: ParsableArguments {
     }
 }
 
+/// `--if-revision`: refuse the edit if the session changed since the revision a script read.
+struct RevisionOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Refuse the edit if the session is no longer at this revision (from `jukebox session`).", valueName: "REVISION"))
+    var ifRevision: String?
+
+    func adding(to params: [String: JSONDocument]) -> [String: JSONDocument] {
+        var params = params
+        if let ifRevision { params["ifRevision"] = .string(ifRevision) }
+        return params
+    }
+}
+
 /// `HH:MM-HH:MM[@mon,tue]`, as a window object of the session file. The times are checked
 /// by jukeboxd, like everything in the file; only the shape is checked here.
 enum Windows {
@@ -111,6 +123,7 @@ extension Jukebox {
         static let configuration = CommandConfiguration(
             commandName: "add", abstract: "Send audio files to jukeboxd and add each to the session as a clip (phone recordings are converted if ffmpeg is installed).")
         @OptionGroup var options: ClientOptions
+        @OptionGroup var revision: RevisionOption
 
         @Argument(help: "Audio files on this machine (WAV, FLAC, Ogg, MP3…; M4A and WebM with ffmpeg on jukeboxd's machine).")
         var files: [String]
@@ -139,7 +152,7 @@ extension Jukebox {
                     params["upload"] = .string(upload)
                     if let id { params["id"] = .string(id) }
                     if disabled { params["enabled"] = .bool(false) }
-                    let (result, _) = try client.call("addClip", JSONDocument.object(params), as: EditResult.self)
+                    let (result, _) = try client.call("addClip", JSONDocument.object(revision.adding(to: params)), as: EditResult.self)
                     results.append(result)
                     if !options.json {
                         print("added \(result.clip?.id ?? "?") from \(file) as \(result.clip?.file ?? "?") (revision \(result.revision))")
@@ -159,6 +172,7 @@ extension Jukebox {
     struct Edit: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "edit", abstract: "Change a clip of the session; the session file is rewritten.")
         @OptionGroup var options: ClientOptions
+        @OptionGroup var revision: RevisionOption
 
         @Argument(help: "The clip's id.")
         var id: String
@@ -181,13 +195,14 @@ extension Jukebox {
             if let file { params["file"] = .string(file) }
             if always { params["windows"] = .array([]) }
             guard params.count > 1 else { throw ValidationError("say what to change: --title, --weight, --gain, --window, --always or --file") }
-            try options.edit("updateClip", params) { _ in "edited \(id)" }
+            try options.edit("updateClip", revision.adding(to: params)) { _ in "edited \(id)" }
         }
     }
 
     struct RemoveClip: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a clip from the session (waiting entries of it still play).")
         @OptionGroup var options: ClientOptions
+        @OptionGroup var revision: RevisionOption
 
         @Argument(help: "The clip's id.")
         var id: String
@@ -196,7 +211,7 @@ extension Jukebox {
         var deleteFile = false
 
         func run() throws {
-            try options.edit("removeClip", ["id": .string(id), "deleteFile": .bool(deleteFile)]) { result in
+            try options.edit("removeClip", revision.adding(to: ["id": .string(id), "deleteFile": .bool(deleteFile)])) { result in
                 var text = "removed \(id)"
                 if result.fileDeleted == true { text += "; its file was deleted" }
                 if let kept = result.fileKept { text += "; its file was kept: \(kept)" }
@@ -208,26 +223,29 @@ extension Jukebox {
     struct Enable: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "enable", abstract: "Let the scheduler pick a clip again.")
         @OptionGroup var options: ClientOptions
+        @OptionGroup var revision: RevisionOption
         @Argument(help: "The clip's id.") var id: String
 
         func run() throws {
-            try options.edit("updateClip", ["id": .string(id), "enabled": .bool(true)]) { _ in "enabled \(id)" }
+            try options.edit("updateClip", revision.adding(to: ["id": .string(id), "enabled": .bool(true)])) { _ in "enabled \(id)" }
         }
     }
 
     struct Disable: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "disable", abstract: "Keep a clip in the session but never pick it (it can still be played by hand).")
         @OptionGroup var options: ClientOptions
+        @OptionGroup var revision: RevisionOption
         @Argument(help: "The clip's id.") var id: String
 
         func run() throws {
-            try options.edit("updateClip", ["id": .string(id), "enabled": .bool(false)]) { _ in "disabled \(id)" }
+            try options.edit("updateClip", revision.adding(to: ["id": .string(id), "enabled": .bool(false)])) { _ in "disabled \(id)" }
         }
     }
 
     struct Schedule: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "schedule", abstract: "Change when clips are picked; the session file is rewritten.")
         @OptionGroup var options: ClientOptions
+        @OptionGroup var revision: RevisionOption
 
         @Option(help: ArgumentHelp("The gap before each pick, random in this range.", valueName: "MIN-MAX"))
         var every: String?
@@ -271,7 +289,7 @@ extension Jukebox {
             if let cue { params["cue"] = .string(cue) }
             if noCue { params["cue"] = .null }
             guard !params.isEmpty else { throw ValidationError("say what to change: --every, --active, --always, --duration, --forever, --cue or --no-cue") }
-            try options.edit("updateSchedule", params) { _ in "schedule changed" }
+            try options.edit("updateSchedule", revision.adding(to: params)) { _ in "schedule changed" }
         }
     }
 }

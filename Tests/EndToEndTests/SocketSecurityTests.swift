@@ -139,4 +139,46 @@ struct SocketSecurityTests {
             #expect(client.stderr == "jukebox: cannot reach jukeboxd at /run/jukeboxd/jukeboxd.sock: permission denied: the folder /run/jukeboxd is open only to the \"\(service.name)\" group; join it with `sudo usermod -aG \(service.name) $USER`, then log out and in again\n")
         }
     }
+
+    /// The daemon runs as its own user and cannot read the client's files: the upload brings
+    /// the bytes over the socket, from a folder only the client may read.
+    @Test func anUploadReachesADaemonRunAsAnotherUser() async throws {
+        try await withUsers(1) { users in
+            let service = users[0]
+            let clips = folder.file("service")
+            mkdir(clips, 0o755)
+            let tone = WAVFile.bytes(WAVFile.tone(frequency: 330, frames: 4000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
+            try folder.write("service/a.wav", tone)
+            try folder.write("service/s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "a.wav" } ] }"#)
+            for path in [clips, clips + "/a.wav", clips + "/s.json"] { chown(path, service.uid, service.gid) }
+            let mine = try TemporaryDirectory()
+            chmod(mine.path, 0o700)
+            try mine.write("recorded.wav", tone)
+            let socket = clips + "/c.sock"
+            let (executable, arguments) = service.command([
+                binaries + "/jukeboxd", clips + "/s.json", "--socket", socket, "--state", clips + "/state.json", "--device", "null",
+            ])
+            let log = LogLines()
+            let result = try await Subprocess.run(executable, arguments: arguments, input: .none, output: .discarded, error: .sequence) { execution in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await line in execution.standardError.strings() { await log.append(line) }
+                        await log.finish()
+                    }
+                    guard await log.waitFor("control socket listening") else { return DaemonProcess.Outcome?.none }
+                    let added = try await DaemonProcess.run(["--socket", socket, "add", mine.file("recorded.wav")], tool: "jukebox")
+                    try execution.send(signal: .terminate)
+                    try await group.waitForAll()
+                    return added
+                }
+            }
+            let lines = await log.lines
+            let added = try #require(result.closureResult, "\(lines)")
+            #expect(added.status == 0, "\(added.stderr)")
+            var info = stat()
+            #expect(stat(clips + "/recorded.wav", &info) == 0)
+            #expect(info.st_uid == service.uid, "stored by the daemon's user")
+            #expect(try folder.read("service/recorded.wav") == tone)
+        }
+    }
 }

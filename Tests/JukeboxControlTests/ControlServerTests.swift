@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import JukeboxControl
 import JukeboxCore
@@ -21,12 +22,12 @@ struct ControlServerTests {
     /// Runs `body` while the server listens; the server stops when it returns.
     func withServer(
         maxConnections: Int = ControlServer.defaultMaxConnections, idleTimeout: Duration = ControlServer.defaultIdleTimeout,
-        log: (any LogHandler)? = nil, _ body: () async throws -> Void
+        uploadStallTimeout: Duration = ControlServer.defaultUploadStallTimeout, log: (any LogHandler)? = nil, _ body: () async throws -> Void
     ) async throws {
         let (ready, signal) = AsyncStream.makeStream(of: Void.self)
         var logger = Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() }
         logger.logLevel = .debug
-        let server = ControlServer(path: path, jukebox: jukebox, logger: logger, maxConnections: maxConnections, idleTimeout: idleTimeout) {
+        let server = ControlServer(path: path, jukebox: jukebox, logger: logger, maxConnections: maxConnections, idleTimeout: idleTimeout, uploadStallTimeout: uploadStallTimeout) {
             signal.yield()
         }
         let running = Task { try await server.run() }
@@ -324,6 +325,8 @@ final class LogCollector: LogHandler, @unchecked Sendable {
         ready.forEach { $0.1.resume() }
     }
 
+    func contains(_ text: String) -> Bool { state.withLock { $0.lines.contains { $0.contains(text) } } }
+
     func waitFor(_ text: String) async {
         await withCheckedContinuation { continuation in
             let done = state.withLock { state in
@@ -346,3 +349,35 @@ extension ControlServerTests {
         #expect(error?.exitCode == 77)
     }
 }
+
+extension ControlServerTests {
+    /// A client that stops sending in the middle of an upload is cut off once the stall
+    /// timeout passes, and the part it sent is removed.
+    @Test func aStalledUploadIsClosedAndItsPartRemoved() async throws {
+        let log = LogCollector()
+        let stalling = try await TestJukebox(log: log)
+        let path = stalling.folder.file("stall.sock")
+        var logger = Logger(label: "test") { _ in log }
+        logger.logLevel = .debug
+        let (ready, signal) = AsyncStream.makeStream(of: Void.self)
+        let server = ControlServer(path: path, jukebox: stalling.jukebox, logger: logger, uploadStallTimeout: .milliseconds(600)) { signal.yield() }
+        let running = Task { try await server.run() }
+        for await _ in ready { break }
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(unixDomainSocketPath: path) { channel in
+            channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+        }
+        try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(ByteBuffer(string: #"{"jsonrpc":"2.0","id":1,"method":"upload","params":{"name":"slow.wav","size":1000}}"# + "\n"))
+            var reader = LineReader(inbound)
+            #expect(try await reader.next(1) == [#"{"id":1,"jsonrpc":"2.0","result":{"size":1000,"upload":"u1"}}"#])
+            try await outbound.write(ByteBuffer(bytes: [UInt8](repeating: 7, count: 100)))
+            await log.waitFor("the upload of slow.wav ended after 100 of its 1000 bytes; nothing of it was kept")
+        }
+        #expect(log.contains("closing a control connection that sent none of its upload's bytes for 0.6s"))
+        let left = try FileManager.default.contentsOfDirectory(atPath: stalling.folder.path).filter { $0.hasPrefix(".upload-") }
+        #expect(left.isEmpty)
+        running.cancel()
+        try? await running.value
+    }
+}
+

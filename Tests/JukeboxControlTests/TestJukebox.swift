@@ -28,7 +28,7 @@ struct TestJukebox {
 
     var statePath: String { folder.file("state.json") }
 
-    init(queueLimit: Int = 10_000, state: State = .none) async throws {
+    init(queueLimit: Int = 10_000, state: State = .none, log: (any LogHandler)? = nil) async throws {
         folder = try TemporaryDirectory()
         let tone = WAVFile.bytes(Array(repeating: 0.1, count: 8000), encoding: .s16, rate: 8000, channels: 1)
         for id in ["ward", "water", "walk"] { _ = try folder.write("\(id).wav", tone) }
@@ -49,7 +49,7 @@ struct TestJukebox {
                 return try SessionLoader.load(path: sessionPath)
             },
             configuration: Jukebox.Configuration(queueLimit: queueLimit, wallClock: { 1_000 }),
-            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            logger: Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() })
     }
 
     /// The tickets waiting, in order.

@@ -11,6 +11,7 @@ struct SessionEditTests {
     let path: String
     let decoder: FakeDecoder
     let jukebox: Jukebox
+    let sink = FakeSink()
 
     static let original = """
         {
@@ -37,7 +38,7 @@ struct SessionEditTests {
         let path = path
         let session = try SessionLoader.load(path: path)
         jukebox = Jukebox(
-            catalog: await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeOutput: { _ in FakeSink() },
+            catalog: await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeOutput: { [sink] _ in sink },
             loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
             configuration: .init(generator: SeededGenerator(seed: 1), clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
     }
@@ -180,5 +181,21 @@ struct SessionEditTests {
             }
 
             """)
+    }
+
+    /// An edit while a clip plays changes the session, not the clip: it plays to its end.
+    @Test func anEditWhileAClipPlaysLetsItFinish() async throws {
+        await sink.gateWrites(true)
+        let running = Task { try await jukebox.run() }
+        _ = try await jukebox.enqueue(["water"], cue: false, client: "test")
+        await sink.waitForGatedWrite()
+        _ = try await jukebox.edit(.updateClip(id: "water", ["title": .string("Water!"), "gain": .number(-6)]))
+        _ = try await jukebox.edit(.removeClip(id: "eyes", deleteFile: true))
+        #expect(await jukebox.snapshot().playing?.clip.id == "water", "still playing")
+        await sink.gateWrites(false)
+        await sink.wait(until: { $0.contains(.write(tag: 1, frames: 36)) })
+        #expect(await sink.framesWritten(tag: 1) == 100, "the clip played whole, at the gain it started with")
+        #expect(await jukebox.snapshot().session.clip(id: "water")?.title == "Water!")
+        running.cancel()
     }
 }

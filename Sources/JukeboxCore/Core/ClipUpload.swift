@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Logging
 
 /// A clip file arriving from a client, piece by piece. The bytes go to a hidden temporary file
 /// in the clips folder; once all have come, `Jukebox.addClip(upload:…)` checks that the file
@@ -17,13 +18,15 @@ public actor ClipUpload {
     nonisolated let temporaryPath: String
     nonisolated let clipsDirectory: String
     private let io: BlockingWorkQueue
+    private let logger: Logger
     private var descriptor: Int32
     public private(set) var received = 0
     private var finished = false
 
     /// Starts an upload of `size` bytes into `clipsDirectory`.
-    init(name: String, size: Int, clipsDirectory: String, io: BlockingWorkQueue) throws(JukeboxError) {
+    init(name: String, size: Int, clipsDirectory: String, io: BlockingWorkQueue, logger: Logger) throws(JukeboxError) {
         self.name = name
+        self.logger = logger
         self.size = size
         self.clipsDirectory = clipsDirectory
         self.io = io
@@ -85,6 +88,9 @@ public actor ClipUpload {
     /// Removes the temporary file (a failed, refused or abandoned upload leaves nothing).
     public func discard() async {
         let (descriptor, path) = (descriptor, temporaryPath)
+        if descriptor >= 0 || !finished {
+            logger.info("the upload of \(name) ended after \(received) of its \(size) bytes; nothing of it was kept", metadata: ["file": "\(name)"])
+        }
         self.descriptor = -1
         await io.run {
             if descriptor >= 0 { close(descriptor) }

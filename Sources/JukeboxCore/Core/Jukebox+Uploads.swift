@@ -14,7 +14,7 @@ extension Jukebox {
         let limit = session.maxUploadSize
         guard size > 0 else { throw .invalidParameter("\"size\" must be the file's size in bytes, at least 1") }
         guard size <= limit else { throw .uploadTooLarge(name: ClipUpload.safeName(name), size: size, limit: limit) }
-        return try ClipUpload(name: name, size: size, clipsDirectory: session.clipsDirectory, io: sessionIO)
+        return try ClipUpload(name: name, size: size, clipsDirectory: session.clipsDirectory, io: sessionIO, logger: logger)
     }
 
     /// Adds a clip whose file came as an upload. The file is decoded completely first; one the
