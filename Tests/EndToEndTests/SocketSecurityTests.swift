@@ -150,7 +150,11 @@ struct SocketSecurityTests {
             let tone = WAVFile.bytes(WAVFile.tone(frequency: 330, frames: 4000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
             try folder.write("service/a.wav", tone)
             try folder.write("service/s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "a.wav" } ] }"#)
-            for path in [clips, clips + "/a.wav", clips + "/s.json"] { chown(path, service.uid, service.gid) }
+            // Modes set outright: other tests in this process change the umask for a moment.
+            for path in [clips, clips + "/a.wav", clips + "/s.json"] {
+                chown(path, service.uid, service.gid)
+                chmod(path, path == clips ? 0o755 : 0o644)
+            }
             let mine = try TemporaryDirectory()
             chmod(mine.path, 0o700)
             try mine.write("recorded.wav", tone)
