@@ -1,0 +1,90 @@
+import FoundationEssentials
+import Glibc
+import JukeboxSndFile
+import JukeboxTestSupport
+import Testing
+@testable import JukeboxCore
+
+/// Uploads in the core, without sockets: the limits, and that nothing is left behind.
+@Suite("Uploads", .timeLimit(.minutes(1)))
+struct UploadTests {
+    let folder: TemporaryDirectory
+    let jukebox: Jukebox
+    let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 800, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
+
+    init() async throws {
+        folder = try TemporaryDirectory()
+        try folder.write("water.wav", tone)
+        let path = try folder.write("s.json", text: #"{ "maxUploadSize": 4096, "clips": [ { "file": "water.wav" } ] }"#)
+        let session = try SessionLoader.load(path: path)
+        jukebox = Jukebox(
+            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeOutput: { _ in NullOutput() },
+            loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
+            configuration: .init(clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
+    }
+
+    /// Files in the clips folder other than the session and its backup.
+    func files() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("s.json") }.sorted()
+    }
+
+    @Test func anUploadOverTheLimitIsRefusedBeforeAnyByteIsStored() async throws {
+        await #expect(throws: JukeboxError.uploadTooLarge(name: "big.wav", size: 4097, limit: 4096)) {
+            _ = try await jukebox.beginUpload(name: "big.wav", size: 4097)
+        }
+        _ = try await jukebox.beginUpload(name: "limit.wav", size: 4096).discard()
+        #expect(try files() == ["water.wav"])
+    }
+
+    @Test func moreBytesThanAnnouncedOrFewerAreRefusedAndLeaveNothing() async throws {
+        let over = try await jukebox.beginUpload(name: "a.wav", size: 10)
+        await #expect(throws: JukeboxError.uploadRefused("more than the 10 bytes announced for a.wav arrived")) { try await over.write([UInt8](repeating: 0, count: 11)) }
+        await over.discard()
+        let short = try await jukebox.beginUpload(name: "b.wav", size: tone.count)
+        try await short.write(Array(tone.prefix(100)))
+        await #expect(throws: JukeboxError.uploadRefused("only 100 of the \(tone.count) bytes of b.wav arrived")) {
+            _ = try await jukebox.addClip(upload: short, fields: [:])
+        }
+        #expect(try files() == ["water.wav"])
+    }
+
+    @Test func aStoredUploadNeverOverwritesAndGetsASafeName() async throws {
+        let upload = try await jukebox.beginUpload(name: "../.water.wav", size: tone.count)
+        try await upload.write(tone)
+        let added = try await jukebox.addClip(upload: upload, fields: ["title": .string("Again")])
+        #expect(added.value.clip?.clip.source.file == "water-2.wav")
+        #expect(added.value.clip?.clip.id == "water-2")
+        #expect(try files() == ["water-2.wav", "water.wav"])
+        #expect(try folder.read("water-2.wav") == tone)
+    }
+
+    /// Without ffmpeg, a file libsndfile cannot read is refused with what it looks like and
+    /// what to do; and a refused edit (an id in use) removes the stored file again.
+    @Test func refusedUploadsLeaveNothing() async throws {
+        let m4a: [UInt8] = [0, 0, 0, 0x20] + Array("ftypM4A ".utf8) + [UInt8](repeating: 0, count: 52)
+        let recording = try await jukebox.beginUpload(name: "memo.m4a", size: m4a.count)
+        try await recording.write(m4a)
+        do {
+            _ = try await jukebox.addClip(upload: recording, fields: [:])
+            Issue.record("an M4A was accepted without ffmpeg")
+        } catch {
+            guard case .unplayable("memo.m4a", let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.hasPrefix("memo.m4a is an MP4/M4A file (AAC audio, as phones and voice memo apps record), which libsndfile cannot read"), "\(reason)")
+            #expect(reason.hasSuffix("install ffmpeg on jukeboxd's machine (sudo apt-get install ffmpeg) so jukeboxd converts it, or convert it to WAV or FLAC yourself"))
+        }
+        let taken = try await jukebox.beginUpload(name: "new.wav", size: tone.count)
+        try await taken.write(tone)
+        await #expect(throws: JukeboxError.invalidParameter("the id \"water\" is already used by the clip of water.wav; give another id")) {
+            _ = try await jukebox.addClip(upload: taken, fields: ["id": .string("water")])
+        }
+        #expect(try files() == ["water.wav"])
+    }
+
+    @Test(arguments: [
+        ("../../etc/passwd", "passwd"), (".bashrc", "bashrc"), ("a\u{1}b\n.wav", "ab.wav"), ("", "upload"), ("...", "upload"),
+        (String(repeating: "x", count: 200) + ".wav", String(repeating: "x", count: 96) + ".wav"),
+    ])
+    func safeNames(name: String, stored: String) {
+        #expect(ClipUpload.safeName(name) == stored)
+    }
+}
