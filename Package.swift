@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -17,6 +17,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        // No traits: its default ones pull in full Foundation (about 10 MB of resident memory)
+        // and swift-configuration; FoundationEssentials is enough.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: []),
     ],
     targets: [
         // C libraries: found by pkg-config; each is imported by exactly one Swift file.
@@ -50,6 +53,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The web front end: the HTTP API (the socket's JSON-RPC over POST /rpc, events as
+        // Server-Sent Events, uploads) and, next, the phone page.
+        .target(
+            name: "JukeboxHTTP",
+            dependencies: [
+                "JukeboxCore", "JukeboxControl", "JukeboxProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "JukeboxALSA",
             dependencies: ["CALSA", "JukeboxCore", .product(name: "Logging", package: "swift-log")]
@@ -61,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSndFile", "JukeboxControl", "JukeboxProtocol",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSndFile", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -6,7 +6,7 @@
 # in the upload tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg
+scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl
 # A short fuzz run of the session loader and the control protocol (scripts/fuzz.sh).
 scripts/fuzz.sh --seconds 60
 swift test "$@"

@@ -1,5 +1,6 @@
 import JukeboxALSA
 import JukeboxControl
+import JukeboxHTTP
 import JukeboxCore
 import JukeboxProtocol
 import JukeboxSndFile
@@ -83,7 +84,7 @@ struct Daemon {
         }
     }
 
-    func run(_ catalog: ClipCatalog, statePath: String) async throws {
+    func run(_ catalog: ClipCatalog, statePath: String, web: (settings: WebSettings, password: String?)? = nil) async throws {
         AlsaSink.routeLibraryMessages(to: logger)
         let session = catalog.session
         let jukebox = Jukebox(
@@ -96,9 +97,15 @@ struct Daemon {
         let notifier = SystemdNotifier()
         let sessionName = session.name
         let (ready, readySignal) = AsyncStream.makeStream(of: Void.self)
-        let server = ControlServer(path: socketPath, group: socketGroup, jukebox: jukebox, logger: logger) {
+        // Ready once every front end listens: the socket, and the web remote when it is on.
+        let listening = Countdown(web == nil ? 1 : 2) {
             notifier.send("READY=1\nSTATUS=playing \"\(sessionName)\"")
             readySignal.finish()
+        }
+        let server = ControlServer(path: socketPath, group: socketGroup, jukebox: jukebox, logger: logger) { listening.done() }
+        var frontEnds: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
+        if let web {
+            frontEnds.append(.init(service: WebServer(settings: web.settings, password: web.password, jukebox: jukebox, logger: logger) { _ in listening.done() }))
         }
 
         logger.info("session \"\(session.name)\": \(Jukebox.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
@@ -108,7 +115,7 @@ struct Daemon {
             configuration: ServiceGroupConfiguration(
                 services: [
                     .init(service: jukebox, successTerminationBehavior: .gracefullyShutdownGroup),
-                    .init(service: server),
+                ] + frontEnds + [
                     .init(service: ReloadOnHangup(jukebox: jukebox, logger: logger)),
                     .init(service: SystemdService(
                         notifier: notifier, jukebox: jukebox, watchdog: SystemdNotifier.watchdogInterval(), ready: ready, logger: logger)),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import JukeboxControl
+import JukeboxHTTP
 import JukeboxCore
 import JukeboxProtocol
 import Logging
@@ -13,11 +14,13 @@ struct Jukeboxd: AsyncParsableCommand {
         discussion: """
             Exit status: 0 after SIGINT/SIGTERM or when the session's duration is reached, \
             64 for a bad command line, 65 for an invalid session, 66 when the session file \
-            cannot be read, 67 when --socket-group names no group, 73 when the socket or \
-            state folder cannot be made, 75 when another jukeboxd already listens on the \
-            control socket, 77 when the socket cannot be given to its group or its private \
-            folder is not the user's own, 78 when there is no safe place for the state file \
-            (give --state).
+            cannot be read, 67 when --socket-group names no group, 69 when the web remote \
+            cannot listen on its address (a port in use, an address not this machine's), 73 \
+            when the socket or state folder cannot be made, 75 when another jukeboxd already \
+            listens on the control socket, 77 when the socket cannot be given to its group or \
+            its private folder is not the user's own, 78 when there is no safe place for the \
+            state file (give --state), or the web remote would listen beyond this machine \
+            without a password.
             SIGHUP re-reads the session file.
             """
     )
@@ -45,6 +48,12 @@ struct Jukeboxd: AsyncParsableCommand {
 
     @Option(help: "How many clips may wait in the queue; more are refused with `queue-full`.")
     var queueLimit = ClipPlayQueue.defaultCapacity
+
+    @Option(help: ArgumentHelp("Serve the web remote and HTTP API on this address (overrides the session's \"http\" listen), such as 0.0.0.0:8080.", valueName: "ADDR:PORT"))
+    var http: String?
+
+    @Option(help: ArgumentHelp("The file holding the web remote's password (required unless it listens on 127.0.0.1).", valueName: "PATH"))
+    var httpPasswordFile: String?
 
     @Flag(help: "Check the session and every clip file, then exit.")
     var check = false
@@ -75,6 +84,13 @@ struct Jukeboxd: AsyncParsableCommand {
             printError("\(session.sourcePath): none of the session's clips can be played (see the warnings above)")
             throw ExitCode(65)
         }
+        let web: (settings: WebSettings, password: String?)?
+        do {
+            web = try WebOptions(listen: http, passwordFile: httpPasswordFile).resolve(session)
+        } catch {
+            printError("jukeboxd: \(error)")
+            throw ExitCode(error.exitCode)
+        }
         let statePath: String
         do {
             let environment = ProcessEnvironment.current
@@ -87,7 +103,10 @@ struct Jukeboxd: AsyncParsableCommand {
         do {
             if let socketGroup { _ = try SocketFile.groupID(socketGroup) }
             try SocketFile.prepare(daemon.socketPath)
-            try await daemon.run(catalog, statePath: statePath)
+            try await daemon.run(catalog, statePath: statePath, web: web)
+        } catch let error as WebServerError {
+            printError("jukeboxd: \(error)")
+            throw ExitCode(error.exitCode)
         } catch let error as ControlSocketError {
             // Before anything starts (a socket in use, an unknown group), or once bound (the
             // socket could not be given to its group: not a member, say).

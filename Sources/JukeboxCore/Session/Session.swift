@@ -18,6 +18,8 @@ public struct Session: Sendable, Equatable {
     /// Lead-in, fades and what to do with the device between clips.
     public var playback: PlaybackOptions
     public var clips: [Clip]
+    /// The web remote and HTTP API (`http`); nil: off.
+    public var web: WebSettings?
     /// The largest clip file an upload may bring, in bytes.
     public var maxUploadSize: Int
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
@@ -34,8 +36,9 @@ public struct Session: Sendable, Equatable {
         interval: ClosedRange<Duration> = Session.defaultInterval, activeHours: [TimeWindow] = [],
         duration: Duration? = nil, cue: ClipSource? = nil, volume: Double = 1,
         playback: PlaybackOptions = PlaybackOptions(), clips: [Clip], maxUploadSize: Int = Session.defaultMaxUploadSize,
-        revision: String = ""
+        revision: String = "", web: WebSettings? = nil
     ) {
+        self.web = web
         self.maxUploadSize = maxUploadSize
         self.revision = revision
         self.name = name

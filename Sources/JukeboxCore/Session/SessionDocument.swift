@@ -47,6 +47,7 @@ public struct SessionDocument: Sendable, Equatable {
         "window": SessionReader.windowKeys,
         "interval": ["min", "max"],
         "output": ["type", "device"],
+        "http": ["listen", "passwordFile"],
     ]
     /// A line longer than this is broken up.
     static let lineWidth = 120

@@ -13,7 +13,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "http", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "enabled"]
     static let windowKeys = ["from", "to", "days"]
 
@@ -42,6 +42,7 @@ struct SessionReader {
             if (0...1).contains(number) { volume = number } else { problem("volume", "\(value.shortDescription) is out of range (expected 0 to 1)") }
         }
         let playback = playbackOptions(fields)
+        let web = fields["http"].flatMap { self.web($0, sessionDirectory: sessionDirectory) }
         var maxUploadSize = Session.defaultMaxUploadSize
         if let value = fields["maxUploadSize"], let number = number(value, at: "maxUploadSize") {
             let range = Session.maxUploadSizeRange
@@ -55,7 +56,7 @@ struct SessionReader {
         guard problems.isEmpty else { return nil }
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
-            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize)
+            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, web: web)
     }
 
     /// `output: {"type": "alsa", "device": …}`, or the `device` shorthand; not both.
@@ -76,6 +77,22 @@ struct SessionReader {
             problem("output.type", "\(other.shortDescription) is not an output type (expected \(types))")
         }
         return .alsa(device: section["device"].flatMap { nonEmptyString($0, at: "output.device") } ?? "default")
+    }
+
+    /// `http: {"listen": "0.0.0.0:8080", "passwordFile": "/etc/jukeboxd/web-password"}`.
+    mutating func web(_ value: JSONValue, sessionDirectory: String) -> WebSettings? {
+        guard let fields = object(value, at: "http", allowed: ["listen", "passwordFile"]) else { return nil }
+        let passwordFile = fields["passwordFile"].flatMap { nonEmptyString($0, at: "http.passwordFile") }
+            .map { FilePath.normalize(FilePath.join(sessionDirectory, $0)) }
+        guard let listenValue = fields["listen"] else {
+            problem("http.listen", "missing (expected HOST:PORT, such as \"0.0.0.0:8080\")")
+            return nil
+        }
+        guard case .string(let listen) = listenValue, let settings = WebSettings(listen: listen, passwordFile: passwordFile) else {
+            problem("http.listen", "\(listenValue.shortDescription) is not HOST:PORT (such as \"0.0.0.0:8080\" or \"127.0.0.1:8080\")")
+            return nil
+        }
+        return settings
     }
 
     mutating func playbackOptions(_ fields: [String: JSONValue]) -> PlaybackOptions {

@@ -1,0 +1,256 @@
+import FoundationEssentials
+import Hummingbird
+import HummingbirdCore
+import JukeboxControl
+import JukeboxCore
+import JukeboxProtocol
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The HTTP API: the same protocol as the control socket, over HTTP. It only translates:
+/// `POST /rpc` hands the body to the socket's own request handler, `GET /events` follows the
+/// core's event stream, and `POST /clips` feeds an upload to the core. Every rule is the
+/// core's or the socket handler's; this adds authentication, the Origin check and limits.
+struct WebAPI: Sendable {
+    /// A request body other than an upload's may be at most this long.
+    static let maxBodySize = 64 * 1024
+    /// A comment is sent on an event stream this often, so proxies and browsers keep it open.
+    static let heartbeat: Duration = .seconds(15)
+    /// Events a slow reader of `/events` may have waiting; past that it loses the oldest.
+    static let eventBuffer = 1000
+
+    let jukebox: Jukebox
+    let auth: WebAuth
+    let logger: Logger
+
+    func respond(to request: Request, context: WebContext) async -> Response {
+        var response = await route(request, context: context)
+        response.headers[.contentSecurityPolicy] = "default-src 'self'"
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.init("Referrer-Policy")!] = "same-origin"
+        return response
+    }
+
+    private func route(_ request: Request, context: WebContext) async -> Response {
+        switch (request.method, request.uri.path) {
+        case (.post, "/login"): return await login(request, context: context)
+        case (.post, "/logout"):
+            await auth.logout(cookie: request.headers[.cookie])
+            return Response(status: .noContent, headers: [.setCookie: "\(WebAuth.cookieName)=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"])
+        case (.post, "/rpc"), (.get, "/events"), (.post, "/clips"):
+            switch await allowed(request) {
+            case .failure(let refusal): return refusal.response
+            case .success: break
+            }
+            switch request.uri.path {
+            case "/rpc": return await rpc(request)
+            case "/events": return events()
+            default: return await upload(request, query: request.uri.queryParameters)
+            }
+        default:
+            return Self.problem(.notFound, "no such page: \(request.uri.path)")
+        }
+    }
+
+    /// Credentials, and for a browser's cookie on a state-changing request, the same origin.
+    private func allowed(_ request: Request) async -> Result<Void, Refusal> {
+        guard let credential = await auth.check(authorization: request.headers[.authorization], cookie: request.headers[.cookie]) else {
+            var response = Self.problem(.unauthorized, "log in first (POST /login), or send Authorization: Bearer PASSWORD")
+            response.headers[.wwwAuthenticate] = "Bearer"
+            return .failure(Refusal(response: response))
+        }
+        if credential == .cookie, request.method != .get {
+            // Another site's page could otherwise make a visitor's browser send the cookie.
+            let origin = request.headers[.origin]
+            let host = request.head.authority
+            guard let origin, let host, origin == "http://\(host)" || origin == "https://\(host)" else {
+                return .failure(Refusal(response: Self.problem(.forbidden, "this request came from another site (Origin \(origin ?? "missing"))")))
+            }
+        }
+        return .success(())
+    }
+
+    struct Refusal: Error {
+        var response: Response
+    }
+
+    // MARK: - Login
+
+    private func login(_ request: Request, context: WebContext) async -> Response {
+        var request = request
+        guard let body = try? await request.collectBody(upTo: Self.maxBodySize) else {
+            return Self.problem(.contentTooLarge, "the body is over \(Self.maxBodySize / 1024) KiB")
+        }
+        let text = String(buffer: body)
+        let password: String?
+        if request.headers[.contentType]?.hasPrefix("application/json") == true {
+            password = (try? JSONParser.parse(Array(text.utf8))).flatMap { value -> String? in
+                if case .object(let fields) = value, case .string(let password)? = fields["password"] { password } else { nil }
+            }
+        } else {
+            password = Self.formField("password", in: text)
+        }
+        guard let password else { return Self.problem(.badRequest, "send the password as password=… (a form) or {\"password\": …}") }
+        switch await auth.login(password: password, from: context.clientAddress) {
+        case .accepted(let token):
+            let age = Int(WebAuth.sessionLifetime.components.seconds)
+            return Response(status: .noContent, headers: [.setCookie: "\(WebAuth.cookieName)=\(token); HttpOnly; SameSite=Strict; Path=/; Max-Age=\(age)"])
+        case .refused:
+            logger.notice("a failed login to the web remote from \(context.clientAddress)", metadata: ["client": "\(context.clientAddress)"])
+            return Self.problem(.unauthorized, "wrong password")
+        case .throttled(let seconds):
+            var response = Self.problem(.tooManyRequests, "too many failed logins from this address; try again in \(seconds) s")
+            response.headers[.retryAfter] = "\(seconds)"
+            return response
+        }
+    }
+
+    /// A field of an `application/x-www-form-urlencoded` body.
+    static func formField(_ name: String, in body: String) -> String? {
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == name else { continue }
+            return percentDecoded(parts[1])
+        }
+        return nil
+    }
+
+    /// `a+b%21` → `a b!`; nil when an escape is broken or the bytes are not UTF-8.
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next(), let low = iterator.next(),
+                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(value)
+            default: bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    // MARK: - JSON-RPC
+
+    /// One JSON-RPC request, answered exactly as the socket answers it, after the same
+    /// durability wait.
+    private func rpc(_ request: Request) async -> Response {
+        var request = request
+        guard let body = try? await request.collectBody(upTo: Self.maxBodySize) else {
+            return Self.problem(.contentTooLarge, "a request is at most \(Self.maxBodySize / 1024) KiB")
+        }
+        let reply = await ControlHandler(jukebox: jukebox, client: "web").handle(Array(buffer: body))
+        guard let line = reply.line else { return Response(status: .noContent) }
+        if reply.rawBytes != nil {
+            // The bytes of an upload cannot follow an HTTP request: POST /clips takes them.
+            return Self.problem(.badRequest, "over HTTP, send a file with POST /clips?name=NAME")
+        }
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: line)))
+    }
+
+    // MARK: - Events
+
+    /// Server-Sent Events: every notification `subscribe` sends on the socket, `event:` its
+    /// method and `data:` its params, and a comment every 15 s.
+    private func events() -> Response {
+        let jukebox = jukebox
+        let body = ResponseBody { writer in
+            let (outgoing, send) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(Self.eventBuffer))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    for await event in jukebox.events.subscribe() {
+                        let (method, params) = event.notification
+                        let data = (try? JSONEncoder.sorted.encode(params)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+                        send.yield(ByteBuffer(string: "event: \(method)\ndata: \(data)\n\n"))
+                    }
+                }
+                tasks.addTask {
+                    while (try? await Task.sleep(for: Self.heartbeat)) != nil { send.yield(ByteBuffer(string: ": still here\n\n")) }
+                }
+                send.yield(ByteBuffer(string: ": jukeboxd events\n\n"))
+                // A stream never ends by itself: on shutdown it ends, so the server need not
+                // wait for clients that follow events.
+                try await withGracefulShutdownHandler {
+                    for await chunk in outgoing { try await writer.write(chunk) }
+                } onGracefulShutdown: {
+                    send.finish()
+                }
+                tasks.cancelAll()
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
+    }
+
+    // MARK: - Uploads
+
+    /// `POST /clips?name=NAME[&id=…&title=…]` with the file as the body: the same upload path
+    /// as the socket's (same checks, same conversion, same limits).
+    private func upload(_ request: Request, query: HummingbirdCore.FlatDictionary<Substring, Substring>) async -> Response {
+        guard let name = query["name"].map(String.init), !name.isEmpty else {
+            return Self.problem(.badRequest, "name the file: POST /clips?name=NAME")
+        }
+        guard let size = request.headers[.contentLength].flatMap(Int.init) else {
+            return Self.problem(.lengthRequired, "send the file with a Content-Length")
+        }
+        let upload: ClipUpload
+        do throws(JukeboxError) {
+            upload = try await jukebox.beginUpload(name: name, size: size)
+        } catch {
+            return Self.refusal(error)
+        }
+        do {
+            for try await piece in request.body {
+                try await upload.write(Array(buffer: piece))
+            }
+        } catch {
+            await upload.discard()
+            return Self.problem(.badRequest, "the upload of \(name) did not arrive whole")
+        }
+        var fields: [String: JSONValue] = [:]
+        for key in ["id", "title"] { if let value = query[Substring(key)] { fields[key] = .string(String(value)) } }
+        do throws(JukeboxError) {
+            let added = try await jukebox.addClip(upload: upload, fields: fields, ifRevision: query["ifRevision"].map(String.init))
+            try await jukebox.waitUntilDurable(added)
+            let result = EditResult(added.value)
+            return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: (try? JSONEncoder.sorted.encode(result)) ?? Data())))
+        } catch {
+            return Self.refusal(error)
+        }
+    }
+
+    // MARK: - Errors
+
+    /// A refusal from the core, with the status that fits and the socket's error object.
+    static func refusal(_ error: JukeboxError) -> Response {
+        let status: HTTPResponse.Status = switch error {
+        case .uploadTooLarge: .contentTooLarge
+        case .unplayable, .editInvalid: .unprocessableContent
+        case .sessionChangedOnDisk, .revisionMismatch: .conflict
+        case .stateNotSaved, .sessionNotSaved, .uploadRefused: .internalServerError
+        default: .badRequest
+        }
+        return errorResponse(status, RPCError(error))
+    }
+
+    static func problem(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        errorResponse(status, RPCError(code: -32600, message: message, data: .init(reason: "http-\(status.code)")))
+    }
+
+    private static func errorResponse(_ status: HTTPResponse.Status, _ error: RPCError) -> Response {
+        struct Body: Encodable { var error: RPCError }
+        let bytes = (try? JSONEncoder.sorted.encode(Body(error: error))) ?? Data()
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+extension JSONEncoder {
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}

@@ -1,0 +1,67 @@
+import Hummingbird
+import HummingbirdCore
+import JukeboxCore
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The web front end as one more service of the daemon: Hummingbird's HTTP/1 server on the
+/// configured address, shut down with the rest.
+public struct WebServer: Service {
+    /// A client that sends nothing of its request for this long is disconnected.
+    public static let idleTimeout: TimeAmount = .seconds(30)
+
+    let settings: WebSettings
+    let jukebox: Jukebox
+    let auth: WebAuth
+    let logger: Logger
+    let onListening: @Sendable (Int) async -> Void
+
+    /// `password` nil is allowed only on a loopback address (the daemon checks at start-up).
+    public init(settings: WebSettings, password: String?, jukebox: Jukebox, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) {
+        self.settings = settings
+        self.jukebox = jukebox
+        self.auth = WebAuth(password: password)
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    public func run() async throws {
+        let api = WebAPI(jukebox: jukebox, auth: auth, logger: logger)
+        let responder = CallbackResponder { (request: Request, context: WebContext) in await api.respond(to: request, context: context) }
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .notice)
+        let application = Application(
+            responder: responder, server: .http1(configuration: .init(idleTimeout: Self.idleTimeout)),
+            configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "jukeboxd", reuseAddress: true),
+            onServerRunning: { [settings, logger, onListening] channel in
+                let port = channel.localAddress?.port ?? settings.port
+                logger.info("web remote listening on http://\(settings.listen)\(port == settings.port ? "" : " (port \(port))")")
+                await onListening(port)
+            },
+            logger: quiet)
+        do {
+            try await application.runService()
+        } catch let error as IOError {
+            throw WebServerError(settings: settings, errno: error.errnoCode)
+        }
+    }
+}
+
+/// The web server could not listen: the port is taken or the address is not this machine's.
+/// Fatal at start-up, so the daemon never runs with HTTP half started.
+public struct WebServerError: Error, Sendable, CustomStringConvertible {
+    public var settings: WebSettings
+    public var errno: Int32
+    public let exitCode: Int32 = 69
+
+    public var description: String {
+        let reason = switch errno {
+        case 98: "the port is in use by another program (see `ss -ltnp`)"
+        case 99: "this machine has no such address"
+        case 13: "permission denied (ports below 1024 need root; use 8080)"
+        default: "error \(errno)"
+        }
+        return "cannot listen for the web remote on \(settings.listen): \(reason)"
+    }
+}

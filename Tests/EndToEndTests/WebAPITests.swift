@@ -1,0 +1,251 @@
+import Foundation
+import JukeboxTestSupport
+import Subprocess
+import Testing
+
+/// The HTTP API without a browser, with curl against the built daemon: credentials, the
+/// Origin check, login throttling, limits, events, uploads, and `/rpc` answering every method
+/// exactly as the socket does.
+@Suite("HTTP API", .timeLimit(.minutes(2)))
+struct WebAPITests {
+    let folder: TemporaryDirectory
+    let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 4000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
+    var socket: String { folder.file("c.sock") }
+
+    init() throws {
+        folder = try TemporaryDirectory()
+        try folder.write("water.wav", tone)
+        try folder.write("walk.wav", tone)
+        try folder.write("password", text: "correct horse\n")
+        try folder.write("s.json", text: """
+            { "interval": { "min": "1h", "max": "1h" }, "maxUploadSize": 100000,
+              "http": { "listen": "127.0.0.1:0", "passwordFile": "password" },
+              "clips": [ { "file": "water.wav" }, { "file": "walk.wav" } ] }
+            """)
+    }
+
+    var arguments: [String] { [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "null"] }
+
+    struct Reply {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+    }
+
+    /// One request with curl: `-i` output split into status, headers and body.
+    static func curl(_ arguments: [String], input: [UInt8]? = nil) async throws -> Reply {
+        let command = Arguments(["-s", "-i", "--max-time", "10"] + arguments)
+        let output: [UInt8]
+        if let input {
+            output = try await Subprocess.run(.path("/usr/bin/curl"), arguments: command, input: .array(input), output: .bytes(limit: 1 << 20), error: .discarded).standardOutput
+        } else {
+            output = try await Subprocess.run(.path("/usr/bin/curl"), arguments: command, input: .none, output: .bytes(limit: 1 << 20), error: .discarded).standardOutput
+        }
+        let text = String(decoding: output, as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        let head = parts.first?.components(separatedBy: "\r\n") ?? []
+        let status = head.first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+        }
+        return Reply(status: status, headers: headers, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    /// Runs the daemon and `body` with the web remote's base URL.
+    func withDaemon<T: Sendable>(_ body: @Sendable (String, LogLines) async throws -> T) async throws -> T {
+        try await DaemonProcess.withDaemon(arguments, ready: "web remote listening on") { log in
+            let line = await log.lines.first { $0.contains("web remote listening on") } ?? ""
+            let port = line.split(separator: "(port ").last.map { String($0.dropLast()) } ?? ""
+            return try await body("http://127.0.0.1:\(port)", log)
+        }.result
+    }
+
+    static let bearer = ["-H", "Authorization: Bearer correct horse"]
+
+    func rpc(_ base: String, _ request: String, credentials: [String] = bearer) async throws -> Reply {
+        try await Self.curl(credentials + ["-X", "POST", "\(base)/rpc", "--data-binary", request])
+    }
+
+    @Test func withoutCredentialsEverythingIsRefusedAndEveryAnswerHasTheSecurityHeaders() async throws {
+        try await withDaemon { base, _ in
+            let refused = try await rpc(base, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#, credentials: [])
+            #expect(refused.status == 401)
+            #expect(refused.headers["www-authenticate"] == "Bearer")
+            for (name, value) in [("content-security-policy", "default-src 'self'"), ("x-content-type-options", "nosniff"), ("referrer-policy", "same-origin")] {
+                #expect(refused.headers[name] == value, "\(name)")
+            }
+            #expect(try await rpc(base, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#, credentials: ["-H", "Authorization: Bearer wrong"]).status == 401)
+            #expect(try await Self.curl(["\(base)/events"]).status == 401)
+            #expect(try await Self.curl(["\(base)/no/such/page"]).status == 404)
+            let status = try await DaemonProcess.run(["--socket", socket, "--json", "status"], tool: "jukebox")
+            #expect(status.stdout.contains(#""paused":false"#), "nothing was paused")
+        }
+    }
+
+    /// `POST /rpc` answers exactly as the socket: the same results and the same errors.
+    @Test func rpcAnswersEveryMethodAsTheSocketDoes() async throws {
+        let requests = [
+            #"{"jsonrpc":"2.0","id":1,"method":"queue"}"#,
+            #"{"jsonrpc":"2.0","id":2,"method":"clips"}"#,
+            #"{"jsonrpc":"2.0","id":3,"method":"history","params":{"limit":5}}"#,
+            #"{"jsonrpc":"2.0","id":4,"method":"volume"}"#,
+            #"{"jsonrpc":"2.0","id":"s","method":"session"}"#,
+            #"{"jsonrpc":"2.0","id":5,"method":"enqueue","params":{"clips":["wter"]}}"#,
+            #"{"jsonrpc":"2.0","id":6,"method":"enqueue","params":{"clips":["../s.json"]}}"#,
+            #"{"jsonrpc":"2.0","id":7,"method":"remove","params":{"tickets":[99]}}"#,
+            #"{"jsonrpc":"2.0","id":8,"method":"volume","params":{"level":101}}"#,
+            #"{"jsonrpc":"2.0","id":9,"method":"dance"}"#,
+            #"{"jsonrpc":"2.0","id":10,"method":"updateClip","params":{"id":"nope","title":"x"}}"#,
+            #"{"jsonrpc":"2.0","id":11,"method":"skip"}"#,
+            "not json",
+        ]
+        try await withDaemon { [socket] base, _ in
+            for request in requests {
+                let web = try await rpc(base, request)
+                #expect(web.status == 200)
+                #expect(web.body == RawControl.call(socket, request), "\(request)")
+            }
+            // Changes made over HTTP are the socket's changes, and durable before the answer.
+            let paused = try await rpc(base, #"{"jsonrpc":"2.0","id":12,"method":"pause"}"#)
+            #expect(paused.body == #"{"id":12,"jsonrpc":"2.0","result":{"paused":true}}"#)
+            #expect(RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"status"}"#)?.contains(#""paused":true"#) == true)
+            let queued = try await rpc(base, #"{"jsonrpc":"2.0","id":13,"method":"enqueue","params":{"clips":["walk"]}}"#)
+            #expect(queued.body.contains(#""origin":"web""#), "\(queued.body)")
+            #expect(try await rpc(base, #"{"jsonrpc":"2.0","method":"resume"}"#).status == 204, "a notification has no answer")
+        }
+        #expect(try String(decoding: folder.read("state.json"), as: UTF8.self).contains(#""client":"web""#))
+    }
+
+    /// A browser logs in for a cookie; a change it sends must come from the page's own origin.
+    @Test func aCookieNeedsTheSameOriginToChangeAnything() async throws {
+        try await withDaemon { base, _ in
+            let login = try await Self.curl(["-X", "POST", "\(base)/login", "--data", "password=correct+horse"])
+            #expect(login.status == 204)
+            let cookie = try #require(login.headers["set-cookie"])
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Max-Age=2592000"))
+            let session = String(cookie.split(separator: ";")[0])
+            let host = base.replacingOccurrences(of: "http://", with: "")
+            let pause = #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#
+            #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)"]).status == 403)
+            #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)", "-H", "Origin: http://evil.example"]).status == 403)
+            #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)", "-H", "Origin: http://\(host)"]).body.contains(#""paused":true"#))
+            #expect(try await Self.curl(["-H", "Cookie: \(session)", "-X", "POST", "\(base)/logout"]).status == 204)
+            #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)", "-H", "Origin: http://\(host)"]).status == 401, "logged out")
+        }
+    }
+
+    @Test func fiveWrongPasswordsInAMinuteAreThrottled() async throws {
+        try await withDaemon { base, log in
+            for _ in 0..<5 { #expect(try await Self.curl(["-X", "POST", "\(base)/login", "--data", "password=guess"]).status == 401) }
+            let throttled = try await Self.curl(["-X", "POST", "\(base)/login", "--data", "password=correct+horse"])
+            #expect(throttled.status == 429, "even the right password, for the rest of the minute")
+            #expect(Int(throttled.headers["retry-after"] ?? "") ?? 0 > 0)
+            #expect(await log.lines.allSatisfy { !$0.contains("guess") && !$0.contains("correct horse") }, "passwords are never logged")
+        }
+    }
+
+    @Test func oversizedBodiesAreRefused() async throws {
+        try await withDaemon { base, _ in
+            let big = [UInt8](repeating: UInt8(ascii: " "), count: 70_000)
+            #expect(try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/rpc", "--data-binary", "@-"], input: big).status == 413)
+            let upload = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=big.wav", "--data-binary", "@-"], input: [UInt8](repeating: 0, count: 100_001))
+            #expect(upload.status == 413)
+            #expect(upload.body.contains("upload-too-large"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.file("big.wav")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.hasPrefix(".upload-") })
+    }
+
+    /// Events arrive as Server-Sent Events; a client that reconnects gets a new stream.
+    @Test func eventsArriveAsServerSentEventsAndAReconnectWorks() async throws {
+        try await withDaemon { [socket] base, _ in
+            let port = UInt16(base.split(separator: ":").last ?? "") ?? 0
+            for (round, method) in ["pause", "resume"].enumerated() {
+                let stream = try #require(EventStreamClient(port: port, authorization: "Bearer correct horse"))
+                defer { stream.close() }
+                #expect(stream.read(until: ": jukeboxd events").contains("HTTP/1.1 200 OK"))
+                _ = RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"\#(method)"}"#)
+                let event = round == 0 ? "paused" : "resumed"
+                #expect(stream.read(until: "event: \(event)\ndata: {}\n\n").contains("event: \(event)"), "round \(round)")
+            }
+        }
+    }
+
+    /// `POST /clips` goes through the socket's upload path: the same checks and names.
+    @Test func anUploadAddsAClip() async throws {
+        try await withDaemon { base, _ in
+            let added = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=water.wav&title=Again", "--data-binary", "@-"], input: tone)
+            #expect(added.status == 201, "\(added.body)")
+            #expect(added.body.contains(#""file":"water-2.wav""#) && added.body.contains(#""title":"Again""#), "\(added.body)")
+            let refused = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=notes.wav", "--data-binary", "@-"], input: Array("not audio".utf8))
+            #expect(refused.status == 422)
+            #expect(refused.body.contains("unplayable-clip"))
+        }
+        #expect(try folder.read("water-2.wav") == tone)
+        #expect(!FileManager.default.fileExists(atPath: folder.file("notes.wav")))
+    }
+
+    @Test func aPortInUseOrNoPasswordBeyondLoopbackStopsTheStart() async throws {
+        let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = bind(listener, $0, length); _ = getsockname(listener, $0, &length) }
+        }
+        listen(listener, 1)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let taken = try await DaemonProcess.run(arguments + ["--http", "127.0.0.1:\(port)"])
+        #expect(taken.status == 69)
+        #expect(taken.stderr.contains("jukeboxd: cannot listen for the web remote on 127.0.0.1:\(port): the port is in use by another program"), "\(taken.stderr)")
+        let open = try await DaemonProcess.run([folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--http", "0.0.0.0:8080", "--http-password-file", folder.file("none")])
+        #expect(open.status == 78)
+        #expect(open.stderr.hasPrefix("jukeboxd: the web password file \(folder.file("none")): no such file"), "\(open.stderr)")
+        try folder.write("open.json", text: #"{ "http": { "listen": "0.0.0.0:8080" }, "clips": [ { "file": "water.wav" } ] }"#)
+        let unprotected = try await DaemonProcess.run([folder.file("open.json"), "--socket", socket, "--state", folder.file("state.json")])
+        #expect(unprotected.status == 78)
+        #expect(unprotected.stderr.contains("would be open to the whole network without a password"))
+    }
+}
+
+/// A plain HTTP client for `/events`, reading the stream as it comes (curl through a pipe
+/// would be read in large blocks).
+final class EventStreamClient {
+    let descriptor: Int32
+    private var received = ""
+
+    init?(port: UInt16, authorization: String) {
+        descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard connected == 0 else { return nil }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request = Array("GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: \(authorization)\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// Everything received up to and including `text` (or until the stream stops for 10 s).
+    func read(until text: String) -> String {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !received.contains(text) {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            received += String(decoding: buffer.prefix(count), as: UTF8.self)
+        }
+        guard let end = received.range(of: text) else { return received }
+        let head = String(received[..<end.upperBound])
+        received = String(received[end.upperBound...])
+        return head
+    }
+
+    func close() { Glibc.close(descriptor) }
+}
+
