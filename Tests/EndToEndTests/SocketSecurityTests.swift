@@ -51,25 +51,9 @@ struct SocketSecurityTests {
             mkdir(folder.file("theirs"), 0o700)
             chown(folder.file("theirs"), squatter.uid, squatter.gid)
             let socket = folder.file("open/j.sock")
-            let (executable, arguments) = squatter.command([
+            let answer = try await squatter.withDaemon([
                 binaries + "/jukeboxd", folder.file("s.json"), "--socket", socket, "--state", folder.file("theirs/s.json"), "--device", "null",
-            ])
-            let log = LogLines()
-            let result = try await Subprocess.run(executable, arguments: arguments, input: .none, output: .discarded, error: .sequence) { execution in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for try await line in execution.standardError.strings() { await log.append(line) }
-                        await log.finish()
-                    }
-                    guard await log.waitFor("control socket listening") else { return DaemonProcess.Outcome?.none }
-                    let answer = try await DaemonProcess.run(["--socket", socket, "pause"], tool: "jukebox")
-                    try execution.send(signal: .terminate)
-                    try await group.waitForAll()
-                    return answer
-                }
-            }
-            let lines = await log.lines
-            let answer = try #require(result.closureResult, "\(lines)")
+            ]) { try await DaemonProcess.run(["--socket", socket, "pause"], tool: "jukebox") }
             #expect(answer.status == 77)
             #expect(answer.stdout.isEmpty, "no forged answer is shown")
             #expect(answer.stderr == "jukebox: refusing the socket \(socket): it is served by \(squatter.name) (\(squatter.uid)), who is neither you, root nor the owner of \(folder.file("open")) (root (0))\n")
@@ -159,25 +143,9 @@ struct SocketSecurityTests {
             chmod(mine.path, 0o700)
             try mine.write("recorded.wav", tone)
             let socket = clips + "/c.sock"
-            let (executable, arguments) = service.command([
+            let added = try await service.withDaemon([
                 binaries + "/jukeboxd", clips + "/s.json", "--socket", socket, "--state", clips + "/state.json", "--device", "null",
-            ])
-            let log = LogLines()
-            let result = try await Subprocess.run(executable, arguments: arguments, input: .none, output: .discarded, error: .sequence) { execution in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for try await line in execution.standardError.strings() { await log.append(line) }
-                        await log.finish()
-                    }
-                    guard await log.waitFor("control socket listening") else { return DaemonProcess.Outcome?.none }
-                    let added = try await DaemonProcess.run(["--socket", socket, "add", mine.file("recorded.wav")], tool: "jukebox")
-                    try execution.send(signal: .terminate)
-                    try await group.waitForAll()
-                    return added
-                }
-            }
-            let lines = await log.lines
-            let added = try #require(result.closureResult, "\(lines)")
+            ]) { try await DaemonProcess.run(["--socket", socket, "add", mine.file("recorded.wav")], tool: "jukebox") }
             #expect(added.status == 0, "\(added.stderr)")
             var info = stat()
             #expect(stat(clips + "/recorded.wav", &info) == 0)

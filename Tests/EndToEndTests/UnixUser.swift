@@ -31,6 +31,28 @@ struct UnixUser {
         (.path("/usr/bin/setpriv"), Arguments(["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--"] + arguments))
     }
 
+    /// Runs jukeboxd (`arguments`) as this user until its control socket listens, then
+    /// `body`, then stops it with SIGTERM.
+    func withDaemon<T: Sendable>(_ arguments: [String], _ body: @Sendable () async throws -> T) async throws -> T {
+        let (executable, arguments) = command(arguments)
+        let log = LogLines()
+        let result = try await Subprocess.run(executable, arguments: arguments, input: .none, output: .discarded, error: .sequence) { execution in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await line in execution.standardError.strings() { await log.append(line) }
+                    await log.finish()
+                }
+                guard await log.waitFor("control socket listening") else { return T?.none }
+                let value = try await body()
+                try execution.send(signal: .terminate)
+                try await group.waitForAll()
+                return value
+            }
+        }
+        guard let value = result.closureResult else { throw DaemonExited(lines: await log.lines) }
+        return value
+    }
+
     func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> DaemonProcess.Outcome {
         let (executable, arguments) = command(arguments)
         let result = try await Subprocess.run(executable, arguments: arguments, environment: .custom(Dictionary(uniqueKeysWithValues: (["PATH": "/usr/bin:/bin"].merging(environment) { $1 }).map { (Environment.Key(stringLiteral: $0.key), $0.value) })),
