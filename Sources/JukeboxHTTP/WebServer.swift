@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdCore
+import JukeboxControl
 import JukeboxCore
 import Logging
 import NIOCore
@@ -10,6 +11,12 @@ import ServiceLifecycle
 public struct WebServer: Service {
     /// A client that sends nothing of its request for this long is disconnected.
     public static let idleTimeout: TimeAmount = .seconds(30)
+    /// HTTP connections served at once; more wait to be accepted. At most a quarter of the
+    /// descriptors the control socket may use, so a flood of web clients can neither take
+    /// the socket's place nor leave clips, the device or the state file without descriptors.
+    public static func maxConnections(openFileLimit: Int) -> Int {
+        max(4, min(256, (openFileLimit - ControlServer.descriptorReserve) / 4))
+    }
 
     let settings: WebSettings
     let jukebox: Jukebox
@@ -33,7 +40,9 @@ public struct WebServer: Service {
         quiet.logLevel = max(logger.logLevel, .notice)
         let application = Application(
             responder: responder, server: .http1(configuration: .init(idleTimeout: Self.idleTimeout)),
-            configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "jukeboxd", reuseAddress: true),
+            configuration: ApplicationConfiguration(
+                address: .hostname(settings.host, port: settings.port), serverName: "jukeboxd", reuseAddress: true,
+                availableConnectionsDelegate: MaximumAvailableConnections(Self.maxConnections(openFileLimit: ControlServer.openFileLimit))),
             onServerRunning: { [settings, logger, onListening] channel in
                 let port = channel.localAddress?.port ?? settings.port
                 logger.info("web remote listening on http://\(settings.listen)\(port == settings.port ? "" : " (port \(port))")")

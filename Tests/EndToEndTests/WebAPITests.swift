@@ -248,4 +248,3 @@ final class EventStreamClient {
 
     func close() { Glibc.close(descriptor) }
 }
-
