@@ -3,10 +3,10 @@
 # exercised through its `file` plugin, and real-time playback through a PulseAudio null sink
 # (scripts/pulse-rig.sh) that the tests start and stop themselves. Tests that need a second
 # Unix user make one with useradd (as root), and remove it after. ffmpeg converts recordings
-# in the upload tests.
+# in the upload tests; Chromium, its driver and Selenium drive the web remote page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl
+scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl chromium chromium-driver python3-selenium
 # A short fuzz run of the session loader and the control protocol (scripts/fuzz.sh).
 scripts/fuzz.sh --seconds 60
 swift test "$@"

@@ -48,6 +48,10 @@ struct WebAPI: Sendable {
             case "/events": return events()
             default: return await upload(request, query: request.uri.queryParameters)
             }
+        case (.get, let path) where WebFiles.files[path] != nil:
+            // The page itself is public: what it shows comes through /rpc, which is not.
+            let file = WebFiles.files[path]!
+            return Response(status: .ok, headers: [.contentType: file.type, .cacheControl: "no-cache"], body: .init(byteBuffer: ByteBuffer(string: file.text)))
         default:
             return Self.problem(.notFound, "no such page: \(request.uri.path)")
         }

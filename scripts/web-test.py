@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Drives the phone page in Debian's Chromium with Selenium, against a running jukeboxd whose
+state it checks with the jukebox command. Run by the Swift test WebPageTests, which starts and
+stops the daemon; exits non-zero with the reason when a flow fails.
+
+Usage: web-test.py --base URL --password PW --jukebox PATH --socket PATH --wav PATH [--screenshots DIR]
+"""
+import argparse, json, os, subprocess, sys, time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ready
+from selenium.webdriver.support.ui import WebDriverWait
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ["--base", "--password", "--jukebox", "--socket", "--wav"]:
+        parser.add_argument(name, required=True)
+    parser.add_argument("--screenshots")
+    args = parser.parse_args()
+
+    def jukebox(*words):
+        result = subprocess.run([args.jukebox, "--socket", args.socket, "--json", *words], capture_output=True, text=True, timeout=10)
+        if result.returncode != 0:
+            sys.exit(f"jukebox {' '.join(words)} failed: {result.stderr}")
+        return json.loads(result.stdout)
+
+    options = webdriver.ChromeOptions()
+    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=390,844"]:
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    wait = WebDriverWait(browser, 5)
+
+    def within_a_second(condition, what):
+        # A change made elsewhere must show within 1 s.
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            if condition():
+                return
+            time.sleep(0.05)
+        sys.exit(f"not shown within 1 s: {what}")
+
+    def eventually(condition, what, seconds=5):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if condition():
+                return
+            time.sleep(0.05)
+        sys.exit(f"never happened: {what}")
+
+    def button(name):
+        return browser.find_element(By.CSS_SELECTOR, f'button[aria-label="{name}"], button#{name.lower()}')
+
+    try:
+        browser.get(args.base + "/")
+        wait.until(ready.visibility_of_element_located((By.ID, "login")))
+        # A wrong password is refused, with the server's words.
+        browser.find_element(By.ID, "password").send_keys("not it")
+        browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
+        wait.until(lambda _: "wrong password" in browser.find_element(By.ID, "login-error").text)
+        # The right one opens the page.
+        field = browser.find_element(By.ID, "password")
+        field.clear()
+        field.send_keys(args.password)
+        browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
+        wait.until(ready.visibility_of_element_located((By.ID, "app")))
+        print("logged in")
+
+        # What the command line queues shows on the page within a second.
+        jukebox("pause")
+        within_a_second(lambda: browser.find_element(By.ID, "resume").is_displayed(), "paused by the CLI")
+        jukebox("play", "water", "walk")
+        within_a_second(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == 2, "two clips queued by the CLI")
+        print("CLI changes shown")
+
+        # Resume and pause from the page.
+        browser.find_element(By.ID, "resume").click()
+        eventually(lambda: jukebox("status")["paused"] is False, "resumed from the page")
+        eventually(lambda: browser.find_element(By.ID, "pause").is_displayed(), "the Pause button is back")
+        browser.find_element(By.ID, "pause").click()
+        eventually(lambda: jukebox("status")["paused"] is True, "paused from the page")
+
+        # Play a clip by tapping it.
+        waiting = len(jukebox("queue")["waiting"])
+        button("Play walk").click()
+        eventually(lambda: len(jukebox("queue")["waiting"]) == waiting + 1, "a clip queued by tapping it")
+
+        # Remove an entry.
+        eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == waiting + 1, "the tapped clip in the queue")
+        browser.find_elements(By.CSS_SELECTOR, "#queue li button")[0].click()
+        eventually(lambda: len(jukebox("queue")["waiting"]) == waiting, "an entry removed from the page")
+
+        # The volume follows the slider.
+        browser.execute_script("const v = document.getElementById('volume'); v.value = 37; v.dispatchEvent(new Event('input'));")
+        eventually(lambda: jukebox("volume")["volume"] == 37, "the volume set by the slider")
+        print("controls work")
+
+        # Upload a WAV; it shows in the list and can be played.
+        browser.find_element(By.ID, "upload").send_keys(args.wav)
+        eventually(lambda: "Added" in browser.find_element(By.ID, "upload-message").text, "the upload accepted", seconds=10)
+        name = os.path.splitext(os.path.basename(args.wav))[0]
+        eventually(lambda: any(c["id"] == name for c in jukebox("clips")["clips"]), "the uploaded clip in the session")
+        eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, f'button[aria-label="Play {name}"]')) == 1, "the uploaded clip on the page")
+        print("upload works")
+
+        # Every control has an accessible name.
+        for element in browser.find_elements(By.CSS_SELECTOR, "button, input"):
+            if element.is_displayed():
+                label = element.get_attribute("aria-label") or element.text or element.accessible_name
+                if not label:
+                    sys.exit(f"a control without an accessible name: {element.get_attribute('outerHTML')[:120]}")
+
+        if args.screenshots:
+            os.makedirs(args.screenshots, exist_ok=True)
+            for width, height in [(390, 844), (1280, 800)]:
+                browser.set_window_size(width, height)
+                for scheme in ["light", "dark"]:
+                    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+                    browser.save_screenshot(os.path.join(args.screenshots, f"remote-{width}x{height}-{scheme}.png"))
+            print(f"screenshots in {args.screenshots}")
+    finally:
+        browser.quit()
+    print("all flows passed")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+// The phone page: the same JSON-RPC as the jukebox command, over POST /rpc, kept current by
+// GET /events. No framework and no build step.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let nextID = 1;
+let refreshTimer = null;
+let events = null;
+let retryDelay = 1000;
+
+class Unauthorized extends Error {}
+
+async function rpc(method, params) {
+  const response = await fetch("/rpc", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    credentials: "same-origin",
+    body: JSON.stringify({ jsonrpc: "2.0", id: nextID++, method, params }),
+  });
+  if (response.status === 401) throw new Unauthorized();
+  const answer = await response.json();
+  if (answer.error) throw new Error(answer.error.message);
+  return answer.result;
+}
+
+function clock(seconds) {
+  const s = Math.floor(seconds || 0);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function button(label, name, action) {
+  const element = document.createElement("button");
+  element.type = "button";
+  element.textContent = label;
+  element.setAttribute("aria-label", name);
+  element.addEventListener("click", () => action().catch(show));
+  return element;
+}
+
+function show(error) {
+  if (error instanceof Unauthorized) return showLogin();
+  $("upload-message").textContent = error.message;
+}
+
+function item(text, ...controls) {
+  const li = document.createElement("li");
+  const span = document.createElement("span");
+  span.textContent = text;
+  li.append(span, ...controls.map((c) => { const gap = document.createTextNode(" "); return [gap, c]; }).flat());
+  return li;
+}
+
+async function refresh() {
+  const [status, queue, clips, history] = await Promise.all([rpc("status"), rpc("queue"), rpc("clips"), rpc("history", { limit: 10 })]);
+  $("banner").hidden = true;
+  const playing = queue.playing;
+  if (playing) {
+    $("now").textContent = `${playing.entry.title} (${clock(playing.elapsed)} / ${clock(playing.total)})`;
+    $("progress").value = playing.total ? (playing.elapsed || 0) / playing.total : 0;
+  } else if (queue.waitingForDevice) {
+    $("now").textContent = `${queue.waitingForDevice.title} is waiting for the audio device`;
+    $("progress").value = 0;
+  } else {
+    $("now").textContent = "Nothing is playing.";
+    $("progress").value = 0;
+  }
+  $("pause").hidden = status.paused;
+  $("resume").hidden = !status.paused;
+  // Not while the slider is being moved: its value is the one on its way.
+  if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = status.volume;
+  const device = status.deviceState === "ok" ? "playing through" : status.deviceState.startsWith("retrying") ? "speaker unplugged?" : "idle:";
+  $("device").textContent = `${device} ${status.device} (${status.deviceState}); up ${clock(status.uptime)}`;
+
+  $("queue").replaceChildren(...queue.waiting.map((entry) =>
+    item(`${entry.title} (from ${entry.origin})`, button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); })),
+  ));
+  $("clear").hidden = queue.waiting.length === 0;
+
+  $("clips").replaceChildren(...clips.clips.map((clip) => {
+    const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
+    const li = item(`${clip.title} — ${details.filter(Boolean).join(", ")}`,
+      button("Play", `Play ${clip.title}`, async () => { await rpc("enqueue", { clips: [clip.id] }); }),
+      button(clip.enabled ? "Disable" : "Enable", `${clip.enabled ? "Disable" : "Enable"} ${clip.title}`, async () => {
+        await rpc("updateClip", { id: clip.id, enabled: !clip.enabled });
+      }));
+    if (clip.problem) {
+      const problem = document.createElement("span");
+      problem.className = "problem";
+      problem.textContent = ` ${clip.problem}`;
+      li.append(problem);
+    }
+    return li;
+  }));
+
+  $("history").replaceChildren(...history.plays.map((play) =>
+    item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
+}
+
+// Many events arrive together (a clip ends, the next starts): one refresh for all of them.
+function refreshSoon() {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(() => refresh().catch(show), 100);
+}
+
+function follow() {
+  if (events) events.close();
+  events = new EventSource("/events");
+  events.onopen = () => { retryDelay = 1000; $("banner").hidden = true; refreshSoon(); };
+  for (const name of ["queued", "playing", "finished", "removed", "paused", "resumed", "scheduled", "device", "session"]) {
+    events.addEventListener(name, refreshSoon);
+  }
+  events.onerror = () => {
+    events.close();
+    $("banner").hidden = false;
+    setTimeout(follow, retryDelay);
+    retryDelay = Math.min(retryDelay * 2, 30000);
+  };
+}
+
+function showLogin() {
+  if (events) events.close();
+  $("app").hidden = true;
+  $("login").hidden = false;
+  $("password").focus();
+}
+
+async function start() {
+  try {
+    await refresh();
+  } catch (error) {
+    if (error instanceof Unauthorized) return showLogin();
+    $("banner").hidden = false;
+    setTimeout(start, retryDelay);
+    retryDelay = Math.min(retryDelay * 2, 30000);
+    return;
+  }
+  $("login").hidden = true;
+  $("app").hidden = false;
+  follow();
+}
+
+$("login").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const response = await fetch("/login", {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ password: $("password").value }),
+  });
+  if (response.ok) {
+    $("password").value = "";
+    $("login-error").textContent = "";
+    start();
+  } else {
+    const answer = await response.json().catch(() => ({}));
+    $("login-error").textContent = answer.error ? answer.error.message : "Could not log in.";
+  }
+});
+
+$("pause").addEventListener("click", () => rpc("pause").then(refreshSoon).catch(show));
+$("resume").addEventListener("click", () => rpc("resume").then(refreshSoon).catch(show));
+$("skip").addEventListener("click", () => rpc("skip").then(refreshSoon).catch(show));
+$("clear").addEventListener("click", () => {
+  if (confirm("Remove every waiting clip?")) rpc("clear").then(refreshSoon).catch(show);
+});
+
+// The volume follows the slider while it moves, at most every 150 ms, with the latest value.
+let volumeTimer = null;
+let wantedVolume = null;
+$("volume").addEventListener("input", () => {
+  wantedVolume = Number($("volume").value);
+  if (volumeTimer) return;
+  volumeTimer = setTimeout(() => {
+    volumeTimer = null;
+    rpc("volume", { level: wantedVolume }).then(() => { wantedVolume = null; }).catch(show);
+  }, 150);
+});
+
+$("upload").addEventListener("change", () => {
+  const file = $("upload").files[0];
+  if (!file) return;
+  const request = new XMLHttpRequest();
+  request.open("POST", `/clips?name=${encodeURIComponent(file.name)}`);
+  $("upload-progress").hidden = false;
+  request.upload.onprogress = (event) => { if (event.lengthComputable) $("upload-progress").value = event.loaded / event.total; };
+  request.onload = () => {
+    $("upload-progress").hidden = true;
+    const answer = JSON.parse(request.responseText || "{}");
+    $("upload-message").textContent = request.status === 201 ? `Added ${answer.clip.title}.` : (answer.error ? answer.error.message : "The upload failed.");
+    $("upload").value = "";
+    refreshSoon();
+  };
+  request.onerror = () => { $("upload-progress").hidden = true; $("upload-message").textContent = "The upload failed."; };
+  request.send(file);
+});
+
+start();
