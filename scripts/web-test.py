@@ -9,6 +9,7 @@ import argparse, json, os, subprocess, sys, time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
@@ -53,6 +54,15 @@ def main():
     def button(name):
         return browser.find_element(By.CSS_SELECTOR, f'button[aria-label="{name}"], button#{name.lower()}')
 
+    def tap(name):
+        # A list drawn again after an event replaces its buttons: find it again then.
+        for _ in range(20):
+            try:
+                return button(name).click()
+            except (StaleElementReferenceException, NoSuchElementException):
+                time.sleep(0.05)
+        sys.exit(f"could not tap {name}")
+
     try:
         browser.get(args.base + "/")
         wait.until(ready.visibility_of_element_located((By.ID, "login")))
@@ -84,12 +94,12 @@ def main():
 
         # Play a clip by tapping it.
         waiting = len(jukebox("queue")["waiting"])
-        button("Play walk").click()
+        tap("Play walk")
         eventually(lambda: len(jukebox("queue")["waiting"]) == waiting + 1, "a clip queued by tapping it")
 
         # Remove an entry.
         eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == waiting + 1, "the tapped clip in the queue")
-        browser.find_elements(By.CSS_SELECTOR, "#queue li button")[0].click()
+        tap("Remove walk")
         eventually(lambda: len(jukebox("queue")["waiting"]) == waiting, "an entry removed from the page")
 
         # The volume follows the slider.
@@ -104,6 +114,27 @@ def main():
         eventually(lambda: any(c["id"] == name for c in jukebox("clips")["clips"]), "the uploaded clip in the session")
         eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, f'button[aria-label="Play {name}"]')) == 1, "the uploaded clip on the page")
         print("upload works")
+
+        # Edit a clip's window in its dialog; the session file gets it.
+        tap("Edit water")
+        wait.until(ready.visibility_of_element_located((By.ID, "clip-windows")))
+        field = browser.find_element(By.ID, "clip-windows")
+        field.clear()
+        field.send_keys("09:00-18:00@mon,fri")
+        browser.find_element(By.CSS_SELECTOR, "#clip-form button[type=submit]").click()
+        def water():
+            return next(c for c in jukebox("session")["document"]["clips"] if c["file"] == "water.wav")
+        eventually(lambda: water().get("windows") == [{"from": "09:00", "to": "18:00", "days": ["mon", "fri"]}], "the window saved")
+        if set(water()) != {"file", "windows"}:
+            sys.exit(f"fields that did not change were written: {water()}")
+        # The schedule.
+        for field_id, value in [("every-min", "2m"), ("every-max", "5m")]:
+            field = browser.find_element(By.ID, field_id)
+            field.clear()
+            field.send_keys(value)
+        browser.find_element(By.CSS_SELECTOR, "#schedule button[type=submit]").click()
+        eventually(lambda: jukebox("session")["document"].get("interval") == {"min": "2m", "max": "5m"}, "the schedule saved")
+        print("editing works")
 
         # Every control has an accessible name.
         for element in browser.find_elements(By.CSS_SELECTOR, "button, input"):

@@ -7,6 +7,16 @@ let nextID = 1;
 let refreshTimer = null;
 let events = null;
 let retryDelay = 1000;
+// What each list shows now: a list is drawn again only when it changed, so a button is not
+// replaced under a finger about to tap it.
+const drawn = {};
+
+function draw(id, data, render) {
+  const key = JSON.stringify(data);
+  if (drawn[id] === key) return;
+  drawn[id] = key;
+  $(id).replaceChildren(...render());
+}
 
 class Unauthorized extends Error {}
 
@@ -71,18 +81,19 @@ async function refresh() {
   const device = status.deviceState === "ok" ? "playing through" : status.deviceState.startsWith("retrying") ? "speaker unplugged?" : "idle:";
   $("device").textContent = `${device} ${status.device} (${status.deviceState}); up ${clock(status.uptime)}`;
 
-  $("queue").replaceChildren(...queue.waiting.map((entry) =>
+  draw("queue", queue.waiting, () => queue.waiting.map((entry) =>
     item(`${entry.title} (from ${entry.origin})`, button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); })),
   ));
   $("clear").hidden = queue.waiting.length === 0;
 
-  $("clips").replaceChildren(...clips.clips.map((clip) => {
+  draw("clips", clips.clips, () => clips.clips.map((clip) => {
     const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
     const li = item(`${clip.title} — ${details.filter(Boolean).join(", ")}`,
       button("Play", `Play ${clip.title}`, async () => { await rpc("enqueue", { clips: [clip.id] }); }),
       button(clip.enabled ? "Disable" : "Enable", `${clip.enabled ? "Disable" : "Enable"} ${clip.title}`, async () => {
         await rpc("updateClip", { id: clip.id, enabled: !clip.enabled });
-      }));
+      }),
+      button("Edit", `Edit ${clip.title}`, () => edit(clip.id)));
     if (clip.problem) {
       const problem = document.createElement("span");
       problem.className = "problem";
@@ -92,9 +103,92 @@ async function refresh() {
     return li;
   }));
 
-  $("history").replaceChildren(...history.plays.map((play) =>
+  draw("history", history.plays, () => history.plays.map((play) =>
     item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
 }
+
+// Windows as people type them: "09:00-18:00@mon,fri, 20:00-22:00" (empty: always).
+function parseWindows(text) {
+  return text.split(/,\s*(?=\d)/).map((part) => part.trim()).filter(Boolean).map((part) => {
+    const [span, days] = part.split("@");
+    const [from, to] = span.split("-").map((end) => (end || "").trim());
+    const window = { from, to };
+    if (days) window.days = days.split(",").map((day) => day.trim()).filter(Boolean);
+    return window;
+  });
+}
+
+function formatWindows(windows) {
+  return (windows || []).map((w) => `${w.from}-${w.to}${w.days ? "@" + w.days.join(",") : ""}`).join(", ");
+}
+
+let editing = null;
+
+async function edit(id) {
+  const session = await rpc("session");
+  const clip = session.document.clips.find((c) => (c.id || c.file.replace(/^.*\//, "").replace(/\.[^.]*$/, "")) === id) || {};
+  editing = { id, revision: session.revision, clip };
+  $("editor-title").textContent = `Edit ${clip.title || id}`;
+  $("clip-title").value = clip.title || "";
+  $("clip-weight").value = clip.weight || 1;
+  $("clip-gain").value = clip.gain || 0;
+  $("clip-windows").value = formatWindows(clip.windows);
+  $("clip-delete-file").checked = false;
+  $("clip-error").textContent = "";
+  $("editor").showModal();
+}
+
+$("clip-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    // Only what changed, so the file keeps its defaults unwritten.
+    const before = editing.clip;
+    const change = { id: editing.id, ifRevision: editing.revision };
+    if (($("clip-title").value || "") !== (before.title || "")) change.title = $("clip-title").value || null;
+    if (Number($("clip-weight").value) !== (before.weight || 1)) change.weight = Number($("clip-weight").value);
+    if (Number($("clip-gain").value) !== (before.gain || 0)) change.gain = Number($("clip-gain").value);
+    const windows = parseWindows($("clip-windows").value);
+    if (JSON.stringify(windows) !== JSON.stringify(before.windows || [])) change.windows = windows;
+    await rpc("updateClip", change);
+    $("editor").close();
+    refreshSoon();
+  } catch (error) {
+    $("clip-error").textContent = error.message;
+  }
+});
+$("clip-cancel").addEventListener("click", () => $("editor").close());
+$("clip-remove").addEventListener("click", async () => {
+  if (!confirm(`Remove ${editing.id} from the session?`)) return;
+  try {
+    await rpc("removeClip", { id: editing.id, deleteFile: $("clip-delete-file").checked, ifRevision: editing.revision });
+    $("editor").close();
+    refreshSoon();
+  } catch (error) {
+    $("clip-error").textContent = error.message;
+  }
+});
+
+async function loadSchedule() {
+  const session = (await rpc("session")).document;
+  const interval = session.interval || {};
+  $("every-min").value = interval.min || "10m";
+  $("every-max").value = interval.max || "30m";
+  $("active").value = formatWindows(session.activeHours);
+  $("duration").value = session.duration || "";
+}
+
+$("schedule").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await rpc("updateSchedule", {
+      interval: { min: $("every-min").value, max: $("every-max").value },
+      activeHours: parseWindows($("active").value), duration: $("duration").value || null,
+    });
+    $("upload-message").textContent = "Schedule saved.";
+  } catch (error) {
+    $("upload-message").textContent = error.message;
+  }
+});
 
 // Many events arrive together (a clip ends, the next starts): one refresh for all of them.
 function refreshSoon() {
@@ -136,6 +230,7 @@ async function start() {
   }
   $("login").hidden = true;
   $("app").hidden = false;
+  loadSchedule().catch(show);
   follow();
 }
 

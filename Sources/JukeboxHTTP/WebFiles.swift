@@ -13,6 +13,16 @@ let nextID = 1;
 let refreshTimer = null;
 let events = null;
 let retryDelay = 1000;
+// What each list shows now: a list is drawn again only when it changed, so a button is not
+// replaced under a finger about to tap it.
+const drawn = {};
+
+function draw(id, data, render) {
+  const key = JSON.stringify(data);
+  if (drawn[id] === key) return;
+  drawn[id] = key;
+  $(id).replaceChildren(...render());
+}
 
 class Unauthorized extends Error {}
 
@@ -77,18 +87,19 @@ async function refresh() {
   const device = status.deviceState === "ok" ? "playing through" : status.deviceState.startsWith("retrying") ? "speaker unplugged?" : "idle:";
   $("device").textContent = `${device} ${status.device} (${status.deviceState}); up ${clock(status.uptime)}`;
 
-  $("queue").replaceChildren(...queue.waiting.map((entry) =>
+  draw("queue", queue.waiting, () => queue.waiting.map((entry) =>
     item(`${entry.title} (from ${entry.origin})`, button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); })),
   ));
   $("clear").hidden = queue.waiting.length === 0;
 
-  $("clips").replaceChildren(...clips.clips.map((clip) => {
+  draw("clips", clips.clips, () => clips.clips.map((clip) => {
     const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
     const li = item(`${clip.title} — ${details.filter(Boolean).join(", ")}`,
       button("Play", `Play ${clip.title}`, async () => { await rpc("enqueue", { clips: [clip.id] }); }),
       button(clip.enabled ? "Disable" : "Enable", `${clip.enabled ? "Disable" : "Enable"} ${clip.title}`, async () => {
         await rpc("updateClip", { id: clip.id, enabled: !clip.enabled });
-      }));
+      }),
+      button("Edit", `Edit ${clip.title}`, () => edit(clip.id)));
     if (clip.problem) {
       const problem = document.createElement("span");
       problem.className = "problem";
@@ -98,9 +109,92 @@ async function refresh() {
     return li;
   }));
 
-  $("history").replaceChildren(...history.plays.map((play) =>
+  draw("history", history.plays, () => history.plays.map((play) =>
     item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
 }
+
+// Windows as people type them: "09:00-18:00@mon,fri, 20:00-22:00" (empty: always).
+function parseWindows(text) {
+  return text.split(/,\s*(?=\d)/).map((part) => part.trim()).filter(Boolean).map((part) => {
+    const [span, days] = part.split("@");
+    const [from, to] = span.split("-").map((end) => (end || "").trim());
+    const window = { from, to };
+    if (days) window.days = days.split(",").map((day) => day.trim()).filter(Boolean);
+    return window;
+  });
+}
+
+function formatWindows(windows) {
+  return (windows || []).map((w) => `${w.from}-${w.to}${w.days ? "@" + w.days.join(",") : ""}`).join(", ");
+}
+
+let editing = null;
+
+async function edit(id) {
+  const session = await rpc("session");
+  const clip = session.document.clips.find((c) => (c.id || c.file.replace(/^.*\//, "").replace(/\.[^.]*$/, "")) === id) || {};
+  editing = { id, revision: session.revision, clip };
+  $("editor-title").textContent = `Edit ${clip.title || id}`;
+  $("clip-title").value = clip.title || "";
+  $("clip-weight").value = clip.weight || 1;
+  $("clip-gain").value = clip.gain || 0;
+  $("clip-windows").value = formatWindows(clip.windows);
+  $("clip-delete-file").checked = false;
+  $("clip-error").textContent = "";
+  $("editor").showModal();
+}
+
+$("clip-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    // Only what changed, so the file keeps its defaults unwritten.
+    const before = editing.clip;
+    const change = { id: editing.id, ifRevision: editing.revision };
+    if (($("clip-title").value || "") !== (before.title || "")) change.title = $("clip-title").value || null;
+    if (Number($("clip-weight").value) !== (before.weight || 1)) change.weight = Number($("clip-weight").value);
+    if (Number($("clip-gain").value) !== (before.gain || 0)) change.gain = Number($("clip-gain").value);
+    const windows = parseWindows($("clip-windows").value);
+    if (JSON.stringify(windows) !== JSON.stringify(before.windows || [])) change.windows = windows;
+    await rpc("updateClip", change);
+    $("editor").close();
+    refreshSoon();
+  } catch (error) {
+    $("clip-error").textContent = error.message;
+  }
+});
+$("clip-cancel").addEventListener("click", () => $("editor").close());
+$("clip-remove").addEventListener("click", async () => {
+  if (!confirm(`Remove ${editing.id} from the session?`)) return;
+  try {
+    await rpc("removeClip", { id: editing.id, deleteFile: $("clip-delete-file").checked, ifRevision: editing.revision });
+    $("editor").close();
+    refreshSoon();
+  } catch (error) {
+    $("clip-error").textContent = error.message;
+  }
+});
+
+async function loadSchedule() {
+  const session = (await rpc("session")).document;
+  const interval = session.interval || {};
+  $("every-min").value = interval.min || "10m";
+  $("every-max").value = interval.max || "30m";
+  $("active").value = formatWindows(session.activeHours);
+  $("duration").value = session.duration || "";
+}
+
+$("schedule").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await rpc("updateSchedule", {
+      interval: { min: $("every-min").value, max: $("every-max").value },
+      activeHours: parseWindows($("active").value), duration: $("duration").value || null,
+    });
+    $("upload-message").textContent = "Schedule saved.";
+  } catch (error) {
+    $("upload-message").textContent = error.message;
+  }
+});
 
 // Many events arrive together (a clip ends, the next starts): one refresh for all of them.
 function refreshSoon() {
@@ -142,6 +236,7 @@ async function start() {
   }
   $("login").hidden = true;
   $("app").hidden = false;
+  loadSchedule().catch(show);
   follow();
 }
 
@@ -259,6 +354,35 @@ start();
     <p id="upload-message" role="status"></p>
   </section>
 
+  <section aria-labelledby="schedule-title">
+    <h2 id="schedule-title">Schedule</h2>
+    <form id="schedule">
+      <label>Every <input id="every-min" size="6" aria-label="Shortest gap"> to <input id="every-max" size="6" aria-label="Longest gap"></label>
+      <label>Active hours <input id="active" placeholder="08:00-22:00@mon,tue" aria-label="Active hours (empty: always)"></label>
+      <label>Stop after <input id="duration" size="6" placeholder="40m" aria-label="Duration (empty: until stopped)"></label>
+      <button type="submit">Save the schedule</button>
+    </form>
+  </section>
+
+  <dialog id="editor" aria-labelledby="editor-title">
+    <form id="clip-form" method="dialog">
+      <h2 id="editor-title">Edit</h2>
+      <label>Title <input id="clip-title"></label>
+      <label>Weight <input id="clip-weight" type="number" min="1" max="1000"></label>
+      <label>Gain (dB) <input id="clip-gain" type="number" min="-60" max="20" step="0.5"></label>
+      <label>Windows <input id="clip-windows" placeholder="09:00-18:00@mon,fri" aria-label="Windows (empty: always)"></label>
+      <p id="clip-error" role="alert"></p>
+      <div class="row">
+        <button type="submit" value="save">Save</button>
+        <button type="button" id="clip-cancel">Cancel</button>
+      </div>
+      <div class="row">
+        <label><input id="clip-delete-file" type="checkbox"> also delete its file</label>
+        <button type="button" id="clip-remove">Remove the clip</button>
+      </div>
+    </form>
+  </dialog>
+
   <section aria-labelledby="history-title">
     <h2 id="history-title">History</h2>
     <ol id="history"></ol>
@@ -301,6 +425,9 @@ li { margin: .4rem 0; }
 .problem { color: #c5221f; }
 @media (prefers-color-scheme: dark) { .problem { color: #f28b82; } }
 #banner { position: sticky; top: 0; padding: .6rem; background: #c5221f; color: #fff; border-radius: .5rem; }
+form label { display: block; margin: .4rem 0; }
+input:not([type]), input[type=number] { font: inherit; padding: .3rem; }
+dialog { color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: .5rem; max-width: 36rem; }
 
 """##),
     ]
