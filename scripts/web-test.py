@@ -3,7 +3,7 @@
 state it checks with the jukebox command. Run by the Swift test WebPageTests, which starts and
 stops the daemon; exits non-zero with the reason when a flow fails.
 
-Usage: web-test.py --base URL --password PW --jukebox PATH --socket PATH --wav PATH [--screenshots DIR]
+Usage: web-test.py --base URL --password PW --jukebox PATH --socket PATH --state PATH --wav PATH [--screenshots DIR]
 """
 import argparse, json, os, subprocess, sys, time
 
@@ -16,7 +16,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 def main():
     parser = argparse.ArgumentParser()
-    for name in ["--base", "--password", "--jukebox", "--socket", "--wav"]:
+    for name in ["--base", "--password", "--jukebox", "--socket", "--wav", "--state"]:
         parser.add_argument(name, required=True)
     parser.add_argument("--screenshots")
     args = parser.parse_args()
@@ -96,9 +96,14 @@ def main():
         waiting = len(jukebox("queue")["waiting"])
         tap("Play walk")
         eventually(lambda: len(jukebox("queue")["waiting"]) == waiting + 1, "a clip queued by tapping it")
+        waiting += 1
+
+        # With the session's cue.
+        tap("Play water with the cue")
+        eventually(lambda: any(e.get("cue") for e in json.load(open(args.state))["waiting"]), "a clip queued with the cue")
 
         # Remove an entry.
-        eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == waiting + 1, "the tapped clip in the queue")
+        eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == waiting + 1, "the tapped clips in the queue")
         tap("Remove walk")
         eventually(lambda: len(jukebox("queue")["waiting"]) == waiting, "an entry removed from the page")
 

@@ -10,6 +10,8 @@ let retryDelay = 1000;
 // What each list shows now: a list is drawn again only when it changed, so a button is not
 // replaced under a finger about to tap it.
 const drawn = {};
+// Whether the session has a cue: each clip then also offers to play with it.
+let hasCue = false;
 
 function draw(id, data, render) {
   const key = JSON.stringify(data);
@@ -86,10 +88,11 @@ async function refresh() {
   ));
   $("clear").hidden = queue.waiting.length === 0;
 
-  draw("clips", clips.clips, () => clips.clips.map((clip) => {
+  draw("clips", [hasCue, clips.clips], () => clips.clips.map((clip) => {
     const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
-    const li = item(`${clip.title} — ${details.filter(Boolean).join(", ")}`,
-      button("Play", `Play ${clip.title}`, async () => { await rpc("enqueue", { clips: [clip.id] }); }),
+    const play = [button("Play", `Play ${clip.title}`, async () => { await rpc("enqueue", { clips: [clip.id] }); })];
+    if (hasCue) play.push(button("With cue", `Play ${clip.title} with the cue`, async () => { await rpc("enqueue", { clips: [clip.id], cue: true }); }));
+    const li = item(`${clip.title} — ${details.filter(Boolean).join(", ")}`, ...play,
       button(clip.enabled ? "Disable" : "Enable", `${clip.enabled ? "Disable" : "Enable"} ${clip.title}`, async () => {
         await rpc("updateClip", { id: clip.id, enabled: !clip.enabled });
       }),
@@ -169,7 +172,12 @@ $("clip-remove").addEventListener("click", async () => {
 });
 
 async function loadSchedule() {
-  const session = (await rpc("session")).document;
+  const result = await rpc("session");
+  const session = result.document;
+  if (hasCue !== Boolean(result.resolved.cue)) {
+    hasCue = Boolean(result.resolved.cue);
+    refreshSoon();
+  }
   const interval = session.interval || {};
   $("every-min").value = interval.min || "10m";
   $("every-max").value = interval.max || "30m";

@@ -26,7 +26,7 @@ struct WebPageTests {
         try folder.write("walk.wav", tone)
         try folder.write("password", text: "correct horse\n")
         try folder.write("s.json", text: """
-            { "interval": { "min": "1h", "max": "1h" }, "http": { "listen": "127.0.0.1:0", "passwordFile": "password" },
+            { "interval": { "min": "1h", "max": "1h" }, "http": { "listen": "127.0.0.1:0", "passwordFile": "password" }, "cue": "water.wav",
               "clips": [ { "file": "water.wav" }, { "file": "walk.wav" } ] }
             """)
     }
@@ -71,7 +71,7 @@ struct WebPageTests {
                 .path("/usr/bin/python3"),
                 arguments: [Self.repository + "/scripts/web-test.py", "--base", base, "--password", "correct horse",
                             "--jukebox", DaemonProcess.binaryDirectory + "/jukebox", "--socket", folder.file("c.sock"),
-                            "--wav", phone.file("reminder.wav"), "--screenshots", screenshots],
+                            "--wav", phone.file("reminder.wav"), "--state", folder.file("state.json"), "--screenshots", screenshots],
                 output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
         }
         #expect(outcome.terminationStatus.isSuccess, "\(outcome.standardOutput)\n\(outcome.standardError)")
