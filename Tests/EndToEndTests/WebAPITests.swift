@@ -8,23 +8,13 @@ import Testing
 /// exactly as the socket does.
 @Suite("HTTP API", .timeLimit(.minutes(2)))
 struct WebAPITests {
-    let folder: TemporaryDirectory
-    let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 4000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
-    var socket: String { folder.file("c.sock") }
+    let web: WebDaemon
+    var folder: TemporaryDirectory { web.folder }
+    var tone: [UInt8] { web.tone }
+    var socket: String { web.socket }
+    var arguments: [String] { web.arguments }
 
-    init() throws {
-        folder = try TemporaryDirectory()
-        try folder.write("water.wav", tone)
-        try folder.write("walk.wav", tone)
-        try folder.write("password", text: "correct horse\n")
-        try folder.write("s.json", text: """
-            { "interval": { "min": "1h", "max": "1h" }, "maxUploadSize": 100000,
-              "http": { "listen": "127.0.0.1:0", "passwordFile": "password" },
-              "clips": [ { "file": "water.wav" }, { "file": "walk.wav" } ] }
-            """)
-    }
-
-    var arguments: [String] { [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "null"] }
+    init() throws { web = try WebDaemon(fields: #""maxUploadSize": 100000,"#) }
 
     struct Reply {
         var status: Int
@@ -53,14 +43,7 @@ struct WebAPITests {
         return Reply(status: status, headers: headers, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
 
-    /// Runs the daemon and `body` with the web remote's base URL.
-    func withDaemon<T: Sendable>(_ body: @Sendable (String, LogLines) async throws -> T) async throws -> T {
-        try await DaemonProcess.withDaemon(arguments, ready: "web remote listening on") { log in
-            let line = await log.lines.first { $0.contains("web remote listening on") } ?? ""
-            let port = line.split(separator: "(port ").last.map { String($0.dropLast()) } ?? ""
-            return try await body("http://127.0.0.1:\(port)", log)
-        }.result
-    }
+    func withDaemon<T: Sendable>(_ body: @Sendable (String, LogLines) async throws -> T) async throws -> T { try await web.run(body) }
 
     static let bearer = ["-H", "Authorization: Bearer correct horse"]
 

@@ -17,28 +17,14 @@ struct WebPageTests {
         return nil
     }()
 
-    let folder: TemporaryDirectory
-    let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 4000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
+    let web: WebDaemon
+    var folder: TemporaryDirectory { web.folder }
+    var tone: [UInt8] { web.tone }
 
-    init() throws {
-        folder = try TemporaryDirectory()
-        try folder.write("water.wav", tone)
-        try folder.write("walk.wav", tone)
-        try folder.write("password", text: "correct horse\n")
-        try folder.write("s.json", text: """
-            { "interval": { "min": "1h", "max": "1h" }, "http": { "listen": "127.0.0.1:0", "passwordFile": "password" }, "cue": "water.wav",
-              "clips": [ { "file": "water.wav" }, { "file": "walk.wav" } ] }
-            """)
-    }
-
-    var arguments: [String] { [folder.file("s.json"), "--socket", folder.file("c.sock"), "--state", folder.file("state.json"), "--device", "null"] }
+    init() throws { web = try WebDaemon(fields: #""cue": "water.wav","#) }
 
     func withDaemon<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
-        try await DaemonProcess.withDaemon(arguments, ready: "web remote listening on") { log in
-            let line = await log.lines.first { $0.contains("web remote listening on") } ?? ""
-            let port = line.split(separator: "(port ").last.map { String($0.dropLast()) } ?? ""
-            return try await body("http://127.0.0.1:\(port)")
-        }.result
+        try await web.run { base, _ in try await body(base) }
     }
 
     /// The daemon serves the files in web/ as they are, with no listing and no other files.

@@ -1,0 +1,33 @@
+import JukeboxTestSupport
+
+/// A session of two clips with the web remote on a free loopback port behind a password, for
+/// the HTTP API's and the page's tests.
+struct WebDaemon {
+    static let password = "correct horse"
+    let folder: TemporaryDirectory
+    let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 4000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
+    var socket: String { folder.file("c.sock") }
+    var arguments: [String] { [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "null"] }
+
+    /// `fields`: more session fields, as JSON members (`"cue": "water.wav", `).
+    init(fields: String = "") throws {
+        folder = try TemporaryDirectory()
+        try folder.write("water.wav", tone)
+        try folder.write("walk.wav", tone)
+        try folder.write("password", text: Self.password + "\n")
+        try folder.write("s.json", text: """
+            { "interval": { "min": "1h", "max": "1h" }, \(fields)
+              "http": { "listen": "127.0.0.1:0", "passwordFile": "password" },
+              "clips": [ { "file": "water.wav" }, { "file": "walk.wav" } ] }
+            """)
+    }
+
+    /// Runs the daemon and `body` with the web remote's base URL.
+    func run<T: Sendable>(_ body: @Sendable (String, LogLines) async throws -> T) async throws -> T {
+        try await DaemonProcess.withDaemon(arguments, ready: "web remote listening on") { log in
+            let line = await log.lines.first { $0.contains("web remote listening on") } ?? ""
+            let port = line.split(separator: "(port ").last.map { String($0.dropLast()) } ?? ""
+            return try await body("http://127.0.0.1:\(port)", log)
+        }.result
+    }
+}
