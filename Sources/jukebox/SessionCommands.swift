@@ -9,7 +9,8 @@ struct ClipFieldOptions: ParsableArguments {
     @Option(help: "Tickets per shuffle cycle, 1 to 1000 (2 plays it twice as often).")
     var weight: Int?
 
-    @Option(help: "Gain in dB, -60 to 20.")
+    // Unconditional: the value is usually negative (`--gain -6`), which would otherwise read as a flag.
+    @Option(parsing: .unconditional, help: "Gain in dB, -60 to 20.")
     var gain: Double?
 
     @Option(name: .customLong("window"), help: ArgumentHelp("When it may be picked: HH:MM-HH:MM, with @mon,tue… for some days only; repeat for more windows.", valueName: "HH:MM-HH:MM[@days]"))

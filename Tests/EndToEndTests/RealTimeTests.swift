@@ -252,3 +252,33 @@ struct RealTimeTests {
 extension Duration {
     var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
+
+extension RealTimeTests {
+    /// Edits while a clip plays change the session, not the clip: it is heard whole, once,
+    /// and the next clip follows as before.
+    @Test func editsWhileAClipPlaysLetItFinishWhole() async throws {
+        let arguments = try session(clips: [2, 1])
+        let edited = try await rig.with {
+            try await rig.startCapture()
+            let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                expectSuccess(try await jukebox("play", "c0", "c1"))
+                #expect(await log.waitFor("playing c0"))
+                let edits = [
+                    try await jukebox("edit", "c0", "--title", "First", "--gain", "-6"),
+                    try await jukebox("schedule", "--every", "2h-3h"),
+                    try await jukebox("rm", "c1"),
+                ]
+                #expect(await log.waitUntil { lines in lines.contains { $0.contains("played c1") } && lines.contains { $0.contains("pulse drained") } })
+                return edits
+            }
+            try await rig.stopCapture()
+            return run.result
+        }
+        for edit in edited { expectSuccess(edit) }
+        let segments = try rig.capture(frequencies: Self.tones).segments
+        #expect(segments.map(\.frequency) == [Self.tones[0], Self.tones[1]], "both play, in order: \(segments)")
+        #expect(segments.first.map { (199...201).contains($0.windows) } == true, "the clip playing during the edits is heard whole: \(segments)")
+        let text = try String(decoding: folder.read("s.json"), as: UTF8.self)
+        #expect(text.contains(#""title": "First""#) && !text.contains("c1.wav"), "\(text)")
+    }
+}
