@@ -62,15 +62,20 @@ struct Daemon {
             status = error.exitCode
             (clips, cue) = (error.clips, error.cue)
         }
-        let lines = SessionLoader.lines(ofClipsIn: sessionPath)
-        var problems: [(line: Int, text: String)] = []
+        // The clip id (nil: the cue) and what is wrong with its file.
+        var problems: [(id: String?, text: String)] = []
         if let cue {
-            do { _ = try await decoder.probe(cue) } catch { problems.append((lines.cue ?? 1, "cue: \(error)")) }
+            do { _ = try await decoder.probe(cue) } catch { problems.append((nil, "cue: \(error)")) }
         }
         for clip in clips {
-            do { _ = try await decoder.probe(clip.source) } catch { problems.append((lines.clips[clip.id] ?? 1, "clip \(clip.id): \(error)")) }
+            do { _ = try await decoder.probe(clip.source) } catch { problems.append((clip.id, "clip \(clip.id): \(error)")) }
         }
-        for problem in problems.sorted(by: { $0.line < $1.line }) { printError("\(sessionPath):\(problem.line): \(problem.text)") }
+        if !problems.isEmpty {
+            // The file is read again for the lines only when there is something to place.
+            let lines = SessionLoader.lines(ofClipsIn: sessionPath)
+            let placed = problems.map { (line: ($0.id.map { lines.clips[$0] } ?? lines.cue) ?? 1, text: $0.text) }
+            for problem in placed.sorted(by: { $0.line < $1.line }) { printError("\(sessionPath):\(problem.line): \(problem.text)") }
+        }
         guard status == 0, problems.isEmpty, let session else { return status == 0 ? 65 : status }
         let enabled = session.clips.filter(\.enabled).count
         print("\(session.sourcePath): OK: \"\(session.name)\", \(Jukebox.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")

@@ -131,6 +131,11 @@ struct WebAPITests {
 
     @Test func oversizedBodiesAreRefused() async throws {
         try await withDaemon { base, _ in
+            // At the limit, a request padded with spaces is answered; one byte over, refused.
+            let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"volume"}"#.utf8)
+            let atLimit = request + [UInt8](repeating: UInt8(ascii: " "), count: 65_536 - request.count)
+            #expect(try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/rpc", "--data-binary", "@-"], input: atLimit).status == 200)
+            #expect(try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/rpc", "--data-binary", "@-"], input: atLimit + [32]).status == 413)
             let big = [UInt8](repeating: UInt8(ascii: " "), count: 70_000)
             #expect(try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/rpc", "--data-binary", "@-"], input: big).status == 413)
             let upload = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=big.wav", "--data-binary", "@-"], input: [UInt8](repeating: 0, count: 100_001))

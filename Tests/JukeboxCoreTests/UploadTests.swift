@@ -72,6 +72,21 @@ struct UploadTests {
             #expect(reason.hasPrefix("memo.m4a is an MP4/M4A file (AAC audio, as phones and voice memo apps record), which libsndfile cannot read"), "\(reason)")
             #expect(reason.hasSuffix("install ffmpeg on jukeboxd's machine (sudo apt-get install ffmpeg) so jukeboxd converts it, or convert it to WAV or FLAC yourself"))
         }
+        // A large recording is described as well: only its first bytes are looked at.
+        let session = try SessionLoader.parse(Array(#"{ "maxUploadSize": 4000000, "clips": [ { "file": "water.wav" } ] }"#.utf8), path: folder.file("s.json"))
+        let roomy = Jukebox(
+            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeOutput: { _ in NullOutput() },
+            loadSession: { session }, configuration: .init(clock: ManualClock()), logger: .quiet)
+        let long = m4a + [UInt8](repeating: 0, count: 3_000_000)
+        let large = try await roomy.beginUpload(name: "long.m4a", size: long.count)
+        try await large.write(long)
+        do {
+            _ = try await roomy.addClip(upload: large, fields: [:])
+            Issue.record("a 3 MB M4A was accepted without ffmpeg")
+        } catch {
+            guard case .unplayable(_, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.hasPrefix("long.m4a is an MP4/M4A file"), "\(reason)")
+        }
         let taken = try await jukebox.beginUpload(name: "new.wav", size: tone.count)
         try await taken.write(tone)
         await #expect(throws: JukeboxError.invalidParameter("the id \"water\" is already used by the clip of water.wav; give another id")) {

@@ -53,7 +53,7 @@ extension Jukebox {
         } catch {
             throw .sessionNotSaved(reason: "\(error)")
         }
-        await adopt(edited)
+        await adopt(edited, reprobe: false)
         logger.notice("session edited through the API (\(edit.command.rawValue)\(clipID.map { " \($0)" } ?? "")); saved to \(path)",
                       metadata: clipID.map { ["clip": "\($0)"] } ?? [:])
         var result = SessionEdited(revision: edited.revision, clip: nil, fileDeleted: false)

@@ -91,7 +91,7 @@ extension Jukebox {
             }
             return nil
         } catch {
-            let head = await sessionIO.run { () -> [UInt8] in (try? FilePath.read(path, limit: 1 << 20).prefix(16)).map(Array.init) ?? [] }
+            let head = await sessionIO.run { FilePath.head(path, count: 16) }
             let why = (error as? ClipDecodeError)?.reason ?? "\(error)"
             guard let kind = AudioFileKind.describe(head) else { return "\(name): \(why)" }
             return "\(name) is \(kind), which libsndfile cannot read (\(why))"

@@ -275,9 +275,10 @@ public actor Jukebox: Service {
     /// Puts a session just read or edited in place of the running one: its clips are probed,
     /// a new output is used from the next clip, a new volume at once; the queue, the bag's
     /// cycle and the counts stay.
+    /// `reprobe: false` (an edit) opens only files the running session did not have.
     @discardableResult
-    func adopt(_ session: Session) async -> ClipCatalog {
-        let fresh = await ClipCatalog.probing(session, with: decoder, logger: logger)
+    func adopt(_ session: Session, reprobe: Bool = true) async -> ClipCatalog {
+        let fresh = await ClipCatalog.probing(session, with: decoder, logger: logger, known: reprobe ? nil : catalog)
         let old = catalog.session
         catalog = fresh
         await player.configure(session.playback)

@@ -22,10 +22,18 @@ public struct ClipCatalog: Sendable {
     public var playableClips: [Clip] { session.clips.filter { problems[$0.id] == nil } }
 
     /// Opens every clip file and the cue once. A cue that cannot be played is dropped from
-    /// the session, with its problem kept in `cueProblem`.
-    public static func probing(_ session: Session, with decoder: any ClipDecoder, logger: Logger? = nil) async -> ClipCatalog {
+    /// the session, with its problem kept in `cueProblem`. With `known`, a file it already
+    /// probed and found playable is not opened again (an edit through the API changes the session, not the
+    /// files of the clips it leaves alone; a reload reads every file afresh).
+    public static func probing(_ session: Session, with decoder: any ClipDecoder, logger: Logger? = nil, known: ClipCatalog? = nil) async -> ClipCatalog {
         var catalog = ClipCatalog(session: session)
+        let earlier = Dictionary((known?.session.clips ?? []).map { ($0.source.path, $0.id) }, uniquingKeysWith: { first, _ in first })
         for clip in session.clips {
+            // A file that could not be played is tried again: it may have been put right since.
+            if let id = earlier[clip.source.path], let duration = known?.durations[id] {
+                catalog.durations[clip.id] = duration
+                continue
+            }
             do {
                 catalog.durations[clip.id] = try await decoder.probe(clip.source).duration
             } catch {

@@ -11,9 +11,7 @@ public struct SessionDocument: Sendable, Equatable {
 
     /// The document in `bytes`; a file that is not a JSON object is a problem to fix by hand.
     public init(parsing bytes: [UInt8], path: String) throws(SessionLoadError) {
-        var bytes = bytes
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
-        guard case .object(let fields)? = try? JSONParser.parse(bytes) else {
+        guard case .object(let fields)? = try? JSONParser.parse(SessionLoader.withoutByteOrderMark(bytes)) else {
             throw SessionLoadError(kind: .invalid, problems: ["\(path): not a JSON object; fix it by hand, then run `jukebox reload`"])
         }
         self.fields = fields

@@ -19,9 +19,7 @@ public enum SessionLoader {
     /// Parses session text; `path` names the file in messages and anchors relative paths.
     public static func parse(_ bytes: [UInt8], path: String) throws(SessionLoadError) -> Session {
         let revision = SessionDocument.revision(of: bytes)
-        var bytes = bytes
-        // Editors on some systems start UTF-8 files with a byte order mark; it means nothing here.
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        let bytes = withoutByteOrderMark(bytes)
         let document: JSONValue
         do {
             document = try JSONParser.parse(bytes)
@@ -56,12 +54,16 @@ public enum SessionLoader {
             }
     }
 
+    /// Editors on some systems start UTF-8 files with a byte order mark; it means nothing here.
+    static func withoutByteOrderMark(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+    }
+
     /// The line of each clip in the session file, by clip id, and of the cue: for messages
     /// about clip files, which are found after the file was read (`--check`). Empty when the
     /// file cannot be read or parsed.
     public static func lines(ofClipsIn path: String) -> (clips: [String: Int], cue: Int?) {
-        guard var bytes = try? FilePath.read(path, limit: maxFileSize) else { return ([:], nil) }
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        guard let bytes = (try? FilePath.read(path, limit: maxFileSize)).map(withoutByteOrderMark) else { return ([:], nil) }
         guard case .object(let fields)? = try? JSONParser.parse(bytes), case .array(let items)? = fields["clips"] else { return ([:], nil) }
         let lines = JSONParser.lines(in: bytes)
         var clips: [String: Int] = [:]

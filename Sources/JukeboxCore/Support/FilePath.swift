@@ -106,4 +106,15 @@ public enum FilePath {
             bytes.append(contentsOf: chunk[..<count])
         }
     }
+
+    /// Up to `count` bytes from the start of the file; empty when it cannot be read. For
+    /// telling what kind of file something is, however large it is.
+    public static func head(_ path: String, count: Int) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard descriptor >= 0 else { return [] }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        return Array(bytes.prefix(max(read, 0)))
+    }
 }
