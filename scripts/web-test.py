@@ -97,13 +97,15 @@ def main():
         tap("Play walk")
         eventually(lambda: len(jukebox("queue")["waiting"]) == waiting + 1, "a clip queued by tapping it")
         waiting += 1
+        # The queue list grows above the clips: tap the next button once it has moved.
+        eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == waiting, "the tapped clip in the queue")
 
         # With the session's cue.
         tap("Play water with the cue")
         eventually(lambda: any(e.get("cue") for e in json.load(open(args.state))["waiting"]), "a clip queued with the cue")
 
         # Remove an entry.
-        eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == waiting + 1, "the tapped clips in the queue")
+        eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == waiting + 1, "the clip with the cue in the queue")
         tap("Remove walk")
         eventually(lambda: len(jukebox("queue")["waiting"]) == waiting, "an entry removed from the page")
 
