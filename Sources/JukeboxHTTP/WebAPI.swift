@@ -191,20 +191,52 @@ struct WebAPI: Sendable {
 
     // MARK: - Uploads
 
-    /// `POST /clips?name=NAME[&id=…&title=…]` with the file as the body: the same upload path
-    /// as the socket's (same checks, same conversion, same limits).
+    /// `POST /clips?name=NAME[&id=…&title=…]` with the file as the body, or a
+    /// `multipart/form-data` form with a `file` part: the same upload path as the socket's
+    /// (same checks, same conversion, same limits).
     private func upload(_ request: Request, query: HummingbirdCore.FlatDictionary<Substring, Substring>) async -> Response {
-        guard let name = query["name"].map(String.init), !name.isEmpty else {
-            return Self.problem(.badRequest, "name the file: POST /clips?name=NAME")
+        var fields: [String: String] = [:]
+        for key in Self.formFields { if let value = query[Substring(key)] { fields[key] = String(value) } }
+        let received: Result<ClipUpload, Refusal>
+        if let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/") {
+            received = await receiveForm(request, contentType: type, fields: &fields)
+        } else {
+            received = await receiveBody(request, name: query["name"].map(String.init))
+        }
+        let upload: ClipUpload
+        switch received {
+        case .failure(let refusal): return refusal.response
+        case .success(let received): upload = received
+        }
+        let ifRevision = fields.removeValue(forKey: "ifRevision")
+        do throws(JukeboxError) {
+            let added = try await jukebox.addClip(upload: upload, fields: fields.mapValues { .string($0) }, ifRevision: ifRevision)
+            try await jukebox.waitUntilDurable(added)
+            let result = EditResult(added.value)
+            return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: (try? JSONEncoder.sorted.encode(result)) ?? Data())))
+        } catch {
+            return Self.refusal(error)
+        }
+    }
+
+    /// The fields an upload may carry besides the file, in the query or as form fields.
+    static let formFields = ["id", "title", "ifRevision"]
+    /// A form field other than the file may be at most this long.
+    static let maxFormFieldSize = 1024
+
+    /// The body is the file.
+    private func receiveBody(_ request: Request, name: String?) async -> Result<ClipUpload, Refusal> {
+        guard let name, !name.isEmpty else {
+            return .failure(Refusal(response: Self.problem(.badRequest, "name the file: POST /clips?name=NAME, or send a multipart/form-data form with a file")))
         }
         guard let size = request.headers[.contentLength].flatMap(Int.init) else {
-            return Self.problem(.lengthRequired, "send the file with a Content-Length")
+            return .failure(Refusal(response: Self.problem(.lengthRequired, "send the file with a Content-Length")))
         }
         let upload: ClipUpload
         do throws(JukeboxError) {
             upload = try await jukebox.beginUpload(name: name, size: size)
         } catch {
-            return Self.refusal(error)
+            return .failure(Refusal(response: Self.refusal(error)))
         }
         do {
             for try await piece in request.body {
@@ -212,18 +244,83 @@ struct WebAPI: Sendable {
             }
         } catch {
             await upload.discard()
-            return Self.problem(.badRequest, "the upload of \(name) did not arrive whole")
+            return .failure(Refusal(response: Self.problem(.badRequest, "the upload of \(name) did not arrive whole")))
         }
-        var fields: [String: JSONValue] = [:]
-        for key in ["id", "title"] { if let value = query[Substring(key)] { fields[key] = .string(String(value)) } }
-        do throws(JukeboxError) {
-            let added = try await jukebox.addClip(upload: upload, fields: fields, ifRevision: query["ifRevision"].map(String.init))
-            try await jukebox.waitUntilDurable(added)
-            let result = EditResult(added.value)
-            return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: (try? JSONEncoder.sorted.encode(result)) ?? Data())))
+        return .success(upload)
+    }
+
+    /// A form (what a browser's file input sends): one `file` part, and the `formFields`.
+    private func receiveForm(_ request: Request, contentType: String, fields: inout [String: String]) async -> Result<ClipUpload, Refusal> {
+        func refused(_ message: String) -> Result<ClipUpload, Refusal> { .failure(Refusal(response: Self.problem(.badRequest, message))) }
+        var reader: MultipartReader
+        do throws(MultipartReader.Malformed) {
+            reader = try MultipartReader(contentType: contentType)
         } catch {
-            return Self.refusal(error)
+            return refused("the form cannot be read: \(error.reason)")
         }
+        let limit = await jukebox.maxUploadSize
+        let length = request.headers[.contentLength].flatMap(Int.init)
+        var upload: ClipUpload?
+        var field: (name: String, value: [UInt8])?
+        var parts = 0
+        do {
+            func endField() {
+                if let (name, value) = field { fields[name] = String(decoding: value, as: UTF8.self) }
+                field = nil
+            }
+            for try await piece in request.body {
+                for event in try reader.read(piece.readableBytesView) {
+                    switch event {
+                    case .part(let name, let filename):
+                        endField()
+                        parts += 1
+                        if parts > Self.formFields.count + 1 { throw FormRefusal.refused("the form has more than \(Self.formFields.count + 1) parts") }
+                        if name == "file" {
+                            guard upload == nil else { throw FormRefusal.refused("send one file per request") }
+                            let filename = filename ?? ""
+                            guard !filename.isEmpty else { throw FormRefusal.refused("the form's file part has no file name") }
+                            // The form around the file is small: a far larger body cannot fit the limit.
+                            if let length, length > limit + Self.maxBodySize {
+                                throw FormRefusal.core(.uploadTooLarge(name: ClipUpload.safeName(filename), size: length, limit: limit))
+                            }
+                            do throws(JukeboxError) { upload = try await jukebox.beginUpload(name: filename) } catch { throw FormRefusal.core(error) }
+                        } else if Self.formFields.contains(name) {
+                            guard fields[name] == nil else { throw FormRefusal.refused("the form has two \(name) fields") }
+                            field = (name, [])
+                        } else {
+                            throw FormRefusal.refused("the form field \(name) is not known: send file, \(Self.formFields.joined(separator: ", "))")
+                        }
+                    case .bytes(let bytes):
+                        if let upload, field == nil {
+                            do throws(JukeboxError) { try await upload.write(bytes) } catch { throw FormRefusal.core(error) }
+                        } else if field != nil {
+                            field!.value += bytes
+                            if field!.value.count > Self.maxFormFieldSize {
+                                throw FormRefusal.refused("the form field \(field!.name) is over \(Self.maxFormFieldSize) bytes")
+                            }
+                        }
+                    case .end:
+                        endField()
+                    }
+                }
+            }
+            guard reader.isFinished else { throw FormRefusal.refused("the form did not arrive whole") }
+            guard let upload else { throw FormRefusal.refused("the form has no file: send it as the part named file") }
+            return .success(upload)
+        } catch {
+            await upload?.discard()
+            switch error {
+            case let error as MultipartReader.Malformed: return refused("the form cannot be read: \(error.reason)")
+            case FormRefusal.core(let error): return .failure(Refusal(response: Self.refusal(error)))
+            case FormRefusal.refused(let message): return refused(message)
+            default: return refused("the form did not arrive whole")
+            }
+        }
+    }
+
+    private enum FormRefusal: Error {
+        case refused(String)
+        case core(JukeboxError)
     }
 
     // MARK: - Errors

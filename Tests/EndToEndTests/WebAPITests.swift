@@ -175,6 +175,43 @@ struct WebAPITests {
         #expect(!FileManager.default.fileExists(atPath: folder.file("notes.wav")))
     }
 
+    /// What a browser's file input sends: a multipart form, read as it arrives, with the
+    /// same checks and limits as any upload, and nothing left behind when it is refused.
+    @Test func aFormUploadAddsAClipAndEveryRefusalLeavesNothing() async throws {
+        let phone = try TemporaryDirectory()
+        try phone.write("recording.wav", tone)
+        // Over the session's maxUploadSize of 100 000 bytes: found while it streams, and at once.
+        try phone.write("long.wav", WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 60_000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1))
+        try phone.write("huge.wav", WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 150_000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1))
+        try await withDaemon { base, _ in
+            func form(_ parts: [String]) async throws -> Reply {
+                try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips"] + parts.flatMap { ["-F", $0] })
+            }
+            let added = try await form(["title=Morning", "file=@\(phone.file("recording.wav"));filename=morning.wav;type=audio/wav"])
+            #expect(added.status == 201, "\(added.body)")
+            #expect(added.body.contains(#""file":"morning.wav""#) && added.body.contains(#""title":"Morning""#), "\(added.body)")
+
+            for file in ["long.wav", "huge.wav"] {
+                let refused = try await form(["file=@\(phone.file(file))"])
+                #expect(refused.status == 413, "\(file): \(refused.body)")
+                #expect(refused.body.contains("upload-too-large") && refused.body.contains(file), "\(refused.body)")
+            }
+            let noFile = try await form(["title=Morning"])
+            #expect(noFile.status == 400 && noFile.body.contains("the form has no file"), "\(noFile.body)")
+            let unknown = try await form(["colour=red", "file=@\(phone.file("recording.wav"))"])
+            #expect(unknown.status == 400 && unknown.body.contains("the form field colour is not known"), "\(unknown.body)")
+            let longTitle = try await form(["title=" + String(repeating: "t", count: 2000), "file=@\(phone.file("recording.wav"))"])
+            #expect(longTitle.status == 400 && longTitle.body.contains("over 1024 bytes"), "\(longTitle.body)")
+            let cut = try await Self.curl(Self.bearer + [
+                "-X", "POST", "\(base)/clips", "-H", "Content-Type: multipart/form-data; boundary=b", "--data-binary", "@-",
+            ], input: Array("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"cut.wav\"\r\n\r\n".utf8) + tone)
+            #expect(cut.status == 400 && cut.body.contains("the form did not arrive whole"), "\(cut.body)")
+        }
+        #expect(try folder.read("morning.wav") == tone)
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".upload") || $0.hasPrefix("long") || $0.hasPrefix("huge") || $0.hasPrefix("cut") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
     @Test func aPortInUseOrNoPasswordBeyondLoopbackStopsTheStart() async throws {
         let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }

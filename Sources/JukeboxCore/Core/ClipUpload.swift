@@ -13,7 +13,10 @@ import Logging
 public actor ClipUpload {
     /// The name the client gave, as sent (made safe only when stored).
     public nonisolated let name: String
+    /// The size announced, or with `exact` false the most that may come (a form's file part,
+    /// whose size is known only at its end).
     public nonisolated let size: Int
+    public nonisolated let exact: Bool
     /// The temporary file in the clips folder.
     nonisolated let temporaryPath: String
     nonisolated let clipsDirectory: String
@@ -23,11 +26,12 @@ public actor ClipUpload {
     public private(set) var received = 0
     private var finished = false
 
-    /// Starts an upload of `size` bytes into `clipsDirectory`.
-    init(name: String, size: Int, clipsDirectory: String, io: BlockingWorkQueue, logger: Logger) throws(JukeboxError) {
+    /// Starts an upload of `size` bytes (`exact`), or of at most `size`, into `clipsDirectory`.
+    init(name: String, size: Int, exact: Bool = true, clipsDirectory: String, io: BlockingWorkQueue, logger: Logger) throws(JukeboxError) {
         self.name = name
         self.logger = logger
         self.size = size
+        self.exact = exact
         self.clipsDirectory = clipsDirectory
         self.io = io
         var random = SystemRandomNumberGenerator()
@@ -40,12 +44,13 @@ public actor ClipUpload {
         self.temporaryPath = path
     }
 
-    public var isComplete: Bool { received == size }
+    public var isComplete: Bool { exact ? received == size : received > 0 }
 
-    /// Appends the next bytes; more than the announced size is refused.
+    /// Appends the next bytes; more than the announced size (or the most allowed) is refused.
     public func write(_ bytes: [UInt8]) async throws(JukeboxError) {
         guard descriptor >= 0 else { throw .uploadRefused("the upload of \(name) was already ended") }
         guard received + bytes.count <= size else {
+            if !exact { throw .uploadTooLarge(name: Self.safeName(name), size: received + bytes.count, limit: size) }
             throw .uploadRefused("more than the \(size) bytes announced for \(name) arrived")
         }
         let descriptor = descriptor
@@ -69,8 +74,8 @@ public actor ClipUpload {
 
     /// Closes the file once every byte is there; the path of what was received.
     func complete() async throws(JukeboxError) -> String {
-        guard received == size else {
-            throw .uploadRefused("only \(received) of the \(size) bytes of \(name) arrived")
+        guard isComplete else {
+            throw .uploadRefused(exact ? "only \(received) of the \(size) bytes of \(name) arrived" : "\(name) is empty")
         }
         if descriptor >= 0 {
             let descriptor = descriptor
@@ -89,7 +94,8 @@ public actor ClipUpload {
     public func discard() async {
         let (descriptor, path) = (descriptor, temporaryPath)
         if descriptor >= 0 || !finished {
-            logger.info("the upload of \(name) ended after \(received) of its \(size) bytes; nothing of it was kept", metadata: ["file": "\(name)"])
+            let of = exact ? " of its \(size)" : ""
+            logger.info("the upload of \(name) ended after \(received)\(of) bytes; nothing of it was kept", metadata: ["file": "\(name)"])
         }
         self.descriptor = -1
         await io.run {

@@ -17,6 +17,15 @@ extension Jukebox {
         return try ClipUpload(name: name, size: size, clipsDirectory: session.clipsDirectory, io: sessionIO, logger: logger)
     }
 
+    /// Starts an upload whose size is known only once it has all come (a file in a form): up
+    /// to the session's `maxUploadSize` bytes may arrive, and more is refused as they come.
+    public func beginUpload(name: String) throws(JukeboxError) -> ClipUpload {
+        try ClipUpload(name: name, size: session.maxUploadSize, exact: false, clipsDirectory: session.clipsDirectory, io: sessionIO, logger: logger)
+    }
+
+    /// The session's `maxUploadSize`.
+    public var maxUploadSize: Int { session.maxUploadSize }
+
     /// Adds a clip whose file came as an upload. The file is decoded completely first; one the
     /// decoder cannot read is converted to FLAC when a converter (ffmpeg) is there. It is then
     /// stored under a safe name that no file has yet, and added with `fields` (`id`, `title`…).
