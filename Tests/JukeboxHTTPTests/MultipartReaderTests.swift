@@ -1,4 +1,5 @@
 @testable import JukeboxHTTP
+import JukeboxCore
 import Testing
 
 @Suite("Reading a multipart form as it arrives")
@@ -83,5 +84,34 @@ struct MultipartReaderTests {
         // What comes before the first boundary is skipped, as the RFC says.
         var reader = try MultipartReader(contentType: "multipart/form-data; boundary=b")
         #expect(try reader.read(Array("preamble\r\n--b--".utf8)) == [.end])
+    }
+
+    /// Mutated forms, split at random: each is read or refused with a reason, and never more
+    /// bytes come out than went in.
+    @Test func mutatedFormsAreReadOrRefused() throws {
+        var random = SeededGenerator(seed: 7)
+        var refused = 0
+        for _ in 0..<3000 {
+            var form = Self.form
+            for _ in 0..<Int(random.next() % 4 + 1) {
+                let at = Int(random.next() % UInt64(form.count))
+                switch random.next() % 3 {
+                case 0: form[at] = UInt8(truncatingIfNeeded: random.next())
+                case 1: form.remove(at: at)
+                default: form.insert(contentsOf: [13, 10, 45, 45][...Int(random.next() % 4)], at: at)
+                }
+            }
+            var reader = try MultipartReader(contentType: Self.type)
+            let split = Int(random.next() % UInt64(form.count + 1))
+            do {
+                let events = try reader.read(form[..<split]) + reader.read(form[split...])
+                let out = events.reduce(0) { if case .bytes(let bytes) = $1 { $0 + bytes.count } else { $0 } }
+                #expect(out <= form.count)
+            } catch {
+                refused += 1
+                #expect(!error.reason.isEmpty)
+            }
+        }
+        #expect(refused > 0, "some mutations break the form")
     }
 }
