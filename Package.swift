@@ -104,7 +104,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
-        .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore"]),
+        .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxTestSupport"]),
         // WAV writing and temporary folders shared by the tests that do real I/O.
         .target(name: "JukeboxTestSupport", path: "Tests/JukeboxTestSupport"),
         .testTarget(

@@ -25,15 +25,25 @@ public struct WebServer: Service {
     let onListening: @Sendable (Int) async -> Void
 
     /// `password` nil is allowed only on a loopback address (the daemon checks at start-up).
-    public init(settings: WebSettings, password: String?, jukebox: Jukebox, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) {
+    /// Browsers' sessions are kept in `sessionsFile`, so they outlive a restart.
+    public init(
+        settings: WebSettings, password: String?, sessionsFile: String?, jukebox: Jukebox, logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) {
         self.settings = settings
         self.jukebox = jukebox
-        self.auth = WebAuth(password: password)
+        self.auth = WebAuth(password: password, sessionsFile: sessionsFile, logger: logger)
         self.logger = logger
         self.onListening = onListening
     }
 
+    /// Where a daemon whose state file is `statePath` keeps the web remote's sessions.
+    public static func sessionsFile(besideState statePath: String) -> String {
+        (statePath.hasSuffix(".json") ? String(statePath.dropLast(5)) : statePath) + ".web-sessions"
+    }
+
     public func run() async throws {
+        await auth.restore()
         let api = WebAPI(jukebox: jukebox, auth: auth, logger: logger)
         let responder = CallbackResponder { (request: Request, context: WebContext) in await api.respond(to: request, context: context) }
         var quiet = logger

@@ -110,7 +110,9 @@ struct Daemon {
         let server = ControlServer(path: socketPath, group: socketGroup, jukebox: jukebox, logger: logger) { listening.done() }
         var frontEnds: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
         if let web {
-            frontEnds.append(.init(service: WebServer(settings: web.settings, password: web.password, jukebox: jukebox, logger: logger) { _ in listening.done() }))
+            frontEnds.append(.init(service: WebServer(
+                settings: web.settings, password: web.password, sessionsFile: WebServer.sessionsFile(besideState: statePath),
+                jukebox: jukebox, logger: logger) { _ in listening.done() }))
         }
 
         logger.info("session \"\(session.name)\": \(Jukebox.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
