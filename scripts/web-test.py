@@ -4,6 +4,11 @@ state it checks with the jukebox command. Run by the Swift test WebPageTests, wh
 stops the daemon; exits non-zero with the reason when a flow fails.
 
 Usage: web-test.py --base URL --password PW --jukebox PATH --socket PATH --state PATH --wav PATH [--screenshots DIR]
+       web-test.py --flow restart --password PW --jukebox PATH --socket PATH
+
+The restart flow plays clips c0 and c1 by tapping them, across a restart of the daemon that
+the caller makes: it reads the base URL on its standard input, prints "played c0", waits for
+"stopped", prints "banner shown", waits for "started", and ends with "all flows passed".
 """
 import argparse, json, os, subprocess, sys, time
 
@@ -16,9 +21,11 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 def main():
     parser = argparse.ArgumentParser()
-    for name in ["--base", "--password", "--jukebox", "--socket", "--wav", "--state"]:
+    parser.add_argument("--flow", choices=["controls", "restart"], default="controls")
+    for name in ["--password", "--jukebox", "--socket"]:
         parser.add_argument(name, required=True)
-    parser.add_argument("--screenshots")
+    for name in ["--base", "--wav", "--state", "--screenshots"]:
+        parser.add_argument(name)
     args = parser.parse_args()
 
     def jukebox(*words):
@@ -63,7 +70,54 @@ def main():
                 time.sleep(0.05)
         sys.exit(f"could not tap {name}")
 
+    def shown(element_id):
+        try:
+            return browser.find_element(By.ID, element_id).is_displayed()
+        except StaleElementReferenceException:
+            return False
+
+    def history_has(text):
+        # Read in one step: the list may be drawn again between finding an item and reading it.
+        return text in browser.execute_script("return document.getElementById('history').innerText")
+
+    def said(expected):
+        # The caller's next step, on standard input.
+        line = sys.stdin.readline().strip()
+        if line != expected:
+            sys.exit(f"expected {expected!r} from the test, got {line!r}")
+
+    def restart_flow():
+        base = sys.stdin.readline().strip()
+        browser.get(base + "/")
+        wait.until(ready.visibility_of_element_located((By.ID, "login")))
+        browser.find_element(By.ID, "password").send_keys(args.password)
+        browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
+        wait.until(ready.visibility_of_element_located((By.ID, "app")))
+        # A tap plays the clip (the test hears it in the sound card's capture).
+        tap("Play c0")
+        eventually(lambda: history_has("c0: completed"), "c0 played, in the page's history", seconds=10)
+        print("played c0", flush=True)
+        # The daemon stops: the page says so.
+        said("stopped")
+        eventually(lambda: shown("banner"), "the banner while the daemon is down", seconds=10)
+        print("banner shown", flush=True)
+        # It starts again: the page comes back by itself, still logged in, and live.
+        said("started")
+        eventually(lambda: not shown("banner") and shown("app"), "the page back after the restart", seconds=20)
+        if shown("login"):
+            sys.exit("the restart logged the browser out")
+        jukebox("pause")
+        within_a_second(lambda: shown("resume"), "paused by the CLI after the restart")
+        browser.find_element(By.ID, "resume").click()
+        eventually(lambda: jukebox("status")["paused"] is False, "resumed from the page after the restart")
+        tap("Play c1")
+        eventually(lambda: history_has("c1: completed"), "c1 played after the restart", seconds=10)
+
     try:
+        if args.flow == "restart":
+            restart_flow()
+            print("all flows passed")
+            return
         browser.get(args.base + "/")
         wait.until(ready.visibility_of_element_located((By.ID, "login")))
         # A wrong password is refused, with the server's words.
@@ -158,9 +212,9 @@ def main():
                     browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
                     browser.save_screenshot(os.path.join(args.screenshots, f"remote-{width}x{height}-{scheme}.png"))
             print(f"screenshots in {args.screenshots}")
+        print("all flows passed")
     finally:
         browser.quit()
-    print("all flows passed")
 
 if __name__ == "__main__":
     main()

@@ -211,10 +211,12 @@ function follow() {
   for (const name of ["queued", "playing", "finished", "removed", "paused", "resumed", "scheduled", "device", "session"]) {
     events.addEventListener(name, refreshSoon);
   }
+  // Lost (the daemon restarted, the Wi-Fi dropped): try again later, fetching everything
+  // afresh, or asking to log in if the session did not survive.
   events.onerror = () => {
     events.close();
     $("banner").hidden = false;
-    setTimeout(follow, retryDelay);
+    setTimeout(start, retryDelay);
     retryDelay = Math.min(retryDelay * 2, 30000);
   };
 }

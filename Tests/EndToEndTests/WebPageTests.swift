@@ -64,3 +64,78 @@ struct WebPageTests {
         #expect(outcome.standardOutput.contains("all flows passed"))
     }
 }
+
+extension WebPageTests {
+    static let rigMissing: String? = browserMissing ?? (PulseRig.isInstalled ? nil : PulseRig.missing)
+
+    /// On the paced sound card: a clip tapped on the page is heard whole; the daemon then stops
+    /// and starts again, and the page says it is unreachable, comes back by itself, still
+    /// logged in and live, and a clip tapped after the restart is heard too.
+    @Test(.enabled(if: rigMissing == nil, Comment(rawValue: rigMissing ?? "")))
+    func aTappedClipIsHeardAndThePageComesBackAfterARestart() async throws {
+        let folder = try TemporaryDirectory()
+        let rig = PulseRig(folder: folder)
+        let tones: [Double] = [500, 800]
+        for (index, tone) in tones.enumerated() {
+            let samples = WAVFile.tone(frequency: tone, frames: 44_100, rate: 44_100, channels: 2)
+            try folder.write("c\(index).wav", WAVFile.bytes(samples, encoding: .s16, rate: 44_100, channels: 2))
+        }
+        try folder.write("password", text: WebDaemon.password + "\n")
+        try folder.write("s.json", text: """
+            { "device": "pulse", "interval": { "min": "1h", "max": "1h" },
+              "http": { "listen": "127.0.0.1:0", "passwordFile": "password" },
+              "clips": [ { "file": "c0.wav" }, { "file": "c1.wav" } ] }
+            """)
+        let socket = folder.file("c.sock")
+        let arguments = [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--log-level", "debug"]
+        let flow = LogLines()
+        let browser = try await rig.with {
+            try await rig.startCapture()
+            let browser = try await Subprocess.run(
+                .path("/usr/bin/python3"),
+                arguments: [Self.repository + "/scripts/web-test.py", "--flow", "restart", "--password", WebDaemon.password,
+                            "--jukebox", DaemonProcess.binaryDirectory + "/jukebox", "--socket", socket],
+                environment: .inherit, input: .inputWriter, output: .sequence, error: .string(limit: 1 << 16)
+            ) { execution in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await line in execution.standardOutput.strings() { await flow.append(line) }
+                        await flow.finish()
+                    }
+                    let writer = execution.standardInputWriter
+                    let first = try await DaemonProcess.withDaemon(arguments, ready: "web remote listening on", environment: rig.environment) { log in
+                        let line = await log.lines.first { $0.contains("web remote listening on") } ?? ""
+                        let port = line.split(separator: "(port ").last.map { String($0.dropLast()) } ?? ""
+                        _ = try await writer.write("http://127.0.0.1:\(port)\n")
+                        #expect(await flow.waitFor("played c0"))
+                        #expect(await log.waitFor("pulse drained"))
+                        return port
+                    }
+                    #expect(first.status == 0, "\(first.lines)")
+                    _ = try await writer.write("stopped\n")
+                    #expect(await flow.waitFor("banner shown"))
+                    let second = try await DaemonProcess.withDaemon(
+                        arguments + ["--http", "127.0.0.1:\(first.result)"], ready: "web remote listening on", environment: rig.environment
+                    ) { log in
+                        _ = try await writer.write("started\n")
+                        #expect(await flow.waitFor("all flows passed"))
+                        #expect(await log.waitUntil { lines in
+                            guard let played = lines.firstIndex(where: { $0.contains("played c1") }) else { return false }
+                            return lines[played...].contains { $0.contains("pulse drained") }
+                        })
+                    }
+                    #expect(second.status == 0, "\(second.lines)")
+                    try await writer.finish()
+                    try await group.waitForAll()
+                }
+            }
+            try await rig.stopCapture()
+            return browser
+        }
+        let printed = await flow.lines
+        #expect(browser.terminationStatus.isSuccess, "\(printed)\n\(browser.standardError ?? "")")
+        let segments = try rig.capture(frequencies: tones).segments
+        #expect(segments.map(\.frequency) == tones, "each tapped clip is heard, once, in order: \(segments)")
+        #expect(segments.allSatisfy { (99...101).contains($0.windows) }, "each whole: \(segments)")
+    }
+}
