@@ -15,7 +15,9 @@ import argparse, json, os, subprocess, sys, time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -86,6 +88,46 @@ def main():
         if line != expected:
             sys.exit(f"expected {expected!r} from the test, got {line!r}")
 
+    # WCAG AA: every visible text against what is behind it, 4.5:1 (3:1 when large).
+    CONTRAST = """
+        const parse = (text) => { const m = text.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+          const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number); return { rgb: p.slice(0, 3), alpha: p.length > 3 ? p[3] : 1 }; };
+        const luminance = (rgb) => { const [r, g, b] = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+        const behind = (element) => { for (let e = element; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+          if (c && c.alpha > 0.5) return c.rgb; } return parse(getComputedStyle(document.documentElement).backgroundColor)?.rgb || [255, 255, 255]; };
+        const failures = [];
+        let checked = 0;
+        for (const element of document.querySelectorAll("body *")) {
+          const text = [...element.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join("").trim()
+            || (element.matches("input:not([type=range]):not([type=file])") ? element.value : "");
+          const box = element.getBoundingClientRect();
+          if (!text || box.width === 0 || box.height === 0 || getComputedStyle(element).visibility === "hidden") continue;
+          const style = getComputedStyle(element);
+          const fore = luminance(parse(style.color).rgb), back = luminance(behind(element));
+          const ratio = (Math.max(fore, back) + 0.05) / (Math.min(fore, back) + 0.05);
+          const size = parseFloat(style.fontSize), bold = parseInt(style.fontWeight) >= 700;
+          const needed = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+          checked += 1;
+          if (ratio < needed) failures.push(`${element.tagName.toLowerCase()}#${element.id} "${text.slice(0, 30)}": ${ratio.toFixed(2)}:1`);
+        }
+        return [checked, failures];
+    """
+
+    def contrast_meets_aa(where):
+        for scheme in ["light", "dark"]:
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            checked, failures = browser.execute_script(CONTRAST)
+            if checked < 3 or failures:
+                sys.exit(f"{where}, {scheme}: contrast below WCAG AA for {failures} ({checked} texts checked)")
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+    def focused():
+        # The focused control's name and outline ("" when the focus is on the page itself).
+        return browser.execute_script("""const e = document.activeElement;
+            if (!e || e === document.body) return ['', 'none'];
+            return [e.getAttribute('aria-label') || e.id || e.textContent.trim(), getComputedStyle(e).outlineStyle];""")
+
     def restart_flow():
         base = sys.stdin.readline().strip()
         browser.get(base + "/")
@@ -120,6 +162,7 @@ def main():
             return
         browser.get(args.base + "/")
         wait.until(ready.visibility_of_element_located((By.ID, "login")))
+        contrast_meets_aa("the login page")
         # A wrong password is refused, with the server's words.
         browser.find_element(By.ID, "password").send_keys("not it")
         browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
@@ -197,12 +240,47 @@ def main():
         eventually(lambda: jukebox("session")["document"].get("interval") == {"min": "2m", "max": "5m"}, "the schedule saved")
         print("editing works")
 
-        # Every control has an accessible name.
-        for element in browser.find_elements(By.CSS_SELECTOR, "button, input"):
-            if element.is_displayed():
-                label = element.get_attribute("aria-label") or element.text or element.accessible_name
-                if not label:
-                    sys.exit(f"a control without an accessible name: {element.get_attribute('outerHTML')[:120]}")
+        contrast_meets_aa("the page")
+        # Everything works with the keyboard alone: Tab reaches every control, each shows
+        # where the focus is, and Enter works the focused button.
+        browser.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0);")
+        reached = []
+        for _ in range(120):
+            ActionChains(browser).send_keys(Keys.TAB).perform()
+            name, outline = focused()
+            if not name:
+                continue
+            if name in reached:
+                break
+            if outline == "none":
+                sys.exit(f"the focus on {name!r} cannot be seen")
+            reached.append(name)
+        controls = browser.execute_script("""return [...document.querySelectorAll('#app button, #app input')]
+            .filter((e) => e.getBoundingClientRect().width > 0 && !e.closest('dialog'))
+            .map((e) => e.getAttribute('aria-label') || e.id || e.textContent.trim());""")
+        missing = [name for name in controls if name not in reached]
+        if missing:
+            sys.exit(f"the keyboard cannot reach {missing} (reached {reached})")
+        paused = jukebox("status")["paused"]
+        browser.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0);")
+        for _ in range(len(reached) + 2):
+            ActionChains(browser).send_keys(Keys.TAB).perform()
+            if focused()[0] in ("pause", "resume"):
+                break
+        else:
+            sys.exit(f"Tab never reached Pause or Resume ({reached})")
+        which = focused()[0]
+        ActionChains(browser).send_keys(Keys.ENTER).perform()
+        eventually(lambda: jukebox("status")["paused"] is not paused, f"{which} worked with Enter (paused: {paused})")
+        print("keyboard and contrast work")
+
+        # Every control has an accessible name (read in one step: lists may be drawn again).
+        unnamed = browser.execute_script("""return [...document.querySelectorAll('button, input')]
+            .filter((e) => e.getBoundingClientRect().width > 0)
+            .filter((e) => !(e.getAttribute('aria-label') || e.textContent.trim() || (e.labels && e.labels.length && e.labels[0].textContent.trim())))
+            .map((e) => e.outerHTML.slice(0, 120));""")
+        if unnamed:
+            sys.exit(f"controls without an accessible name: {unnamed}")
 
         if args.screenshots:
             os.makedirs(args.screenshots, exist_ok=True)
