@@ -52,7 +52,7 @@ public struct WebServer: Service {
             responder: responder, server: .http1(configuration: .init(idleTimeout: Self.idleTimeout)),
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "jukeboxd", reuseAddress: true,
-                availableConnectionsDelegate: MaximumAvailableConnections(Self.maxConnections(openFileLimit: ControlServer.openFileLimit))),
+                availableConnectionsDelegate: WebConnectionLimit(limit: Self.maxConnections(openFileLimit: ControlServer.openFileLimit), logger: logger)),
             onServerRunning: { [settings, logger, onListening] channel in
                 let port = channel.localAddress?.port ?? settings.port
                 logger.info("web remote listening on http://\(settings.listen)\(port == settings.port ? "" : " (port \(port))")")
@@ -65,6 +65,35 @@ public struct WebServer: Service {
             throw WebServerError(settings: settings, errno: error.errnoCode)
         }
     }
+}
+
+/// At most `limit` HTTP connections at once; more wait in the listen backlog until one closes.
+/// Reaching the limit is logged once, and again only after the count has fallen to half.
+struct WebConnectionLimit: AvailableConnectionsDelegate {
+    let limit: Int
+    let logger: Logger
+    private var open = 0
+    private var told = false
+
+    init(limit: Int, logger: Logger) {
+        self.limit = limit
+        self.logger = logger
+    }
+
+    mutating func connectionOpened() {
+        open += 1
+        if open >= limit, !told {
+            told = true
+            logger.warning("the web remote has \(open) connections open, the most it serves at once; more wait until one closes")
+        }
+    }
+
+    mutating func connectionClosed() {
+        open -= 1
+        if open <= limit / 2 { told = false }
+    }
+
+    func isAcceptingNewConnections() -> Bool { open < limit }
 }
 
 /// The web server could not listen: the port is taken or the address is not this machine's.

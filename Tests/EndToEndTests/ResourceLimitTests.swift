@@ -89,6 +89,70 @@ struct ResourceLimitTests {
         #expect(lines.contains { $0.contains("closing the one idle longest") })
     }
 
+    /// A TCP connection to 127.0.0.1:`port`, made without waiting (or -1).
+    static func tcpConnection(port: Int) -> Int32 {
+        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 || errno == EINPROGRESS else {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
+    }
+
+    /// Under a limit of 256 descriptors the web remote serves 48 connections at once; a flood of
+    /// 300 more waits in the backlog instead of taking the descriptors that clips, the device,
+    /// the state file and the control socket need. Once the flood goes, the page is served.
+    @Test func aFloodOfWebConnectionsLeavesTheDaemonWorking() async throws {
+        let log = LogLines()
+        let arguments = ["-c", "ulimit -n 256 && exec \"$0\" \"$@\"", DaemonProcess.binaryDirectory + "/jukeboxd", folder.file("s.json"),
+                         "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw",
+                         "--http", "127.0.0.1:0"]
+        let result = try await Subprocess.run(.path("/bin/sh"), arguments: Arguments(arguments), input: .none, output: .discarded, error: .sequence) { execution in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await line in execution.standardError.strings() { await log.append(line) }
+                    await log.finish()
+                }
+                guard await log.waitFor("web remote listening") else { return false }
+                let line = await log.lines.first { $0.contains("web remote listening") } ?? ""
+                let port = try #require(line.split(separator: "(port ").last.flatMap { Int($0.dropLast()) })
+                var flood: [Int32] = []
+                defer { flood.filter { $0 >= 0 }.forEach { close($0) } }
+                for _ in 0..<300 { flood.append(Self.tcpConnection(port: port)) }
+                #expect(await log.waitFor("the web remote has 48 connections open"), "the limit is reached, and said")
+                let status = try await jukebox("status")
+                #expect(status.status == 0, "\(status.stderr)")
+                #expect(try await jukebox("play", "a").status == 0, "queued and saved durably")
+                #expect(await log.waitFor("played a"), "the clip's file opened")
+                let pid = try #require(daemonPID())
+                let sockets = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").filter {
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)"))?.hasPrefix("socket:") == true
+                }
+                // Counted after the requests above: the flood's 48, the two listening sockets, the
+                // journal's and the one asking.
+                #expect(sockets.count <= 48 + 6, "\(sockets.count) sockets open in the daemon")
+                flood.forEach { close($0) }
+                flood = []
+                let page = try await WebAPITests.curl(["http://127.0.0.1:\(port)/"])
+                #expect(page.status == 200, "the page is served once the flood has gone")
+                try execution.send(signal: .terminate)
+                try await group.waitForAll()
+                return true
+            }
+        }
+        #expect(result.closureResult == true)
+        #expect(DaemonProcess.status(result.terminationStatus) == 0)
+        let lines = await log.lines
+        #expect(!lines.contains { $0.contains("Too many open files") || $0.contains("error") }, "\(lines.filter { $0.contains("error") })")
+    }
+
     static func residentKilobytes(_ pid: Int32) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
