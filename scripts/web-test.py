@@ -217,6 +217,15 @@ def main():
         name = os.path.splitext(os.path.basename(args.wav))[0]
         eventually(lambda: any(c["id"] == name for c in jukebox("clips")["clips"]), "the uploaded clip in the session")
         eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, f'button[aria-label="Play {name}"]')) == 1, "the uploaded clip on the page")
+        # A refusal shows the server's own words, and adds nothing.
+        notes = os.path.join(os.path.dirname(args.wav), "notes.wav")
+        with open(notes, "w") as out:
+            out.write("not audio at all")
+        clips_before = len(jukebox("clips")["clips"])
+        browser.find_element(By.ID, "upload").send_keys(notes)
+        eventually(lambda: "cannot be played" in browser.find_element(By.ID, "upload-message").text, "the server's refusal shown", seconds=10)
+        if len(jukebox("clips")["clips"]) != clips_before:
+            sys.exit("a refused upload was added")
         print("upload works")
 
         # Edit a clip's window in its dialog; the session file gets it.
@@ -231,6 +240,21 @@ def main():
         eventually(lambda: water().get("windows") == [{"from": "09:00", "to": "18:00", "days": ["mon", "fri"]}], "the window saved")
         if set(water()) != {"file", "windows"}:
             sys.exit(f"fields that did not change were written: {water()}")
+        # A window the session cannot have is refused with the server's reason, and the dialog
+        # stays open with what was typed.
+        eventually(lambda: not browser.find_element(By.ID, "editor").is_displayed(), "the dialog closed after saving")
+        tap("Edit walk")
+        wait.until(ready.visibility_of_element_located((By.ID, "clip-windows")))
+        field = browser.find_element(By.ID, "clip-windows")
+        field.clear()
+        field.send_keys("25:00-26:00")
+        browser.find_element(By.CSS_SELECTOR, "#clip-form button[type=submit]").click()
+        eventually(lambda: "25:00" in browser.find_element(By.ID, "clip-error").text, "the refused window's reason shown")
+        if not browser.find_element(By.ID, "editor").is_displayed():
+            sys.exit("the dialog closed on a refusal")
+        browser.find_element(By.ID, "clip-cancel").click()
+        if any("windows" in c for c in jukebox("session")["document"]["clips"] if c["file"] == "walk.wav"):
+            sys.exit("a refused window was saved")
         # The schedule.
         for field_id, value in [("every-min", "2m"), ("every-max", "5m")]:
             field = browser.find_element(By.ID, field_id)
