@@ -161,6 +161,33 @@ struct WebAPITests {
         }
     }
 
+    /// A client that follows events but reads slowly loses the oldest of them: the daemon does
+    /// not wait for it, does not hold every event for it, and its newest events still arrive.
+    @Test func aSlowEventReaderLosesTheOldestAndNeverHoldsUpTheDaemon() async throws {
+        try await withDaemon { [socket] base, _ in
+            let port = UInt16(base.split(separator: ":").last ?? "") ?? 0
+            let stream = try #require(EventStreamClient(port: port, authorization: "Bearer correct horse", receiveBuffer: 4096))
+            defer { stream.close() }
+            #expect(stream.read(until: ": jukeboxd events").contains("HTTP/1.1 200 OK"))
+            _ = RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#)
+            let enqueue = #"{"jsonrpc":"2.0","id":2,"method":"enqueue","params":{"clips":["# + Array(repeating: #""walk""#, count: 9000).joined(separator: ",") + "]}}"
+            // 54 000 events, far more than the 1 000 kept for a client and the kernel's buffers.
+            for _ in 0..<3 {
+                let queued = RawControl.call(socket, enqueue) ?? "no answer"
+                #expect(queued.contains("ticket"), "\(queued.prefix(300))")
+                #expect(RawControl.call(socket, #"{"jsonrpc":"2.0","id":3,"method":"clear"}"#)?.contains("result") == true)
+            }
+            let status = try await DaemonProcess.run(["--socket", socket, "status"], tool: "jukebox")
+            #expect(status.status == 0, "the daemon answers while the reader lags: \(status.stderr)")
+            _ = RawControl.call(socket, #"{"jsonrpc":"2.0","id":4,"method":"resume"}"#)
+            let (queued, sawResume) = stream.count("event: queued\n", until: "event: resumed\n")
+            #expect(sawResume, "the newest event arrives")
+            #expect(queued < 27_000, "\(queued) of 27 000 queued events arrived: the oldest were dropped")
+            #expect(queued > 0)
+            print("slow reader: \(queued) of 27 000 queued events arrived")
+        }
+    }
+
     /// `POST /clips` goes through the socket's upload path: the same checks and names.
     @Test func anUploadAddsAClip() async throws {
         try await withDaemon { base, _ in
@@ -243,8 +270,10 @@ final class EventStreamClient {
     let descriptor: Int32
     private var received = ""
 
-    init?(port: UInt16, authorization: String) {
+    /// `receiveBuffer`: a small one makes a client that reads slowly.
+    init?(port: UInt16, authorization: String, receiveBuffer: Int32? = nil) {
         descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer { setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -269,6 +298,33 @@ final class EventStreamClient {
         let head = String(received[..<end.upperBound])
         received = String(received[end.upperBound...])
         return head
+    }
+
+    /// Reads until `marker` arrives (or the stream stops for 10 s), counting the `needle`s on
+    /// the way without keeping what was read.
+    func count(_ needle: String, until marker: String) -> (count: Int, sawMarker: Bool) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var tail = received
+        var count = 0
+        while true {
+            if tail.contains(marker) {
+                count += tail.components(separatedBy: marker)[0].components(separatedBy: needle).count - 1
+                return (count, true)
+            }
+            // Count what can no longer be part of a marker or needle split across reads.
+            let keep = max(needle.utf8.count, marker.utf8.count)
+            if tail.utf8.count > keep * 2 {
+                let cut = tail.utf8.index(tail.utf8.endIndex, offsetBy: -keep)
+                let done = String(tail[..<cut])
+                count += done.components(separatedBy: needle).count - 1
+                // A needle straddling the cut is counted in the next piece.
+                let straddle = done.utf8.count >= needle.utf8.count - 1 ? String(done.utf8.suffix(needle.utf8.count - 1))! : ""
+                tail = (done.hasSuffix(needle) ? "" : straddle) + String(tail[cut...])
+            }
+            let read = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            guard read > 0 else { return (count, false) }
+            tail += String(decoding: buffer.prefix(read), as: UTF8.self)
+        }
     }
 
     func close() { Glibc.close(descriptor) }
