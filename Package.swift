@@ -86,7 +86,7 @@ let package = Package(
             // symbols: otherwise the loader reads 1.6 MB of relocations and every library's
             // symbol lookups walk 22 000 exported names, all resident for the daemon's life.
             linkerSettings: [.unsafeFlags(
-                ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+                ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic", "-Xlinker", "--symbol-ordering-file=/tmp/mem/order.txt", "-Xlinker", "--no-warn-symbol-ordering"],
                 .when(platforms: [.linux], configuration: .release))]
         ),
 

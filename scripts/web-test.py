@@ -22,6 +22,9 @@ from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
 def main():
+    # The test process may hand down a private umask for a moment (it creates sockets in
+    # process): Chromium cannot run in folders it made without search permission.
+    os.umask(0o022)
     parser = argparse.ArgumentParser()
     parser.add_argument("--flow", choices=["controls", "restart"], default="controls")
     for name in ["--password", "--jukebox", "--socket"]:

@@ -63,7 +63,9 @@ struct CrashRecoveryTests {
             #expect(Array(waiting.prefix(acked.count)) == acked, "round \(round): acknowledged \(acked), found \(waiting)")
             #expect(waiting.count <= acked.count + 1)
             acknowledged = waiting
-            #expect(restarted.lines.contains { $0.contains("restored \(waiting.count) queued clips, paused") })
+            // "1 queued clip", "2 queued clips"
+            let restored = "restored \(waiting.count) queued clip\(waiting.count == 1 ? "" : "s"), paused"
+            #expect(restarted.lines.contains { $0.contains(restored) }, "\(restarted.lines)")
         }
     }
 
