@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds jukeboxd as docs/raspberry-pi.md does (release, static Swift runtime, linked with lld
+# and scripts/link-order.txt) and checks the result runs: the demo session is checked, played
+# from through ALSA's file plugin, answers the CLI and the web remote, and stops cleanly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --static-swift-stdlib
+bin=.build/release
+work=$(mktemp -d)
+trap 'kill "$daemon" 2>/dev/null || true; rm -rf "$work"' EXIT
+"$bin/jukeboxd" --check clips/session.json
+"$bin/jukeboxd" clips/session.json --socket "$work/c.sock" --state "$work/state.json" \
+    --device "file:FILE=$work/out.raw,FORMAT=raw" --http 127.0.0.1:0 2>"$work/log" &
+daemon=$!
+wait_for() {
+    for _ in $(seq 1 100); do grep -q "$1" "$work/log" && return 0; sleep 0.1; done
+    echo "release smoke test: never logged \"$1\":" >&2; cat "$work/log" >&2; exit 1
+}
+wait_for "web remote listening"
+port=$(sed -n 's/.*web remote listening on .*(port \([0-9]*\)).*/\1/p' "$work/log")
+clip=$("$bin/jukebox" --socket "$work/c.sock" --json clips | python3 -c 'import json, sys; print(json.load(sys.stdin)["clips"][0]["id"])')
+"$bin/jukebox" --socket "$work/c.sock" play "$clip"
+wait_for "played $clip"
+curl -sf -X POST "http://127.0.0.1:$port/rpc" -d '{"jsonrpc":"2.0","id":1,"method":"status"}' | grep -q '"played":1'
+test -s "$work/out.raw"
+kill -TERM "$daemon"
+wait "$daemon"
+echo "release build: OK ($(du -h "$bin/jukeboxd" | cut -f1) daemon)"
