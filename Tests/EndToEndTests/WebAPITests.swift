@@ -188,6 +188,42 @@ struct WebAPITests {
         }
     }
 
+    /// A client that stops half-way through its request headers, or half-way through an
+    /// upload's body, is disconnected after 30 s, and the upload leaves nothing behind.
+    @Test func aClientThatStopsSendingIsDisconnectedAfter30Seconds() async throws {
+        try await withDaemon { [folder] base, log in
+            let port = UInt16(base.split(separator: ":").last ?? "") ?? 0
+            let stalls = [
+                "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/",
+                "POST /clips?name=stalled.wav HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer correct horse\r\nContent-Length: 1000\r\n\r\nRIFF",
+            ]
+            let started = ContinuousClock.now
+            let ends = await withTaskGroup(of: Duration?.self) { group in
+                for stall in stalls {
+                    group.addTask {
+                        // A blocking read, on a thread of its own rather than the test's pool.
+                        await withCheckedContinuation { continuation in
+                            DispatchQueue.global().async {
+                                guard let client = EventStreamClient(port: port, raw: stall, readTimeout: 60) else { return continuation.resume(returning: nil) }
+                                defer { client.close() }
+                                _ = client.read(until: "never sent")
+                                continuation.resume(returning: ContinuousClock.now - started)
+                            }
+                        }
+                    }
+                }
+                return await group.reduce(into: [Duration?]()) { $0.append($1) }
+            }
+            for end in ends {
+                let seconds = end.map { Double($0.components.seconds) } ?? 0
+                #expect((29...50).contains(seconds), "disconnected after \(seconds) s")
+            }
+            #expect(await log.waitFor("the upload of stalled.wav ended after 4 of its 1000 bytes; nothing of it was kept"))
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".upload") }
+            #expect(left.isEmpty, "\(left)")
+        }
+    }
+
     /// `POST /clips` goes through the socket's upload path: the same checks and names.
     @Test func anUploadAddsAClip() async throws {
         try await withDaemon { base, _ in
@@ -270,8 +306,14 @@ final class EventStreamClient {
     let descriptor: Int32
     private var received = ""
 
-    /// `receiveBuffer`: a small one makes a client that reads slowly.
-    init?(port: UInt16, authorization: String, receiveBuffer: Int32? = nil) {
+    /// Follows `/events` with `authorization`.
+    convenience init?(port: UInt16, authorization: String, receiveBuffer: Int32? = nil) {
+        self.init(port: port, raw: "GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: \(authorization)\r\n\r\n", receiveBuffer: receiveBuffer)
+    }
+
+    /// Sends `raw` as the start of a request. `receiveBuffer`: a small one makes a client that
+    /// reads slowly. A read waits at most `readTimeout` seconds.
+    init?(port: UInt16, raw: String, receiveBuffer: Int32? = nil, readTimeout: Int = 10) {
         descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer { setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
@@ -280,9 +322,9 @@ final class EventStreamClient {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard connected == 0 else { return nil }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let request = Array("GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: \(authorization)\r\n\r\n".utf8)
+        let request = Array(raw.utf8)
         _ = request.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 
