@@ -113,6 +113,24 @@ struct SessionEditTests {
         #expect(try text().contains(#""name": "Kitchen""#), "after a reload the hand edit is kept and built on")
     }
 
+    /// A session file that is gone counts as changed; one that cannot be read says why.
+    @Test func aSessionFileThatIsGoneOrUnreadableIsNamed() async throws {
+        #expect(unlink(path) == 0)
+        await #expect(throws: JukeboxError.sessionChangedOnDisk(path: path)) {
+            _ = try await jukebox.edit(.updateSchedule(["volume": .number(0.5)]))
+        }
+        // A folder where the file was cannot be read, even by root.
+        #expect(mkdir(path, 0o755) == 0)
+        do {
+            _ = try await jukebox.edit(.updateSchedule(["volume": .number(0.5)]))
+            Issue.record("an edit of a folder was made")
+        } catch {
+            guard case .sessionNotSaved(let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.hasPrefix("cannot read \(path) again before writing it: "), "\(reason)")
+            #expect(error.description.contains("is a directory") || error.description.lowercased().contains("folder"), "\(error.description)")
+        }
+    }
+
     /// Two editors: the one that saw an older revision is refused.
     @Test func anEditAgainstAnOldRevisionIsRefused() async throws {
         let seen = await jukebox.snapshot().session.revision

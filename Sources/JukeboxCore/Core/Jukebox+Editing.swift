@@ -69,10 +69,12 @@ extension Jukebox {
     private func readSessionFile() async throws(JukeboxError) -> [UInt8] {
         let path = session.sourcePath
         let bytes: [UInt8]
-        do {
-            bytes = try await sessionIO.run { try FilePath.read(path, limit: SessionLoader.maxFileSize) }
-        } catch {
-            throw .sessionChangedOnDisk(path: path)
+        let read = await sessionIO.run { Result { () throws(FileReadError) in try FilePath.read(path, limit: SessionLoader.maxFileSize) } }
+        switch read {
+        case .success(let read): bytes = read
+        // Gone: changed on disk, as much as an edit by hand.
+        case .failure(let error) where error.isMissing: throw .sessionChangedOnDisk(path: path)
+        case .failure(let error): throw .sessionNotSaved(reason: "cannot read \(path) again before writing it: \(error)")
         }
         guard SessionDocument.revision(of: bytes) == session.revision else { throw .sessionChangedOnDisk(path: path) }
         return bytes
