@@ -55,6 +55,15 @@ let package = Package(
         ),
         // The web front end: the HTTP API (the socket's JSON-RPC over POST /rpc, events as
         // Server-Sent Events, uploads) and, next, the phone page.
+        // A small MQTT 3.1.1 client on swift-nio: no MQTT package is in the package set.
+        .target(
+            name: "MQTT",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "JukeboxHTTP",
             dependencies: [
@@ -114,6 +123,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "JukeboxCore", .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxTestSupport"]),
         // WAV writing and temporary folders shared by the tests that do real I/O.
         .target(name: "JukeboxTestSupport", path: "Tests/JukeboxTestSupport"),
