@@ -123,10 +123,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "JukeboxCore", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "MQTTTests", dependencies: [
+            "MQTT", "JukeboxCore", "JukeboxTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"), .product(name: "Subprocess", package: "swift-subprocess"),
+        ]),
         .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxTestSupport"]),
         // WAV writing and temporary folders shared by the tests that do real I/O.
-        .target(name: "JukeboxTestSupport", path: "Tests/JukeboxTestSupport"),
+        .target(name: "JukeboxTestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/JukeboxTestSupport"),
         .testTarget(
             name: "JukeboxSndFileTests",
             dependencies: ["JukeboxSndFile", "JukeboxCore", "JukeboxTestSupport"]

@@ -3,10 +3,11 @@
 # exercised through its `file` plugin, and real-time playback through a PulseAudio null sink
 # (scripts/pulse-rig.sh) that the tests start and stop themselves. Tests that need a second
 # Unix user make one with useradd (as root), and remove it after. ffmpeg converts recordings
-# in the upload tests; Chromium, its driver and Selenium drive the web remote page.
+# in the upload tests; Chromium, its driver and Selenium drive the web remote page; the MQTT
+# tests start their own mosquitto broker.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl chromium chromium-driver python3-selenium
+scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl chromium chromium-driver python3-selenium mosquitto mosquitto-clients
 # A short fuzz run of the session loader and the control protocol (scripts/fuzz.sh).
 scripts/fuzz.sh --seconds 60
 swift test "$@"

@@ -86,7 +86,8 @@ public enum MQTTPacket: Equatable, Sendable {
             case .identifierRejected: "the broker rejected the client id"
             case .serverUnavailable: "the broker is unavailable"
             case .badUsernameOrPassword: "the broker refused the username or password (check the session's mqtt username and passwordFile)"
-            case .notAuthorized: "the broker does not authorise this client (check its ACL for the username)"
+            // Mosquitto 2 answers a wrong password with this too.
+            case .notAuthorized: "the broker does not authorise this client (check the session's mqtt username and passwordFile, and the broker's ACL)"
             }
         }
     }

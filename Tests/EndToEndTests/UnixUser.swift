@@ -1,4 +1,5 @@
 import Foundation
+import JukeboxTestSupport
 import Subprocess
 
 /// A throwaway local user for tests that need a second one (another user squatting a socket,

@@ -138,7 +138,7 @@ extension WebPageTests {
             return browser
         }
         let printed = await flow.lines
-        #expect(browser.terminationStatus.isSuccess, "\(printed)\n\(browser.standardError ?? "")")
+        #expect(browser.terminationStatus.isSuccess, "\(printed)\n\(browser.standardError)")
         let segments = try rig.capture(frequencies: tones).segments
         #expect(segments.map(\.frequency) == tones, "each tapped clip is heard, once, in order: \(segments)")
         #expect(segments.allSatisfy { (99...101).contains($0.windows) }, "each whole: \(segments)")

@@ -302,43 +302,6 @@ struct ControlServerTests {
     }
 }
 
-/// Log lines kept for assertions; tests wait for one instead of sleeping.
-final class LogCollector: LogHandler, @unchecked Sendable {
-    // @unchecked: only `metadata` and `logLevel` are unguarded, and the tests never change them.
-    private let state = Mutex<(lines: [String], waiters: [(String, CheckedContinuation<Void, Never>)])>(([], []))
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let text = "\(event.message)"
-        let ready = state.withLock { state in
-            state.lines.append(text)
-            let ready = state.waiters.filter { text.contains($0.0) }
-            state.waiters.removeAll { text.contains($0.0) }
-            return ready
-        }
-        ready.forEach { $0.1.resume() }
-    }
-
-    func contains(_ text: String) -> Bool { state.withLock { $0.lines.contains { $0.contains(text) } } }
-
-    func waitFor(_ text: String) async {
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { state in
-                if state.lines.contains(where: { $0.contains(text) }) { return true }
-                state.waiters.append((text, continuation))
-                return false
-            }
-            if done { continuation.resume() }
-        }
-    }
-}
-
 extension ControlServerTests {
     /// The socket's mode used to be set without a check: a failure left a socket the group
     /// could not use, silently.

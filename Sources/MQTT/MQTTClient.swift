@@ -1,0 +1,289 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Where and how to connect.
+public struct MQTTConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var clientID: String
+    public var username: String?
+    public var password: String?
+    /// A PINGREQ goes out when nothing else has for this long; a broker silent for 1.5 times
+    /// this is taken as gone.
+    public var keepAlive: Duration
+    /// Published by the broker when the connection drops without a DISCONNECT.
+    public var will: MQTTPacket.Publish?
+    /// Subscribed again on every connection.
+    public var subscriptions: [MQTTPacket.Subscription]
+
+    public init(
+        host: String, port: Int = 1883, clientID: String, username: String? = nil, password: String? = nil,
+        keepAlive: Duration = .seconds(60), will: MQTTPacket.Publish? = nil, subscriptions: [MQTTPacket.Subscription] = []
+    ) {
+        self.host = host
+        self.port = port
+        self.clientID = clientID
+        self.username = username
+        self.password = password
+        self.keepAlive = keepAlive
+        self.will = will
+        self.subscriptions = subscriptions
+    }
+
+    /// The broker as people write it: `mqtt://host:port`, `host:port` or `host`.
+    public var broker: String { "mqtt://\(host):\(port)" }
+}
+
+/// A small MQTT 3.1.1 client: it connects, subscribes, keeps the connection alive and, when it
+/// drops or cannot be made, tries again after 1, 2, 4… s, at most `maxBackoff` apart, for as
+/// long as `run()` runs. Messages that arrive go to `messages`; `publish` sends while
+/// connected and drops what it cannot send (state is published again on every connection,
+/// through `onConnected`). Nothing the broker sends can do more than close the connection.
+public actor MQTTClient {
+    public static let maxBackoff: Duration = .seconds(60)
+    /// Received messages not yet taken from `messages`; past this the newest are dropped (and
+    /// logged), so a flood from the broker cannot grow memory.
+    public static let messageBuffer = 100
+    /// How long the broker has to answer CONNECT and SUBSCRIBE.
+    public static let answerTimeout: Duration = .seconds(10)
+
+    public nonisolated let configuration: MQTTConfiguration
+    public nonisolated let messages: AsyncStream<MQTTPacket.Publish>
+    private let deliver: AsyncStream<MQTTPacket.Publish>.Continuation
+    private let logger: Logger
+    private let onConnected: @Sendable () async -> Void
+    /// The connection's writer while connected.
+    private var writer: NIOAsyncChannelOutboundWriter<ByteBuffer>?
+    private var nextPacketID: UInt16 = 0
+    /// Whether the last attempt failed, so a broker that stays away is logged once.
+    private var failing = false
+
+    /// `onConnected` runs on every connection, once the broker has accepted it and the
+    /// subscriptions are in place.
+    public init(configuration: MQTTConfiguration, logger: Logger, onConnected: @escaping @Sendable () async -> Void = {}) {
+        self.configuration = configuration
+        self.logger = logger
+        self.onConnected = onConnected
+        (messages, deliver) = AsyncStream.makeStream(of: MQTTPacket.Publish.self, bufferingPolicy: .bufferingOldest(Self.messageBuffer))
+    }
+
+    public var isConnected: Bool { writer != nil }
+
+    /// Sends `message` if connected (QoS 1 gets a packet id); returns whether it was handed to
+    /// the connection.
+    @discardableResult
+    public func publish(_ message: MQTTPacket.Publish) async -> Bool {
+        guard let writer else { return false }
+        var message = message
+        if message.qos == .atLeastOnce { message.packetID = packetID() }
+        do {
+            try await writer.write(ByteBuffer(bytes: MQTTPacket.publish(message).bytes))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func packetID() -> UInt16 {
+        nextPacketID = nextPacketID == .max ? 1 : nextPacketID + 1
+        return nextPacketID
+    }
+
+    /// Connects and reconnects until cancelled; on cancellation it disconnects cleanly (so the
+    /// broker does not publish the last will).
+    public func run() async {
+        var backoff: Duration = .seconds(1)
+        while !Task.isCancelled {
+            let started = ContinuousClock.now
+            let outcome = await connection()
+            if Task.isCancelled { break }
+            if ContinuousClock.now - started > Self.maxBackoff { backoff = .seconds(1) }
+            switch outcome {
+            case .refused(let reason), .failed(let reason):
+                if !failing {
+                    logger.warning("MQTT broker \(configuration.broker): \(reason); trying again, at most every \(Self.maxBackoff.components.seconds) s", metadata: ["broker": "\(configuration.broker)"])
+                } else {
+                    logger.debug("MQTT broker \(configuration.broker): \(reason)")
+                }
+                failing = true
+            case .closed(let reason):
+                logger.warning("MQTT broker \(configuration.broker) closed the connection: \(reason); connecting again", metadata: ["broker": "\(configuration.broker)"])
+                backoff = .seconds(1)
+            }
+            try? await Task.sleep(for: backoff)
+            backoff = min(backoff * 2, Self.maxBackoff)
+        }
+        deliver.finish()
+    }
+
+    private enum Outcome {
+        /// The broker answered CONNECT with a refusal.
+        case refused(String)
+        /// No connection was made.
+        case failed(String)
+        /// A connection was made and then ended.
+        case closed(String)
+    }
+
+    private func connection() async -> Outcome {
+        let channel: NIOAsyncChannel<MQTTPacket, ByteBuffer>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(.seconds(10))
+                .connect(host: configuration.host, port: configuration.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(MQTTFrameDecoder()))
+                        return try NIOAsyncChannel<MQTTPacket, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            return .failed("cannot connect (\(Self.words(for: error)))")
+        }
+        do {
+            return try await channel.executeThenClose { inbound, outbound in
+                try await session(inbound: inbound, outbound: outbound)
+            }
+        } catch {
+            return .closed(Self.words(for: error))
+        }
+    }
+
+    private func session(inbound: NIOAsyncChannelInboundStream<MQTTPacket>, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws -> Outcome {
+        let connect = MQTTPacket.connect(.init(
+            clientID: configuration.clientID, keepAlive: UInt16(min(configuration.keepAlive.components.seconds, 65535)),
+            username: configuration.username, password: configuration.password, will: configuration.will))
+        try await outbound.write(ByteBuffer(bytes: connect.bytes))
+        let (connected, signal) = AsyncStream.makeStream(of: Void.self)
+        defer {
+            signal.finish()
+            writer = nil
+        }
+        let keepAlive = configuration.keepAlive
+        let heard = Heard()
+        @Sendable func send(_ packet: MQTTPacket) async throws { try await outbound.write(ByteBuffer(bytes: packet.bytes)) }
+        return try await withThrowingTaskGroup(of: Outcome?.self) { group in
+            // CONNACK in time; then PINGREQ when idle, and a broker silent for 1.5 keep-alives is gone.
+            group.addTask {
+                try await Task.sleep(for: Self.answerTimeout)
+                guard heard.accepted else { return .failed("no answer to CONNECT within \(Self.answerTimeout.components.seconds) s") }
+                while true {
+                    try await Task.sleep(for: keepAlive / 2)
+                    if heard.since > keepAlive * 3 / 2 { return .closed("it sent nothing for \((keepAlive * 3 / 2).components.seconds) s") }
+                    if heard.since >= keepAlive / 2 { try await send(.pingRequest) }
+                }
+            }
+            group.addTask { [deliver, logger, signal, subscriptions = configuration.subscriptions] in
+                for try await packet in inbound {
+                    heard.touch()
+                    guard heard.accepted else {
+                        switch packet {
+                        case .connectionAccepted:
+                            heard.accept()
+                            try await self.didConnect(outbound)
+                            // Ready once subscribed (SUBACK), so nothing sent to it is missed.
+                            if subscriptions.isEmpty { signal.yield() }
+                            continue
+                        case .connectionRefused(let code): return .refused("refused the connection: \(code)")
+                        default: return .failed("answered CONNECT with something other than CONNACK")
+                        }
+                    }
+                    switch packet {
+                    case .publish(let message):
+                        if let id = message.packetID { try await send(.publishAcknowledged(packetID: id)) }
+                        if case .dropped = deliver.yield(message) {
+                            logger.warning("MQTT: a message on \(message.topic) was dropped: \(Self.messageBuffer) are waiting to be handled")
+                        }
+                    case .subscribeAcknowledged(_, let granted):
+                        for (subscription, qos) in zip(subscriptions, granted) where qos == nil {
+                            logger.warning("the MQTT broker refused the subscription to \(subscription.filter) (check its ACL)")
+                        }
+                        signal.yield()
+                    case .pingResponse, .publishAcknowledged: break
+                    case .connectionAccepted, .connectionRefused: return .closed("it sent a second CONNACK")
+                    default: return .closed("it sent a packet a broker does not send")
+                    }
+                }
+                return heard.accepted ? .closed("the connection ended") : .failed("the connection ended before CONNACK")
+            }
+            // What the owner does on each connection (publishing its state), beside the rest.
+            group.addTask { [onConnected] in
+                for await _ in connected {
+                    await onConnected()
+                    break
+                }
+                return nil
+            }
+            defer { group.cancelAll() }
+            var outcome = Outcome.closed("stopped")
+            do {
+                while let result = try await group.next() {
+                    if let result {
+                        outcome = result
+                        break
+                    }
+                }
+            } catch {
+                outcome = .closed(Self.words(for: error))
+            }
+            // Stopping: a clean DISCONNECT, so the broker keeps the last will to itself. (The
+            // writer refuses writes from a cancelled task, so it is sent from one that is not.)
+            if Task.isCancelled { await Task { try? await send(.disconnect) }.value }
+            return outcome
+        }
+    }
+
+    private func didConnect(_ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+        if failing { logger.info("MQTT broker \(configuration.broker) reached", metadata: ["broker": "\(configuration.broker)"]) }
+        failing = false
+        logger.info("MQTT connected to \(configuration.broker) as \(configuration.clientID)", metadata: ["broker": "\(configuration.broker)"])
+        writer = outbound
+        if !configuration.subscriptions.isEmpty {
+            try await outbound.write(ByteBuffer(bytes: MQTTPacket.subscribe(packetID: packetID(), topics: configuration.subscriptions).bytes))
+        }
+    }
+
+    /// An error as a person reads it: a broker's protocol fault, or the system's words, never
+    /// NIO's type names.
+    static func words(for error: any Error) -> String {
+        switch error {
+        case let error as MQTTProtocolError: return "it sent \(error.reason)"
+        case let error as IOError: return String(cString: strerror(error.errnoCode)).lowercased()
+        case let error as NIOConnectionError:
+            if error.dnsAError != nil || error.dnsAAAAError != nil, error.connectionErrors.isEmpty { return "the name cannot be resolved" }
+            return error.connectionErrors.first.map { words(for: $0.error) } ?? "no address to connect to"
+        case ChannelError.connectTimeout: return "no answer within 10 s"
+        case is ChannelError: return "the connection was lost"
+        default: return "the connection was lost"
+        }
+    }
+}
+
+/// When the broker was last heard from, and whether it has accepted the connection.
+private final class Heard: Sendable {
+    private let state = Mutex((last: ContinuousClock.now, accepted: false))
+    func touch() { state.withLock { $0.last = .now } }
+    func accept() { state.withLock { $0.accepted = true } }
+    var accepted: Bool { state.withLock { $0.accepted } }
+    var since: Duration { state.withLock { ContinuousClock.now - $0.last } }
+}
+
+/// `MQTTPacketDecoder` in a channel pipeline.
+struct MQTTFrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = MQTTPacket
+    let decoder = MQTTPacketDecoder()
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let packet = try decoder.next(from: &buffer) else { return .needMoreData }
+        context.fireChannelRead(wrapInboundOut(packet))
+        return .continue
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        try decode(context: context, buffer: &buffer)
+    }
+}

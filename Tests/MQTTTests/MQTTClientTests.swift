@@ -1,0 +1,170 @@
+import Foundation
+import JukeboxTestSupport
+import Logging
+import MQTT
+import NIOCore
+import NIOPosix
+import Synchronization
+import Testing
+
+/// The client against a real mosquitto broker, and against a fake one that sends garbage.
+@Suite("MQTT client", .timeLimit(.minutes(2)))
+struct MQTTClientTests {
+    /// Counts the connections the client reports, so a test can wait for the next one.
+    final class Connections: Sendable {
+        let stream: AsyncStream<Void>
+        let continuation: AsyncStream<Void>.Continuation
+        init() { (stream, continuation) = AsyncStream.makeStream(of: Void.self) }
+        func next() async -> Bool {
+            for await _ in stream { return true }
+            return false
+        }
+    }
+
+    func client(port: Int, username: String? = nil, password: String? = nil, log: LogCollector, connections: Connections) -> MQTTClient {
+        let configuration = MQTTConfiguration(
+            host: "127.0.0.1", port: port, clientID: "jukeboxd-test", username: username, password: password,
+            keepAlive: .seconds(5), will: .init(topic: "jb/availability", text: "offline", qos: .atLeastOnce, retain: true),
+            subscriptions: [.init("jb/command/#")])
+        let logger = Logger(label: "mqtt") { _ in log }
+        return MQTTClient(configuration: configuration, logger: logger) {
+            connections.continuation.yield()
+        }
+    }
+
+    @Test(.enabled(if: Mosquitto.isInstalled, Comment(rawValue: Mosquitto.missing)))
+    func itConnectsSubscribesPublishesAndComesBackAfterTheBrokerRestarts() async throws {
+        let mosquitto = try Mosquitto()
+        let log = LogCollector()
+        let connections = Connections()
+        let client = client(port: mosquitto.port, log: log, connections: connections)
+        try await mosquitto.run { broker in
+            let running = Task { await client.run() }
+            defer { running.cancel() }
+            #expect(await connections.next())
+            #expect(await client.publish(.init(topic: "jb/availability", text: "online", qos: .atLeastOnce, retain: true)))
+            #expect(try await mosquitto.messages("jb/availability") == ["online"], "retained, as a new subscriber sees it")
+            // Connected means subscribed too: a command published now arrives.
+            let received = LogLines()
+            let reader = Task { for await message in client.messages { await received.append("\(message.topic) \(String(decoding: message.payload, as: UTF8.self))") } }
+            defer { reader.cancel() }
+            try await mosquitto.publish("jb/command/play", "water")
+            #expect(await received.waitFor("jb/command/play water"))
+
+            // The broker goes and comes back on the same port: the client connects again.
+            await broker.stop()
+            try await broker.start()
+            #expect(await connections.next(), "connected again")
+            #expect(log.contains("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
+            #expect(await client.publish(.init(topic: "jb/availability", text: "online", qos: .atLeastOnce, retain: true)))
+
+            // Stopping disconnects cleanly: the broker keeps the last will to itself.
+            running.cancel()
+            await running.value
+            let availability = try await mosquitto.messages("jb/availability")
+            #expect(availability == ["online"], "the last will was not published: \(availability)")
+        }
+    }
+
+    @Test(.enabled(if: Mosquitto.isInstalled, Comment(rawValue: Mosquitto.missing)))
+    func aConnectionThatDropsPublishesTheLastWill() async throws {
+        let mosquitto = try Mosquitto()
+        try await mosquitto.run { _ in
+            try await mosquitto.publish("jb/availability", "online", retain: true)
+            // CONNECT with a will, then the socket closes without DISCONNECT, as when the
+            // daemon is killed.
+            let connect = MQTTPacket.connect(.init(clientID: "doomed", keepAlive: 30, will: .init(topic: "jb/availability", text: "offline", qos: .atLeastOnce, retain: true)))
+            let socket = try Self.rawConnection(port: mosquitto.port)
+            _ = connect.bytes.withUnsafeBytes { write(socket, $0.baseAddress, $0.count) }
+            var answer = [UInt8](repeating: 0, count: 4)
+            #expect(read(socket, &answer, 4) == 4 && answer == [0x20, 2, 0, 0], "accepted")
+            close(socket)
+            #expect(try await mosquitto.messages("jb/availability", count: 1) == ["offline"])
+        }
+    }
+
+    @Test(.enabled(if: Mosquitto.isInstalled, Comment(rawValue: Mosquitto.missing)))
+    func wrongCredentialsAreLoggedOnceInWordsAndRetried() async throws {
+        let mosquitto = try Mosquitto(users: ["jukebox": "right"])
+        let log = LogCollector()
+        let connections = Connections()
+        let client = client(port: mosquitto.port, username: "jukebox", password: "wrong secret", log: log, connections: connections)
+        try await mosquitto.run { _ in
+            let running = Task { await client.run() }
+            await log.waitFor("refused the connection")
+            running.cancel()
+            await running.value
+        }
+        let refusal = log.lines.first { $0.contains("refused the connection") } ?? ""
+        #expect(refusal.hasPrefix("MQTT broker mqtt://127.0.0.1:\(mosquitto.port): refused the connection: the broker"), "\(refusal)")
+        #expect(refusal.contains("check the session's mqtt username and passwordFile") && refusal.contains("trying again"), "\(refusal)")
+        #expect(!log.contains("wrong secret"), "the password is never logged")
+        #expect(log.lines.filter { $0.contains("refused") }.count == 1, "\(log.lines)")
+    }
+
+    @Test func noBrokerIsLoggedOnceAndRetried() async throws {
+        let log = LogCollector()
+        let client = client(port: Mosquitto.freePort(), log: log, connections: Connections())
+        let running = Task { await client.run() }
+        await log.waitFor("cannot connect")
+        running.cancel()
+        await running.value
+        #expect(log.contains("cannot connect (connection refused); trying again, at most every 60 s"), "\(log.lines)")
+    }
+
+    /// A fake broker that accepts and then sends what no broker may: each time the client
+    /// logs the reason, drops the connection and connects again.
+    @Test func aBrokerSendingGarbageIsDroppedAndTheClientConnectsAgain() async throws {
+        let garbage: [([UInt8], String)] = [
+            ([0x30, 0xFF, 0xFF, 0xFF, 0x7F], "it sent a packet of 268435455 bytes, over the 262144 accepted"),
+            ([0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], "it sent a remaining length longer than four bytes"),
+            ([0x32, 3, 0, 9, 97], "it sent a PUBLISH topic longer than its packet"),
+            ([0xF0, 0], "it sent a packet of reserved type 15"),
+            ([0x20, 2, 0, 0], "it sent a second CONNACK"),
+        ]
+        let listener = try Self.listener()
+        defer { close(listener.descriptor) }
+        let log = LogCollector()
+        let connections = Connections()
+        let client = client(port: listener.port, log: log, connections: connections)
+        let running = Task { await client.run() }
+        for (bytes, reason) in garbage {
+            let peer = accept(listener.descriptor, nil, nil)
+            var connect = [UInt8](repeating: 0, count: 512)
+            _ = read(peer, &connect, 512)
+            #expect(connect.first == 0x10, "CONNECT first")
+            let acceptedAndSubscribed: [UInt8] = [0x20, 2, 0, 0, 0x90, 3, 0, 1, 1]
+            _ = acceptedAndSubscribed.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
+            #expect(await connections.next())
+            _ = bytes.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
+            await log.waitFor("closed the connection: \(reason)")
+            close(peer)
+        }
+        running.cancel()
+        await running.value
+        #expect(log.lines.filter { $0.contains("closed the connection") }.count == garbage.count, "\(log.lines)")
+    }
+
+    static func rawConnection(port: Int) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        try #require(connected == 0)
+        return descriptor
+    }
+
+    static func listener() throws -> (descriptor: Int32, port: Int) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try #require(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } } == 0)
+        try #require(listen(descriptor, 4) == 0)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import JukeboxTestSupport
+import Subprocess
+
+/// A real mosquitto broker on a loopback port of its own, started and stopped by the test (by
+/// its pid), with an optional password file. CI installs mosquitto and mosquitto-clients.
+struct Mosquitto {
+    static var isInstalled: Bool {
+        ["/usr/sbin/mosquitto", "/usr/bin/mosquitto_pub", "/usr/bin/mosquitto_sub", "/usr/bin/mosquitto_passwd"]
+            .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+    static let missing = "mosquitto is not installed (apt-get install mosquitto mosquitto-clients): the MQTT tests against a broker are skipped"
+
+    let folder: TemporaryDirectory
+    let port: Int
+
+    /// `users`: name → password; none means anonymous clients are allowed.
+    init(users: [String: String] = [:]) throws {
+        folder = try TemporaryDirectory()
+        port = Self.freePort()
+        var config = "listener \(port) 127.0.0.1\npersistence false\nlog_dest stderr\nlog_type all\n"
+        // As root, mosquitto would become the mosquitto user, who cannot read the test's folder.
+        if getuid() == 0 { config += "user root\n" }
+        if users.isEmpty {
+            config += "allow_anonymous true\n"
+        } else {
+            try folder.write("passwords", text: "")
+            for (user, password) in users {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
+                process.arguments = ["-b", folder.file("passwords"), user, password]
+                try process.run()
+                process.waitUntilExit()
+            }
+            config += "allow_anonymous false\npassword_file \(folder.file("passwords"))\n"
+        }
+        try folder.write("mosquitto.conf", text: config)
+    }
+
+    /// Runs the broker while `body` runs; `body` gets a handle to stop and start it again.
+    func run<T: Sendable>(_ body: @Sendable (Broker) async throws -> T) async throws -> T {
+        let broker = Broker(config: folder.file("mosquitto.conf"))
+        try await broker.start()
+        do {
+            let value = try await body(broker)
+            await broker.stop()
+            return value
+        } catch {
+            await broker.stop()
+            throw error
+        }
+    }
+
+    actor Broker {
+        let config: String
+        private var process: Task<Void, Never>?
+        private var pid: pid_t?
+        let log = LogLines()
+
+        init(config: String) { self.config = config }
+
+        /// Starts mosquitto and returns once it listens.
+        func start() async throws {
+            let log = LogLines()
+            let (started, signal) = AsyncStream.makeStream(of: Optional<pid_t>.self)
+            process = Task { [config] in
+                _ = try? await Subprocess.run(.path("/usr/sbin/mosquitto"), arguments: ["-c", config], input: .none, output: .discarded, error: .sequence) { execution in
+                    signal.yield(execution.processIdentifier.value)
+                    for try await line in execution.standardError.strings() { await log.append(line) }
+                }
+                signal.yield(nil)
+                await log.finish()
+            }
+            for await pid in started {
+                self.pid = pid
+                break
+            }
+            guard await log.waitFor("Opening ipv4 listen socket") else { throw BrokerFailed(lines: await log.lines) }
+            _ = log
+        }
+
+        /// Stops it (SIGTERM, by pid) and waits until it has gone.
+        func stop() async {
+            if let pid { kill(pid, SIGTERM) }
+            await process?.value
+            pid = nil
+            process = nil
+        }
+    }
+
+    struct BrokerFailed: Error, CustomStringConvertible {
+        var lines: [String]
+        var description: String { "mosquitto did not start:\n" + lines.joined(separator: "\n") }
+    }
+
+    /// A loopback port nothing listens on now.
+    static func freePort() -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// `mosquitto_sub`: the first `count` messages on `topic` (retained ones included).
+    func messages(_ topic: String, count: Int = 1, user: (String, String)? = nil) async throws -> [String] {
+        let credentials = user.map { ["-u", $0.0, "-P", $0.1] } ?? []
+        let result = try await Subprocess.run(
+            .path("/usr/bin/mosquitto_sub"),
+            arguments: Arguments(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-C", "\(count)", "-W", "10"] + credentials),
+            output: .string(limit: 1 << 20), error: .discarded)
+        return result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+    }
+
+    /// `mosquitto_pub`.
+    func publish(_ topic: String, _ message: String, retain: Bool = false, user: (String, String)? = nil) async throws {
+        let credentials = user.map { ["-u", $0.0, "-P", $0.1] } ?? []
+        _ = try await Subprocess.run(
+            .path("/usr/bin/mosquitto_pub"),
+            arguments: Arguments(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", message, "-q", "1"] + (retain ? ["-r"] : []) + credentials),
+            output: .discarded, error: .discarded)
+    }
+}
