@@ -64,6 +64,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // MQTT as a front end: state topics, commands and Home Assistant discovery.
+        .target(
+            name: "JukeboxMQTT",
+            dependencies: [
+                "JukeboxCore", "MQTT",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "JukeboxHTTP",
             dependencies: [
@@ -84,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSndFile", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSndFile", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -130,7 +139,10 @@ let package = Package(
         ]),
         .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxTestSupport"]),
         // WAV writing and temporary folders shared by the tests that do real I/O.
-        .target(name: "JukeboxTestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/JukeboxTestSupport"),
+        .target(
+            name: "JukeboxTestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log"), .product(name: "Subprocess", package: "swift-subprocess")],
+            path: "Tests/JukeboxTestSupport"),
         .testTarget(
             name: "JukeboxSndFileTests",
             dependencies: ["JukeboxSndFile", "JukeboxCore", "JukeboxTestSupport"]

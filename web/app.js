@@ -208,7 +208,7 @@ function follow() {
   if (events) events.close();
   events = new EventSource("/events");
   events.onopen = () => { retryDelay = 1000; $("banner").hidden = true; refreshSoon(); };
-  for (const name of ["queued", "playing", "finished", "removed", "paused", "resumed", "scheduled", "device", "session"]) {
+  for (const name of ["queued", "playing", "finished", "removed", "paused", "resumed", "scheduled", "device", "session", "volume"]) {
     events.addEventListener(name, refreshSoon);
   }
   // Lost (the daemon restarted, the Wi-Fi dropped): try again later, fetching everything

@@ -108,6 +108,7 @@ extension JukeboxEvent {
         case .scheduled(let next): ("scheduled", EventParams(nextPick: next))
         case .device(let state): ("device", EventParams(state: state.description))
         case .sessionReloaded(let name, let clips): ("session", EventParams(session: name, clips: clips))
+        case .volume(let level): ("volume", EventParams(volume: level))
         }
     }
 }

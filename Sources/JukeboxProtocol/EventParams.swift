@@ -11,11 +11,14 @@ public struct EventParams: Sendable, Equatable, Codable {
     public var state: String?
     public var session: String?
     public var clips: Int?
+    /// For `volume`: 0–100.
+    public var volume: Int?
 
     public init(
         entry: EntryInfo? = nil, outcome: String? = nil, reason: String? = nil, tickets: [UInt64]? = nil, nextPick: Double? = nil,
-        state: String? = nil, session: String? = nil, clips: Int? = nil
+        state: String? = nil, session: String? = nil, clips: Int? = nil, volume: Int? = nil
     ) {
+        self.volume = volume
         self.entry = entry
         self.outcome = outcome
         self.reason = reason

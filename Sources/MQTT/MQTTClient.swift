@@ -53,8 +53,8 @@ public actor MQTTClient {
     public static let answerTimeout: Duration = .seconds(10)
 
     public nonisolated let configuration: MQTTConfiguration
-    public nonisolated let messages: AsyncStream<MQTTPacket.Publish>
-    private let deliver: AsyncStream<MQTTPacket.Publish>.Continuation
+    public nonisolated let messages: AsyncStream<MQTTMessage>
+    private let deliver: AsyncStream<MQTTMessage>.Continuation
     private let logger: Logger
     private let onConnected: @Sendable () async -> Void
     /// The connection's writer while connected.
@@ -69,7 +69,7 @@ public actor MQTTClient {
         self.configuration = configuration
         self.logger = logger
         self.onConnected = onConnected
-        (messages, deliver) = AsyncStream.makeStream(of: MQTTPacket.Publish.self, bufferingPolicy: .bufferingOldest(Self.messageBuffer))
+        (messages, deliver) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: .bufferingOldest(Self.messageBuffer))
     }
 
     public var isConnected: Bool { writer != nil }
@@ -194,8 +194,11 @@ public actor MQTTClient {
                     }
                     switch packet {
                     case .publish(let message):
-                        if let id = message.packetID { try await send(.publishAcknowledged(packetID: id)) }
-                        if case .dropped = deliver.yield(message) {
+                        // A QoS 1 message is acknowledged once its owner has handled it.
+                        let acknowledge: @Sendable () async -> Void = { [id = message.packetID] in
+                            if let id { try? await send(.publishAcknowledged(packetID: id)) }
+                        }
+                        if case .dropped = deliver.yield(MQTTMessage(publish: message, acknowledge: acknowledge)) {
                             logger.warning("MQTT: a message on \(message.topic) was dropped: \(Self.messageBuffer) are waiting to be handled")
                         }
                     case .subscribeAcknowledged(_, let granted):
@@ -261,6 +264,17 @@ public actor MQTTClient {
         default: return "the connection was lost"
         }
     }
+}
+
+/// A message from the broker. Call `acknowledge()` once it is handled (for QoS 1, that sends
+/// PUBACK; a broker sends an unacknowledged message again if the session survives).
+public struct MQTTMessage: Sendable {
+    public var publish: MQTTPacket.Publish
+    public var acknowledge: @Sendable () async -> Void
+
+    public var topic: String { publish.topic }
+    public var payload: [UInt8] { publish.payload }
+    public var text: String { String(decoding: publish.payload, as: UTF8.self) }
 }
 
 /// When the broker was last heard from, and whether it has accepted the connection.

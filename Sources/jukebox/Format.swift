@@ -44,6 +44,7 @@ enum Format {
         if let next = params?.nextPick { text += " next pick at \(time(next))" }
         if let state = params?.state { text += " \(state)" }
         if let session = params?.session { text += " \"\(session)\" (\(params?.clips ?? 0) clips)" }
+        if let volume = params?.volume { text += " \(volume)" }
         return text
     }
 }

@@ -1,6 +1,7 @@
 import JukeboxALSA
 import JukeboxControl
 import JukeboxHTTP
+import JukeboxMQTT
 import JukeboxCore
 import JukeboxProtocol
 import JukeboxSndFile
@@ -89,7 +90,10 @@ struct Daemon {
         }
     }
 
-    func run(_ catalog: ClipCatalog, statePath: String, web: (settings: WebSettings, password: String?)? = nil) async throws {
+    func run(
+        _ catalog: ClipCatalog, statePath: String, web: (settings: WebSettings, password: String?)? = nil,
+        mqtt: (settings: MQTTSettings, password: String?)? = nil
+    ) async throws {
         AlsaSink.routeLibraryMessages(to: logger)
         let session = catalog.session
         let jukebox = Jukebox(
@@ -113,6 +117,11 @@ struct Daemon {
             frontEnds.append(.init(service: WebServer(
                 settings: web.settings, password: web.password, sessionsFile: WebServer.sessionsFile(besideState: statePath),
                 jukebox: jukebox, logger: logger) { _ in listening.done() }))
+        }
+
+        if let mqtt {
+            // Never waited for: a broker that is away does not hold up playback or readiness.
+            frontEnds.append(.init(service: MQTTFrontEnd(settings: mqtt.settings, password: mqtt.password, jukebox: jukebox, logger: logger)))
         }
 
         logger.info("session \"\(session.name)\": \(Jukebox.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")

@@ -85,8 +85,10 @@ struct Jukeboxd: AsyncParsableCommand {
             throw ExitCode(65)
         }
         let web: (settings: WebSettings, password: String?)?
+        let mqtt: (settings: MQTTSettings, password: String?)?
         do {
             web = try WebOptions(listen: http, passwordFile: httpPasswordFile).resolve(session)
+            mqtt = try MQTTOptions.resolve(session)
         } catch {
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)
@@ -103,7 +105,7 @@ struct Jukeboxd: AsyncParsableCommand {
         do {
             if let socketGroup { _ = try SocketFile.groupID(socketGroup) }
             try SocketFile.prepare(daemon.socketPath)
-            try await daemon.run(catalog, statePath: statePath, web: web)
+            try await daemon.run(catalog, statePath: statePath, web: web, mqtt: mqtt)
         } catch let error as WebServerError {
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)

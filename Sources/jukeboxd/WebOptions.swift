@@ -25,7 +25,7 @@ struct WebOptions {
         var credential: String?
         if let folder = environment["CREDENTIALS_DIRECTORY"], access(folder + "/web-password", R_OK) == 0 { credential = folder + "/web-password" }
         var password: String?
-        if let path = settings.passwordFile ?? credential { password = try Self.readPassword(path) }
+        if let path = settings.passwordFile ?? credential { password = try Self.readPassword(path, kind: "web") }
         if password == nil, !settings.isLoopback {
             throw WebOptionsError(
                 message: "the web remote on \(settings.listen) would be open to the whole network without a password: put one in a file only jukeboxd's user can read (chmod 600) and name it with --http-password-file or \"passwordFile\" in the session's http section (under systemd, LoadCredential=web-password:FILE), or listen on 127.0.0.1 only",
@@ -34,17 +34,17 @@ struct WebOptions {
         return (settings, password)
     }
 
-    /// The first line of the file, without its line break.
-    static func readPassword(_ path: String) throws(WebOptionsError) -> String {
+    /// The first line of the file, without its line break. `kind`: whose password (`web`, `MQTT`).
+    static func readPassword(_ path: String, kind: String) throws(WebOptionsError) -> String {
         let bytes: [UInt8]
         do {
             bytes = try FilePath.read(path, limit: maxPasswordFileSize)
         } catch {
-            throw WebOptionsError(message: "the web password file \(path): \(error)", exitCode: 78)
+            throw WebOptionsError(message: "the \(kind) password file \(path): \(error)", exitCode: 78)
         }
         let line = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first.map(Array.init) ?? []
         let password = String(decoding: line.last == UInt8(ascii: "\r") ? Array(line.dropLast()) : line, as: UTF8.self)
-        guard !password.isEmpty else { throw WebOptionsError(message: "the web password file \(path) is empty", exitCode: 78) }
+        guard !password.isEmpty else { throw WebOptionsError(message: "the \(kind) password file \(path) is empty", exitCode: 78) }
         return password
     }
 }
@@ -53,4 +53,16 @@ struct WebOptionsError: Error, CustomStringConvertible {
     var message: String
     var exitCode: Int32
     var description: String { message }
+}
+
+/// The MQTT broker's password: the session's `mqtt.passwordFile`, or systemd's
+/// `$CREDENTIALS_DIRECTORY/mqtt-password`.
+enum MQTTOptions {
+    static func resolve(_ session: Session, environment: [String: String] = ProcessEnvironment.current) throws(WebOptionsError) -> (settings: MQTTSettings, password: String?)? {
+        guard let settings = session.mqtt else { return nil }
+        var credential: String?
+        if let folder = environment["CREDENTIALS_DIRECTORY"], access(folder + "/mqtt-password", R_OK) == 0 { credential = folder + "/mqtt-password" }
+        let password = try (settings.passwordFile ?? credential).map { path throws(WebOptionsError) in try WebOptions.readPassword(path, kind: "MQTT") }
+        return (settings, password)
+    }
 }

@@ -46,7 +46,10 @@ struct MQTTClientTests {
             #expect(try await mosquitto.messages("jb/availability") == ["online"], "retained, as a new subscriber sees it")
             // Connected means subscribed too: a command published now arrives.
             let received = LogLines()
-            let reader = Task { for await message in client.messages { await received.append("\(message.topic) \(String(decoding: message.payload, as: UTF8.self))") } }
+            let reader = Task { for await message in client.messages {
+                await message.acknowledge()
+                await received.append("\(message.topic) \(message.text)")
+            } }
             defer { reader.cancel() }
             try await mosquitto.publish("jb/command/play", "water")
             #expect(await received.waitFor("jb/command/play water"))

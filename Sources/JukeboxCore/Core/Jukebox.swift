@@ -250,6 +250,7 @@ public actor Jukebox: Service {
             throw .invalidParameter("the volume must be from \(Self.volumeRange.lowerBound) to \(Self.volumeRange.upperBound), not \(level)")
         }
         await player.setVolume(Double(level) / 100)
+        events.publish(.volume(level))
         return await acknowledge(level, .setVolume)
     }
 

@@ -10,4 +10,6 @@ public enum JukeboxEvent: Sendable, Equatable {
     case scheduled(nextPickEpochSeconds: Double?)
     case device(DeviceState)
     case sessionReloaded(name: String, clips: Int)
+    /// The volume changed, 0–100 (from any front end, or a reload).
+    case volume(Int)
 }

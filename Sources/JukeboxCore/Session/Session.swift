@@ -20,6 +20,8 @@ public struct Session: Sendable, Equatable {
     public var clips: [Clip]
     /// The web remote and HTTP API (`http`); nil: off.
     public var web: WebSettings?
+    /// MQTT and Home Assistant discovery (`mqtt`); nil: off.
+    public var mqtt: MQTTSettings?
     /// The largest clip file an upload may bring, in bytes.
     public var maxUploadSize: Int
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
@@ -36,9 +38,10 @@ public struct Session: Sendable, Equatable {
         interval: ClosedRange<Duration> = Session.defaultInterval, activeHours: [TimeWindow] = [],
         duration: Duration? = nil, cue: ClipSource? = nil, volume: Double = 1,
         playback: PlaybackOptions = PlaybackOptions(), clips: [Clip], maxUploadSize: Int = Session.defaultMaxUploadSize,
-        revision: String = "", web: WebSettings? = nil
+        revision: String = "", web: WebSettings? = nil, mqtt: MQTTSettings? = nil
     ) {
         self.web = web
+        self.mqtt = mqtt
         self.maxUploadSize = maxUploadSize
         self.revision = revision
         self.name = name

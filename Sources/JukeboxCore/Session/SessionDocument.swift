@@ -46,6 +46,7 @@ public struct SessionDocument: Sendable, Equatable {
         "interval": ["min", "max"],
         "output": ["type", "device"],
         "http": ["listen", "passwordFile"],
+        "mqtt": SessionReader.mqttKeys,
     ]
     /// A line longer than this is broken up.
     static let lineWidth = 120

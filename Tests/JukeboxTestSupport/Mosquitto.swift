@@ -1,21 +1,20 @@
 import Foundation
-import JukeboxTestSupport
 import Subprocess
 
 /// A real mosquitto broker on a loopback port of its own, started and stopped by the test (by
 /// its pid), with an optional password file. CI installs mosquitto and mosquitto-clients.
-struct Mosquitto {
-    static var isInstalled: Bool {
+public struct Mosquitto: Sendable {
+    public static var isInstalled: Bool {
         ["/usr/sbin/mosquitto", "/usr/bin/mosquitto_pub", "/usr/bin/mosquitto_sub", "/usr/bin/mosquitto_passwd"]
             .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
     }
-    static let missing = "mosquitto is not installed (apt-get install mosquitto mosquitto-clients): the MQTT tests against a broker are skipped"
+    public static let missing = "mosquitto is not installed (apt-get install mosquitto mosquitto-clients): the MQTT tests against a broker are skipped"
 
-    let folder: TemporaryDirectory
-    let port: Int
+    public let folder: TemporaryDirectory
+    public let port: Int
 
     /// `users`: name → password; none means anonymous clients are allowed.
-    init(users: [String: String] = [:]) throws {
+    public init(users: [String: String] = [:]) throws {
         folder = try TemporaryDirectory()
         port = Self.freePort()
         var config = "listener \(port) 127.0.0.1\npersistence false\nlog_dest stderr\nlog_type all\n"
@@ -38,7 +37,7 @@ struct Mosquitto {
     }
 
     /// Runs the broker while `body` runs; `body` gets a handle to stop and start it again.
-    func run<T: Sendable>(_ body: @Sendable (Broker) async throws -> T) async throws -> T {
+    public func run<T: Sendable>(_ body: @Sendable (Broker) async throws -> T) async throws -> T {
         let broker = Broker(config: folder.file("mosquitto.conf"))
         try await broker.start()
         do {
@@ -51,7 +50,7 @@ struct Mosquitto {
         }
     }
 
-    actor Broker {
+    public actor Broker {
         let config: String
         private var process: Task<Void, Never>?
         private var pid: pid_t?
@@ -60,7 +59,7 @@ struct Mosquitto {
         init(config: String) { self.config = config }
 
         /// Starts mosquitto and returns once it listens.
-        func start() async throws {
+        public func start() async throws {
             let log = LogLines()
             let (started, signal) = AsyncStream.makeStream(of: Optional<pid_t>.self)
             process = Task { [config] in
@@ -80,7 +79,7 @@ struct Mosquitto {
         }
 
         /// Stops it (SIGTERM, by pid) and waits until it has gone.
-        func stop() async {
+        public func stop() async {
             if let pid { kill(pid, SIGTERM) }
             await process?.value
             pid = nil
@@ -94,7 +93,7 @@ struct Mosquitto {
     }
 
     /// A loopback port nothing listens on now.
-    static func freePort() -> Int {
+    public static func freePort() -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -106,18 +105,39 @@ struct Mosquitto {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// `mosquitto_sub`: the first `count` messages on `topic` (retained ones included).
-    func messages(_ topic: String, count: Int = 1, user: (String, String)? = nil) async throws -> [String] {
+    /// `mosquitto_sub`: the first `count` messages on `topic` (retained ones included), as
+    /// `TOPIC PAYLOAD` lines when `verbose`; fewer if `wait` seconds pass first.
+    public func messages(_ topic: String, count: Int = 1, verbose: Bool = false, wait: Int = 10, user: (String, String)? = nil) async throws -> [String] {
         let credentials = user.map { ["-u", $0.0, "-P", $0.1] } ?? []
         let result = try await Subprocess.run(
             .path("/usr/bin/mosquitto_sub"),
-            arguments: Arguments(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-C", "\(count)", "-W", "10"] + credentials),
+            arguments: Arguments(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-C", "\(count)", "-W", "\(wait)"] + (verbose ? ["-v"] : []) + credentials),
             output: .string(limit: 1 << 20), error: .discarded)
         return result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
+    /// The messages on `topic` up to the first that is `value` (or until 10 s pass).
+    public func messages(_ topic: String, until value: String) async throws -> [String] {
+        let result = try await Subprocess.run(
+            .path("/usr/bin/mosquitto_sub"), arguments: ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-W", "10"],
+            input: .none, output: .sequence, error: .discarded
+        ) { execution in
+            var seen: [String] = []
+            for try await line in execution.standardOutput.strings() {
+                let message = line.hasSuffix("\n") ? String(line.dropLast()) : line
+                seen.append(message)
+                if message == value {
+                    try? execution.send(signal: .terminate)
+                    break
+                }
+            }
+            return seen
+        }
+        return result.closureResult
+    }
+
     /// `mosquitto_pub`.
-    func publish(_ topic: String, _ message: String, retain: Bool = false, user: (String, String)? = nil) async throws {
+    public func publish(_ topic: String, _ message: String, retain: Bool = false, user: (String, String)? = nil) async throws {
         let credentials = user.map { ["-u", $0.0, "-P", $0.1] } ?? []
         _ = try await Subprocess.run(
             .path("/usr/bin/mosquitto_pub"),

@@ -1,0 +1,62 @@
+/// The session's `mqtt` section: the broker, the credentials, the topic under which jukeboxd
+/// publishes its state and takes commands, and Home Assistant discovery. Off when absent.
+public struct MQTTSettings: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    public var username: String?
+    public var passwordFile: String?
+    /// `jukeboxd/NAME` unless given: state topics and command topics live under it.
+    public var topic: String
+    public var discovery: Bool
+    public var discoveryPrefix: String
+
+    public static let defaultPort = 1883
+    public static let defaultDiscoveryPrefix = "homeassistant"
+
+    public init(host: String, port: Int = defaultPort, username: String? = nil, passwordFile: String? = nil, topic: String, discovery: Bool = true, discoveryPrefix: String = defaultDiscoveryPrefix) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.passwordFile = passwordFile
+        self.topic = topic
+        self.discovery = discovery
+        self.discoveryPrefix = discoveryPrefix
+    }
+
+    /// `mqtt://host:port`, `mqtt://host`, `host:port` or `host`; nil when it is none of them.
+    public static func broker(_ text: String) -> (host: String, port: Int)? {
+        var rest = Substring(text)
+        if rest.hasPrefix("mqtt://") { rest = rest.dropFirst("mqtt://".count) }
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        guard !rest.isEmpty, !rest.contains("/"), !rest.contains("@"), !rest.contains(" ") else { return nil }
+        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
+            let host = String(rest[rest.index(after: rest.startIndex)..<close])
+            let after = rest[rest.index(after: close)...]
+            if after.isEmpty { return (host, defaultPort) }
+            guard after.hasPrefix(":"), let port = Int(after.dropFirst()), (1...65535).contains(port) else { return nil }
+            return (host, port)
+        }
+        let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+        switch parts.count {
+        case 1: return (String(parts[0]), defaultPort)
+        case 2:
+            guard !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port) else { return nil }
+            return (String(parts[0]), port)
+        default: return nil
+        }
+    }
+
+    /// A topic jukeboxd may publish under: not empty, no wildcards, no empty levels at the ends.
+    public static func isTopic(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 200 && !text.contains("+") && !text.contains("#") && !text.hasPrefix("/") && !text.hasSuffix("/")
+            && !text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
+    /// `jukeboxd/` and the session's name in lowercase letters, digits, `-` and `_`.
+    public static func defaultTopic(name: String) -> String {
+        let slug = String(name.lowercased().unicodeScalars.map { ($0.properties.isAlphabetic && $0.isASCII) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" ? Character($0) : "_" })
+        return "jukeboxd/" + (slug.isEmpty ? "session" : slug)
+    }
+
+    public var broker: String { host.contains(":") ? "mqtt://[\(host)]:\(port)" : "mqtt://\(host):\(port)" }
+}

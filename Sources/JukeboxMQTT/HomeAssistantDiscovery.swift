@@ -1,0 +1,104 @@
+import FoundationEssentials
+
+/// Home Assistant's MQTT discovery configs for one jukeboxd: retained on
+/// `PREFIX/COMPONENT/NODE/OBJECT/config`, grouped under one device, each with the fields
+/// Home Assistant requires for its component, and all following the availability topic.
+struct HomeAssistantDiscovery {
+    let topics: MQTTTopics
+    let sessionName: String
+    /// The enabled clips' titles, the options of the "play" select.
+    let titles: [String]
+
+    struct Device: Encodable {
+        var identifiers: [String]
+        var name: String
+        var manufacturer = "jukeboxd"
+        var model = "jukeboxd"
+    }
+
+    /// The fields of every component, those that do not apply left out.
+    struct Config: Encodable {
+        var name: String
+        var unique_id: String
+        var availability_topic: String
+        var device: Device
+        var command_topic: String?
+        var state_topic: String?
+        var payload_press: String?
+        var payload_on: String?
+        var payload_off: String?
+        var min: Int?
+        var max: Int?
+        var step: Int?
+        var mode: String?
+        var unit_of_measurement: String?
+        var state_class: String?
+        var options: [String]?
+        var icon: String?
+    }
+
+    /// (topic, JSON) for each entity.
+    var configs: [(String, String)] {
+        let device = Device(identifiers: [topics.nodeID], name: "jukeboxd \(sessionName)")
+        func config(_ object: String, _ name: String) -> Config {
+            Config(name: name, unique_id: "\(topics.nodeID)_\(object)", availability_topic: topics.availability, device: device)
+        }
+        var entities: [(String, String, Config)] = []
+        var skip = config("skip", "Skip")
+        skip.command_topic = topics.command("skip")
+        skip.payload_press = "PRESS"
+        skip.icon = "mdi:skip-next"
+        entities.append(("button", "skip", skip))
+        var pick = config("pick", "Pick now")
+        pick.command_topic = topics.command("pick")
+        pick.payload_press = "PRESS"
+        pick.icon = "mdi:shuffle-variant"
+        entities.append(("button", "pick", pick))
+        var paused = config("paused", "Paused")
+        paused.command_topic = topics.command("paused")
+        paused.state_topic = topics.state("paused")
+        paused.payload_on = "ON"
+        paused.payload_off = "OFF"
+        paused.icon = "mdi:pause"
+        entities.append(("switch", "paused", paused))
+        var volume = config("volume", "Volume")
+        volume.command_topic = topics.command("volume")
+        volume.state_topic = topics.state("volume")
+        volume.min = 0
+        volume.max = 100
+        volume.step = 1
+        volume.mode = "slider"
+        volume.unit_of_measurement = "%"
+        volume.icon = "mdi:volume-high"
+        entities.append(("number", "volume", volume))
+        if !titles.isEmpty {
+            var play = config("play", "Play a clip")
+            play.command_topic = topics.command("play_title")
+            play.options = titles
+            play.icon = "mdi:play"
+            entities.append(("select", "play", play))
+        }
+        var now = config("now_playing", "Now playing")
+        now.state_topic = topics.state("now_playing")
+        now.icon = "mdi:music"
+        entities.append(("sensor", "now_playing", now))
+        var queue = config("queue_length", "Queue length")
+        queue.state_topic = topics.state("queue_length")
+        queue.state_class = "measurement"
+        queue.icon = "mdi:playlist-play"
+        entities.append(("sensor", "queue_length", queue))
+        var deviceState = config("device", "Audio device")
+        deviceState.state_topic = topics.state("device")
+        deviceState.icon = "mdi:speaker"
+        entities.append(("sensor", "device", deviceState))
+        var last = config("last_played", "Last played")
+        last.state_topic = topics.state("last_played")
+        last.icon = "mdi:history"
+        entities.append(("sensor", "last_played", last))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return entities.map { component, object, config in
+            (topics.discovery(component, object), String(decoding: (try? encoder.encode(config)) ?? Data(), as: UTF8.self))
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import FoundationEssentials
+import JukeboxCore
+import Logging
+import MQTT
+
+/// Commands from MQTT, mapped to the same core commands as the socket's, with the same
+/// validation. A bad payload is logged with the reason; nothing from the broker can do more.
+struct MQTTCommands: Sendable {
+    let topics: MQTTTopics
+    let jukebox: Jukebox
+    let logger: Logger
+    /// Home Assistant came back: its discovery configs go out again.
+    let homeAssistantOnline: @Sendable () async -> Void
+
+    /// What `play` takes as JSON: `{"clips": ["water", …], "cue": true}`.
+    struct PlayRequest: Decodable {
+        var clips: [String]
+        var cue: Bool?
+    }
+
+    /// A payload longer than this is refused unread (a clip list or a title is far shorter).
+    static let maxPayload = 64 * 1024
+
+    func handle(_ message: MQTTMessage) async {
+        if message.topic == topics.homeAssistantStatus {
+            if message.text == "online" { await homeAssistantOnline() }
+            return
+        }
+        guard let name = topics.commandName(message.topic) else { return }
+        guard message.payload.count <= Self.maxPayload else {
+            return refuse(name, "the payload is \(message.payload.count) bytes, over the \(Self.maxPayload) accepted")
+        }
+        let text = String(message.text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        do throws(JukeboxError) {
+            switch name {
+            case "play":
+                let (clips, cue) = try playRequest(text)
+                let queued = try await jukebox.enqueue(clips, cue: cue, client: "mqtt")
+                try await jukebox.waitUntilDurable(queued)
+            case "play_title":
+                let clips = await jukebox.snapshot().session.clips
+                guard let clip = clips.first(where: { $0.title == text }) ?? clips.first(where: { $0.id == text }) else {
+                    return refuse(name, "no clip is titled \"\(text.prefix(100))\"")
+                }
+                try await jukebox.waitUntilDurable(try await jukebox.enqueue([clip.id], cue: false, client: "mqtt"))
+            case "skip": try await jukebox.waitUntilDurable(await jukebox.skip())
+            case "pick": try await jukebox.waitUntilDurable(await jukebox.pick())
+            case "pause": try await jukebox.waitUntilDurable(await jukebox.pause())
+            case "resume": try await jukebox.waitUntilDurable(await jukebox.resume())
+            case "paused":
+                switch text.uppercased() {
+                case "ON": try await jukebox.waitUntilDurable(await jukebox.pause())
+                case "OFF": try await jukebox.waitUntilDurable(await jukebox.resume())
+                default: return refuse(name, "\"\(text.prefix(40))\" is not ON or OFF")
+                }
+            case "volume":
+                guard let level = Int(text) ?? Double(text).flatMap({ $0.isFinite ? Int($0.rounded()) : nil }), (0...100).contains(level) else {
+                    return refuse(name, "\"\(text.prefix(40))\" is not a volume from 0 to 100")
+                }
+                try await jukebox.waitUntilDurable(try await jukebox.setVolume(level))
+            default:
+                return refuse(name, "there is no such command (play, play_title, skip, pick, pause, resume, paused, volume)")
+            }
+        } catch {
+            refuse(name, error.description)
+        }
+    }
+
+    /// A clip id, or `{"clips": […], "cue": true}`.
+    private func playRequest(_ text: String) throws(JukeboxError) -> ([String], Bool) {
+        guard text.hasPrefix("{") else {
+            guard !text.isEmpty else { throw .invalidParameter("the payload is empty (send a clip id, or {\"clips\": [\"id\"], \"cue\": true})") }
+            return ([text], false)
+        }
+        guard let request = try? JSONDecoder().decode(PlayRequest.self, from: Data(text.utf8)), !request.clips.isEmpty else {
+            throw .invalidParameter("the payload is not a clip id or {\"clips\": [\"id\", …], \"cue\": true}")
+        }
+        return (request.clips, request.cue ?? false)
+    }
+
+    private func refuse(_ command: String, _ reason: String) {
+        logger.warning("MQTT command \(command) refused: \(reason)", metadata: ["command": "\(command)"])
+    }
+}

@@ -1,0 +1,58 @@
+import FoundationEssentials
+import JukeboxCore
+import Logging
+import MQTT
+import ServiceLifecycle
+
+/// MQTT as one more front end: jukeboxd's state on retained topics under the session's
+/// `topic`, commands on `TOPIC/command/NAME` mapped to the same core commands as the socket's,
+/// and Home Assistant discovery. A broker that is away never holds up playback or the socket:
+/// the client tries again in the background and state is published afresh on every connection.
+public struct MQTTFrontEnd: Service {
+    let settings: MQTTSettings
+    let password: String?
+    let jukebox: Jukebox
+    let logger: Logger
+
+    public init(settings: MQTTSettings, password: String?, jukebox: Jukebox, logger: Logger) {
+        self.settings = settings
+        self.password = password
+        self.jukebox = jukebox
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let topics = MQTTTopics(settings: settings)
+        let state = StatePublisher(topics: topics, jukebox: jukebox)
+        let configuration = MQTTConfiguration(
+            host: settings.host, port: settings.port, clientID: topics.nodeID, username: settings.username, password: password,
+            keepAlive: .seconds(60), will: .init(topic: topics.availability, text: "offline", qos: .atLeastOnce, retain: true),
+            subscriptions: [.init(topics.command("+"))] + (settings.discovery ? [.init(topics.homeAssistantStatus)] : []))
+        let client = MQTTClient(configuration: configuration, logger: logger) {
+            await state.connected()
+        }
+        await state.attach(client)
+        let commands = MQTTCommands(topics: topics, jukebox: jukebox, logger: logger) {
+            await state.publishDiscovery()
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            group.addTask {
+                for await message in client.messages {
+                    await commands.handle(message)
+                    await message.acknowledge()
+                }
+            }
+            group.addTask {
+                for await _ in jukebox.events.subscribe() { await state.publishChanges() }
+            }
+            group.addTask {
+                // Stopping: say so while still connected; the client then disconnects cleanly.
+                try? await gracefulShutdown()
+                await state.goingOffline()
+            }
+            _ = await group.next()
+            group.cancelAll()
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import FoundationEssentials
+import JukeboxCore
+import MQTT
+
+/// jukeboxd's state on retained topics: all of it on every connection (a broker may have
+/// restarted and forgotten it), then what changes as events come. Home Assistant's discovery
+/// configs go out on every connection and whenever Home Assistant says it is back online.
+actor StatePublisher {
+    let topics: MQTTTopics
+    let jukebox: Jukebox
+    private var client: MQTTClient?
+    /// What each state topic last carried on this connection.
+    private var published: [String: String] = [:]
+    /// The clip titles last advertised to Home Assistant's select.
+    private var advertisedTitles: [String] = []
+
+    init(topics: MQTTTopics, jukebox: Jukebox) {
+        self.topics = topics
+        self.jukebox = jukebox
+    }
+
+    func attach(_ client: MQTTClient) { self.client = client }
+
+    func connected() async {
+        published = [:]
+        await send(topics.availability, "online")
+        await publishDiscovery()
+        await publishChanges()
+    }
+
+    func goingOffline() async {
+        await send(topics.availability, "offline")
+    }
+
+    /// Publishes the state topics whose value changed.
+    func publishChanges() async {
+        guard let client, await client.isConnected else { return }
+        let snapshot = await jukebox.snapshot()
+        for (name, value) in Self.state(snapshot) where published[name] != value {
+            if await send(topics.state(name), value) { published[name] = value }
+        }
+        if advertisedTitles != Self.titles(snapshot), published.isEmpty == false { await publishDiscovery(snapshot) }
+    }
+
+    /// The state topics and their values.
+    static func state(_ snapshot: JukeboxSnapshot) -> [(String, String)] {
+        let volume = Int((snapshot.player.volume * 100).rounded())
+        let device: String = switch snapshot.player.deviceState {
+        case .closed: "idle"
+        case .open: "playing through \(snapshot.player.deviceName)"
+        case .retrying(let after, let error): "\(error.code); retrying in \(DurationText.format(after))"
+        }
+        return [
+            ("now_playing", snapshot.queue.current?.clip.title ?? ""),
+            ("queue_length", "\(snapshot.queue.waiting.count)"),
+            ("paused", snapshot.queue.paused ? "ON" : "OFF"),
+            ("volume", "\(volume)"),
+            ("device", device),
+            ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? ""),
+        ]
+    }
+
+    static func titles(_ snapshot: JukeboxSnapshot) -> [String] {
+        snapshot.catalog.session.clips.filter(\.enabled).map(\.title)
+    }
+
+    func publishDiscovery() async {
+        await publishDiscovery(await jukebox.snapshot())
+    }
+
+    private func publishDiscovery(_ snapshot: JukeboxSnapshot) async {
+        guard topics.discovery, let client, await client.isConnected else { return }
+        advertisedTitles = Self.titles(snapshot)
+        for (topic, config) in HomeAssistantDiscovery(topics: topics, sessionName: snapshot.session.name, titles: advertisedTitles).configs {
+            await send(topic, config)
+        }
+    }
+
+    @discardableResult
+    private func send(_ topic: String, _ text: String) async -> Bool {
+        guard let client else { return false }
+        return await client.publish(.init(topic: topic, text: text, qos: .atLeastOnce, retain: true))
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import JukeboxTestSupport
+import Subprocess
+import Testing
+
+/// jukeboxd with a session `mqtt` section against a real mosquitto started by the test:
+/// Home Assistant discovery, state topics, commands, the last will, a broker restart, and a
+/// broker that is not there.
+@Suite("MQTT and Home Assistant", .timeLimit(.minutes(2)), .enabled(if: Mosquitto.isInstalled, Comment(rawValue: Mosquitto.missing)))
+struct MQTTFrontEndTests {
+    let folder: TemporaryDirectory
+    let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 4000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
+    var socket: String { folder.file("c.sock") }
+    var arguments: [String] { [folder.file("Desk.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "null"] }
+
+    init() throws {
+        folder = try TemporaryDirectory()
+        try folder.write("water.wav", tone)
+        try folder.write("walk.wav", tone)
+    }
+
+    func session(port: Int, extra: String = "") throws {
+        try folder.write("Desk.json", text: """
+            { "interval": { "min": "1h", "max": "1h" },
+              "mqtt": { "broker": "mqtt://127.0.0.1:\(port)"\(extra) },
+              "clips": [ { "file": "water.wav", "title": "Drink some water" }, { "file": "walk.wav" } ] }
+            """)
+    }
+
+    func jukebox(_ words: String...) async throws -> DaemonProcess.Outcome {
+        try await DaemonProcess.run(["--socket", socket] + words, tool: "jukebox")
+    }
+
+    /// The fields Home Assistant requires of each component, and the ones every entity shares.
+    static let required: [String: [String]] = [
+        "button": ["command_topic"], "switch": ["command_topic", "state_topic"], "number": ["command_topic", "state_topic", "min", "max"],
+        "select": ["command_topic", "options"], "sensor": ["state_topic"],
+    ]
+
+    @Test func homeAssistantFindsTheDeviceAndItsCommandsWork() async throws {
+        let mosquitto = try Mosquitto()
+        try session(port: mosquitto.port)
+        try await mosquitto.run { _ in
+            _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+                #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
+                // Discovery: nine retained configs under one device, each valid for Home Assistant.
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 9, verbose: true)
+                #expect(configs.count == 9, "\(configs)")
+                var uniqueIDs = Set<String>()
+                for line in configs {
+                    let (topic, payload) = try #require(line.split(separator: " ", maxSplits: 1).map(String.init).twoElements)
+                    let component = topic.split(separator: "/")[1]
+                    let config = try #require(try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any], "\(payload)")
+                    for field in (Self.required[String(component)] ?? ["?"]) + ["name", "unique_id", "availability_topic", "device"] {
+                        #expect(config[field] != nil, "\(topic) has no \(field)")
+                    }
+                    uniqueIDs.insert(config["unique_id"] as? String ?? "")
+                    #expect(config["availability_topic"] as? String == "jukeboxd/desk/availability")
+                    #expect((config["device"] as? [String: Any])?["identifiers"] as? [String] == ["jukeboxd_desk"])
+                    if component == "select" {
+                        #expect(config["options"] as? [String] == ["Drink some water", "walk"])
+                    }
+                }
+                #expect(uniqueIDs.count == 9)
+                // State, retained.
+                #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
+                #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])
+                #expect(try await mosquitto.messages("jukeboxd/desk/volume") == ["100"])
+                // Commands change the state, and the state topics follow.
+                try await mosquitto.publish("jukeboxd/desk/command/paused", "ON")
+                #expect(try await mosquitto.messages("jukeboxd/desk/paused", until: "ON").last == "ON")
+                try await mosquitto.publish("jukeboxd/desk/command/volume", "40")
+                #expect(try await mosquitto.messages("jukeboxd/desk/volume", until: "40").last == "40")
+                try await mosquitto.publish("jukeboxd/desk/command/play_title", "Drink some water")
+                try await mosquitto.publish("jukeboxd/desk/command/play", #"{"clips": ["walk"], "cue": false}"#)
+                #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "2").last == "2")
+                let queue = try await jukebox("queue")
+                #expect(queue.stdout.contains("water") && queue.stdout.contains("walk") && queue.stdout.contains("mqtt"), "\(queue.stdout)")
+                // A bad payload is refused with the reason, and nothing else happens.
+                try await mosquitto.publish("jukeboxd/desk/command/volume", "loud")
+                try await mosquitto.publish("jukeboxd/desk/command/play", "nosuchclip")
+                try await mosquitto.publish("jukeboxd/desk/command/dance", "now")
+                #expect(await log.waitFor("MQTT command volume refused: \"loud\" is not a volume from 0 to 100"))
+                #expect(await log.waitFor("MQTT command play refused:"))
+                #expect(await log.waitFor("MQTT command dance refused: there is no such command"))
+                #expect(try await jukebox("volume").stdout.contains("40"))
+                // A change made with the CLI shows on the state topic too (the volume event).
+                #expect(try await jukebox("volume", "55").status == 0)
+                #expect(try await mosquitto.messages("jukeboxd/desk/volume", until: "55").last == "55")
+            }
+        }
+    }
+
+    @Test func theLastWillSaysOfflineWhenTheDaemonIsKilled() async throws {
+        let mosquitto = try Mosquitto()
+        try session(port: mosquitto.port, extra: #", "topic": "home/jukebox", "discovery": false"#)
+        try await mosquitto.run { _ in
+            let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", stopWith: .kill) { log in
+                #expect(await log.waitFor("MQTT connected"))
+                let availability = try await mosquitto.messages("home/jukebox/availability")
+                #expect(availability == ["online"])
+            }
+            #expect(run.status == nil, "killed")
+            #expect(try await mosquitto.messages("home/jukebox/availability", until: "offline").last == "offline")
+            // Discovery off: no configs.
+            #expect(try await mosquitto.messages("homeassistant/#", count: 1, wait: 1).isEmpty)
+        }
+    }
+
+    @Test func aBrokerRestartLeadsToReconnectionAndStateAgainAndAStopSaysOffline() async throws {
+        let mosquitto = try Mosquitto()
+        try session(port: mosquitto.port)
+        try await mosquitto.run { broker in
+            let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+                #expect(await log.waitFor("MQTT connected"))
+                await broker.stop()
+                #expect(await log.waitFor("closed the connection"))
+                try await broker.start()
+                #expect(await log.waitUntil { $0.filter { $0.contains("MQTT connected") }.count == 2 })
+                // The broker kept nothing (no persistence): all of it was published again.
+                #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
+                #expect(try await mosquitto.messages("homeassistant/button/jukeboxd_desk/skip/config").count == 1)
+            }
+            #expect(run.status == 0)
+            #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["offline"], "said on a clean stop")
+        }
+    }
+
+    @Test func withoutABrokerTheDaemonPlaysOnAndSaysSoOnce() async throws {
+        try session(port: Mosquitto.freePort())
+        _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+            #expect(await log.waitFor("cannot connect (connection refused); trying again"))
+            let played = try await jukebox("play", "water")
+            #expect(played.status == 0)
+            #expect(await log.waitFor("played water"))
+            #expect(await log.lines.filter { $0.contains("cannot connect") }.count == 1)
+        }
+    }
+}
+
+extension Array {
+    var twoElements: (Element, Element)? { count == 2 ? (self[0], self[1]) : nil }
+}
