@@ -69,6 +69,7 @@ public actor Jukebox: Service {
     private var catalog: ClipCatalog
     /// The output in use, watched for calls that never return (`outputStall`).
     private var output: WatchedOutput
+    let hooks: HookRunner
 
     public init(
         catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, makeOutput: @escaping OutputFactory,
@@ -83,9 +84,17 @@ public actor Jukebox: Service {
         let player = Player(
             sink: output, decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
             events: events, logger: logger)
+        let hooks = HookRunner(session.hooks, logger: logger)
+        let playCue = ClipPlayQueue.playingCue(logger: logger)
         let queue = ClipPlayQueue(
             player: player, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
-            capacity: configuration.queueLimit, logger: logger)
+            capacity: configuration.queueLimit, logger: logger,
+            beforePlaying: { entry, player in
+                await hooks.run(.beforePlaying, entry: entry)
+                try await playCue(entry, player)
+            },
+            afterPlaying: { entry, outcome in await hooks.run(.afterPlaying, entry: entry, outcome: outcome) })
+        self.hooks = hooks
         self.events = events
         self.output = output
         self.player = player
@@ -150,6 +159,16 @@ public actor Jukebox: Service {
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
             tasks.addTask { try? await scheduler.run(); return true }
+            // The idle hook, once the device has been released after playing.
+            let deviceChanges = events.subscribe()
+            tasks.addTask { [hooks] in
+                await cancelWhenGracefulShutdown {
+                    for await event in deviceChanges {
+                        if case .device(.closed) = event { await hooks.run(.idle) }
+                    }
+                }
+                return false
+            }
             if let writer {
                 // Subscribed before the queue or the scheduler can change anything.
                 let changes = events.subscribe()
@@ -283,6 +302,7 @@ public actor Jukebox: Service {
         let old = catalog.session
         catalog = fresh
         await player.configure(session.playback)
+        if session.hooks != old.hooks { await hooks.configure(session.hooks) }
         if session.output != old.output {
             output = WatchedOutput(makeOutput(session.output))
             await player.useOutput(output)

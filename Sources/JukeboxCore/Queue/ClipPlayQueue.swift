@@ -15,6 +15,8 @@ public actor ClipPlayQueue: Service {
     /// Runs in the consumer, right before each clip: the cue, the log line, the event.
     /// Throwing `AudioDeviceError` makes the whole slot wait for the device and start over.
     public typealias BeforePlaying = @Sendable (QueueEntry, Player) async throws -> Void
+    /// Runs in the consumer once a clip has ended, before the next one starts.
+    public typealias AfterPlaying = @Sendable (QueueEntry, PlayOutcome) async -> Void
 
     public static let defaultCapacity = 10_000
     public static let historyLimit = 200
@@ -26,6 +28,7 @@ public actor ClipPlayQueue: Service {
     nonisolated let player: Player
     nonisolated let events: EventBus
     private let beforePlaying: BeforePlaying
+    private let afterPlaying: AfterPlaying?
     private let clock: any Clock<Duration>
     private let wallClock: WallClock
     private let logger: Logger
@@ -66,8 +69,9 @@ public actor ClipPlayQueue: Service {
     public init(
         player: Player, events: EventBus = EventBus(), clock: any Clock<Duration> = ContinuousClock(),
         wallClock: @escaping WallClock = SystemWallClock.now, capacity: Int = ClipPlayQueue.defaultCapacity,
-        logger: Logger, beforePlaying: BeforePlaying? = nil
+        logger: Logger, beforePlaying: BeforePlaying? = nil, afterPlaying: AfterPlaying? = nil
     ) {
+        self.afterPlaying = afterPlaying
         self.player = player
         self.events = events
         self.clock = clock
@@ -273,6 +277,7 @@ public actor ClipPlayQueue: Service {
                 }
                 // A clip that ended (its tail drained as the shutdown began) counts as played.
                 finish(entry, outcome)
+                await afterPlaying?(entry, outcome)
                 if Task.isCancelled { return }
                 if waiting.isEmpty { await player.becameIdle() }
             }

@@ -22,6 +22,8 @@ public struct Session: Sendable, Equatable {
     public var web: WebSettings?
     /// MQTT and Home Assistant discovery (`mqtt`); nil: off.
     public var mqtt: MQTTSettings?
+    /// Programs run around playback (`hooks`).
+    public var hooks: Hooks
     /// The largest clip file an upload may bring, in bytes.
     public var maxUploadSize: Int
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
@@ -38,8 +40,9 @@ public struct Session: Sendable, Equatable {
         interval: ClosedRange<Duration> = Session.defaultInterval, activeHours: [TimeWindow] = [],
         duration: Duration? = nil, cue: ClipSource? = nil, volume: Double = 1,
         playback: PlaybackOptions = PlaybackOptions(), clips: [Clip], maxUploadSize: Int = Session.defaultMaxUploadSize,
-        revision: String = "", web: WebSettings? = nil, mqtt: MQTTSettings? = nil
+        revision: String = "", web: WebSettings? = nil, mqtt: MQTTSettings? = nil, hooks: Hooks = Hooks()
     ) {
+        self.hooks = hooks
         self.web = web
         self.mqtt = mqtt
         self.maxUploadSize = maxUploadSize

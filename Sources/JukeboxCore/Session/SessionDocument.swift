@@ -47,6 +47,7 @@ public struct SessionDocument: Sendable, Equatable {
         "output": ["type", "device"],
         "http": ["listen", "passwordFile"],
         "mqtt": SessionReader.mqttKeys,
+        "hooks": SessionReader.hookKeys,
     ]
     /// A line longer than this is broken up.
     static let lineWidth = 120

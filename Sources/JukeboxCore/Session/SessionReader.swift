@@ -13,7 +13,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "http", "mqtt", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "http", "mqtt", "hooks", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "enabled"]
     static let windowKeys = ["from", "to", "days"]
 
@@ -44,6 +44,7 @@ struct SessionReader {
         let playback = playbackOptions(fields)
         let web = fields["http"].flatMap { self.web($0, sessionDirectory: sessionDirectory) }
         let mqtt = fields["mqtt"].flatMap { self.mqtt($0, sessionDirectory: sessionDirectory, name: name) }
+        let hooks = fields["hooks"].map { self.hooks($0) } ?? Hooks()
         var maxUploadSize = Session.defaultMaxUploadSize
         if let value = fields["maxUploadSize"], let number = number(value, at: "maxUploadSize") {
             let range = Session.maxUploadSizeRange
@@ -57,7 +58,7 @@ struct SessionReader {
         guard problems.isEmpty else { return nil }
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
-            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, web: web, mqtt: mqtt)
+            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, web: web, mqtt: mqtt, hooks: hooks)
     }
 
     /// `output: {"type": "alsa", "device": …}`, or the `device` shorthand; not both.
@@ -94,6 +95,38 @@ struct SessionReader {
             return nil
         }
         return settings
+    }
+
+    static let hookKeys = Hooks.Moment.allCases.map(\.rawValue) + ["timeLimit"]
+
+    /// `hooks: {"beforePlaying": ["gpioset", "gpiochip0", "17=1"], "afterPlaying": […],
+    /// "idle": […], "timeLimit": "5s"}`: argument lists, never a shell command line.
+    mutating func hooks(_ value: JSONValue) -> Hooks {
+        var hooks = Hooks()
+        guard let fields = object(value, at: "hooks", allowed: Self.hookKeys) else { return hooks }
+        for moment in Hooks.Moment.allCases {
+            guard let value = fields[moment.rawValue] else { continue }
+            let at = "hooks.\(moment.rawValue)"
+            guard case .array(let items) = value, !items.isEmpty, items.count <= Hooks.maxArguments else {
+                problem(at, "\(value.shortDescription) is not a list of 1 to \(Hooks.maxArguments) words, the program first (such as [\"gpioset\", \"gpiochip0\", \"17=1\"]; no shell is run)")
+                continue
+            }
+            var words: [String] = []
+            for (index, item) in items.enumerated() {
+                guard case .string(let word) = item, !word.isEmpty, word.utf8.count <= Hooks.maxArgumentLength, !word.contains("\u{0}") else {
+                    problem("\(at)[\(index)]", "\(item.shortDescription) is not a word of 1 to \(Hooks.maxArgumentLength) bytes")
+                    continue
+                }
+                words.append(word)
+            }
+            if words.count == items.count { hooks.commands[moment] = words }
+        }
+        if let value = fields["timeLimit"], let limit = duration(value, at: "hooks.timeLimit") {
+            if Hooks.timeLimitRange.contains(limit) { hooks.timeLimit = limit } else {
+                problem("hooks.timeLimit", "\(value.shortDescription) is out of range (100ms to 60s)")
+            }
+        }
+        return hooks
     }
 
     static let mqttKeys = ["broker", "username", "passwordFile", "topic", "discovery", "discoveryPrefix"]
