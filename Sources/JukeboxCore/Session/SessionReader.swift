@@ -107,7 +107,11 @@ struct SessionReader {
         for moment in Hooks.Moment.allCases {
             guard let value = fields[moment.rawValue] else { continue }
             let at = "hooks.\(moment.rawValue)"
-            guard case .array(let items) = value, !items.isEmpty, items.count <= Hooks.maxArguments else {
+            if case .array(let items) = value, items.isEmpty {
+                problem(at, "is empty (give the program and its arguments, such as [\"gpioset\", \"gpiochip0\", \"17=1\"], or leave it out)")
+                continue
+            }
+            guard case .array(let items) = value, items.count <= Hooks.maxArguments else {
                 problem(at, "\(value.shortDescription) is not a list of 1 to \(Hooks.maxArguments) words, the program first (such as [\"gpioset\", \"gpiochip0\", \"17=1\"]; no shell is run)")
                 continue
             }
