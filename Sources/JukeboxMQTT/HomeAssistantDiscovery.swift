@@ -78,23 +78,18 @@ struct HomeAssistantDiscovery {
             play.icon = "mdi:play"
             entities.append(("select", "play", play))
         }
-        var now = config("now_playing", "Now playing")
-        now.state_topic = topics.state("now_playing")
-        now.icon = "mdi:music"
-        entities.append(("sensor", "now_playing", now))
-        var queue = config("queue_length", "Queue length")
-        queue.state_topic = topics.state("queue_length")
-        queue.state_class = "measurement"
-        queue.icon = "mdi:playlist-play"
-        entities.append(("sensor", "queue_length", queue))
-        var deviceState = config("device", "Audio device")
-        deviceState.state_topic = topics.state("device")
-        deviceState.icon = "mdi:speaker"
-        entities.append(("sensor", "device", deviceState))
-        var last = config("last_played", "Last played")
-        last.state_topic = topics.state("last_played")
-        last.icon = "mdi:history"
-        entities.append(("sensor", "last_played", last))
+        // Sensors: (object and state topic, name, icon, state class).
+        let sensors = [
+            ("now_playing", "Now playing", "mdi:music", nil), ("queue_length", "Queue length", "mdi:playlist-play", "measurement"),
+            ("device", "Audio device", "mdi:speaker", nil), ("last_played", "Last played", "mdi:history", nil),
+        ]
+        for (object, name, icon, stateClass) in sensors {
+            var sensor = config(object, name)
+            sensor.state_topic = topics.state(object)
+            sensor.icon = icon
+            sensor.state_class = stateClass
+            entities.append(("sensor", object, sensor))
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return entities.map { component, object, config in

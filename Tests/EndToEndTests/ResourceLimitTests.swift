@@ -56,9 +56,29 @@ struct ResourceLimitTests {
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
         try #require(limit.rlim_cur >= 1200, "the test itself needs 1 200 descriptors")
+        let lines = try await withDaemon(openFiles: 1024) { log in
+            var held: [Int32] = []
+            defer { held.filter { $0 >= 0 }.forEach { close($0) } }
+            for _ in 0..<1100 { held.append(rawConnection()) }
+            #expect(held.allSatisfy { $0 >= 0 }, "every connection is accepted")
+            let status = try await jukebox("status")
+            #expect(status.status == 0, "\(status.stderr)")
+            #expect(try await jukebox("play", "a").status == 0, "queued and saved durably")
+            #expect(await log.waitFor("played a"), "the clip's file opened")
+            let pid = try #require(daemonPID())
+            let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+            #expect(open <= 256 + 64, "\(open) descriptors open in the daemon")
+        }
+        #expect(lines.contains { $0.contains("closing the one idle longest") })
+    }
+
+    /// Runs the daemon under a limit of `openFiles` descriptors (`extra`: more arguments)
+    /// while `body` runs, stops it, and checks it stopped cleanly with no descriptor error.
+    /// Returns its log.
+    func withDaemon(openFiles: Int, extra: [String] = [], _ body: @Sendable (LogLines) async throws -> Void) async throws -> [String] {
         let log = LogLines()
-        let arguments = ["-c", "ulimit -n 1024 && exec \"$0\" \"$@\"", DaemonProcess.binaryDirectory + "/jukeboxd", folder.file("s.json"),
-                         "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"]
+        let arguments = ["-c", "ulimit -n \(openFiles) && exec \"$0\" \"$@\"", DaemonProcess.binaryDirectory + "/jukeboxd", folder.file("s.json"),
+                         "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"] + extra
         let result = try await Subprocess.run(.path("/bin/sh"), arguments: Arguments(arguments), input: .none, output: .discarded, error: .sequence) { execution in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -66,17 +86,7 @@ struct ResourceLimitTests {
                     await log.finish()
                 }
                 guard await log.waitFor("control socket listening") else { return false }
-                var held: [Int32] = []
-                defer { held.filter { $0 >= 0 }.forEach { close($0) } }
-                for _ in 0..<1100 { held.append(rawConnection()) }
-                #expect(held.allSatisfy { $0 >= 0 }, "every connection is accepted")
-                let status = try await jukebox("status")
-                #expect(status.status == 0, "\(status.stderr)")
-                #expect(try await jukebox("play", "a").status == 0, "queued and saved durably")
-                #expect(await log.waitFor("played a"), "the clip's file opened")
-                let pid = try #require(daemonPID())
-                let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
-                #expect(open <= 256 + 64, "\(open) descriptors open in the daemon")
+                try await body(log)
                 try execution.send(signal: .terminate)
                 try await group.waitForAll()
                 return true
@@ -86,7 +96,7 @@ struct ResourceLimitTests {
         #expect(DaemonProcess.status(result.terminationStatus) == 0)
         let lines = await log.lines
         #expect(!lines.contains { $0.contains("Too many open files") || $0.contains("error") }, "\(lines.filter { $0.contains("error") })")
-        #expect(lines.contains { $0.contains("closing the one idle longest") })
+        return lines
     }
 
     /// A TCP connection to 127.0.0.1:`port`, made without waiting (or -1).
@@ -110,47 +120,30 @@ struct ResourceLimitTests {
     /// 300 more waits in the backlog instead of taking the descriptors that clips, the device,
     /// the state file and the control socket need. Once the flood goes, the page is served.
     @Test func aFloodOfWebConnectionsLeavesTheDaemonWorking() async throws {
-        let log = LogLines()
-        let arguments = ["-c", "ulimit -n 256 && exec \"$0\" \"$@\"", DaemonProcess.binaryDirectory + "/jukeboxd", folder.file("s.json"),
-                         "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw",
-                         "--http", "127.0.0.1:0"]
-        let result = try await Subprocess.run(.path("/bin/sh"), arguments: Arguments(arguments), input: .none, output: .discarded, error: .sequence) { execution in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for try await line in execution.standardError.strings() { await log.append(line) }
-                    await log.finish()
-                }
-                guard await log.waitFor("web remote listening") else { return false }
-                let line = await log.lines.first { $0.contains("web remote listening") } ?? ""
-                let port = try #require(line.split(separator: "(port ").last.flatMap { Int($0.dropLast()) })
-                var flood: [Int32] = []
-                defer { flood.filter { $0 >= 0 }.forEach { close($0) } }
-                for _ in 0..<300 { flood.append(Self.tcpConnection(port: port)) }
-                #expect(await log.waitFor("the web remote has 48 connections open"), "the limit is reached, and said")
-                let status = try await jukebox("status")
-                #expect(status.status == 0, "\(status.stderr)")
-                #expect(try await jukebox("play", "a").status == 0, "queued and saved durably")
-                #expect(await log.waitFor("played a"), "the clip's file opened")
-                let pid = try #require(daemonPID())
-                let sockets = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").filter {
-                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)"))?.hasPrefix("socket:") == true
-                }
-                // Counted after the requests above: the flood's 48, the two listening sockets, the
-                // journal's and the one asking.
-                #expect(sockets.count <= 48 + 6, "\(sockets.count) sockets open in the daemon")
-                flood.forEach { close($0) }
-                flood = []
-                let page = try await WebAPITests.curl(["http://127.0.0.1:\(port)/"])
-                #expect(page.status == 200, "the page is served once the flood has gone")
-                try execution.send(signal: .terminate)
-                try await group.waitForAll()
-                return true
+        _ = try await withDaemon(openFiles: 256, extra: ["--http", "127.0.0.1:0"]) { log in
+            #expect(await log.waitFor("web remote listening"))
+            let line = await log.lines.first { $0.contains("web remote listening") } ?? ""
+            let port = try #require(line.split(separator: "(port ").last.flatMap { Int($0.dropLast()) })
+            var flood: [Int32] = []
+            defer { flood.filter { $0 >= 0 }.forEach { close($0) } }
+            for _ in 0..<300 { flood.append(Self.tcpConnection(port: port)) }
+            #expect(await log.waitFor("the web remote has 48 connections open"), "the limit is reached, and said")
+            let status = try await jukebox("status")
+            #expect(status.status == 0, "\(status.stderr)")
+            #expect(try await jukebox("play", "a").status == 0, "queued and saved durably")
+            #expect(await log.waitFor("played a"), "the clip's file opened")
+            let pid = try #require(daemonPID())
+            let sockets = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)"))?.hasPrefix("socket:") == true
             }
+            // Counted after the requests above: the flood's 48, the two listening sockets, the
+            // journal's and the one asking.
+            #expect(sockets.count <= 48 + 6, "\(sockets.count) sockets open in the daemon")
+            flood.forEach { close($0) }
+            flood = []
+            let page = try await WebAPITests.curl(["http://127.0.0.1:\(port)/"])
+            #expect(page.status == 200, "the page is served once the flood has gone")
         }
-        #expect(result.closureResult == true)
-        #expect(DaemonProcess.status(result.terminationStatus) == 0)
-        let lines = await log.lines
-        #expect(!lines.contains { $0.contains("Too many open files") || $0.contains("error") }, "\(lines.filter { $0.contains("error") })")
     }
 
     static func residentKilobytes(_ pid: Int32) -> Int {

@@ -1,4 +1,5 @@
 import JukeboxCore
+import JukeboxTestSupport
 import MQTT
 import NIOCore
 import Testing
@@ -142,15 +143,7 @@ struct MQTTCodecTests {
         var random = SeededGenerator(seed: 14)
         var refused = 0
         for _ in 0..<3000 {
-            var stream = Self.stream
-            for _ in 0..<Int(random.next() % 4 + 1) {
-                let at = Int(random.next() % UInt64(stream.count))
-                switch random.next() % 3 {
-                case 0: stream[at] = UInt8(truncatingIfNeeded: random.next())
-                case 1: stream.remove(at: at)
-                default: stream.insert(UInt8(truncatingIfNeeded: random.next()), at: at)
-                }
-            }
+            let stream = Mutations.mutate(Self.stream, using: &random)
             let split = Int(random.next() % UInt64(stream.count + 1))
             var buffer = ByteBuffer(bytes: stream[..<split])
             let decoder = MQTTPacketDecoder()
