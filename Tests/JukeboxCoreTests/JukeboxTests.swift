@@ -1,4 +1,5 @@
 import Glibc
+import Logging
 import JukeboxTestSupport
 import Synchronization
 import Testing
@@ -32,13 +33,27 @@ struct JukeboxTests {
             interval: .seconds(10) ... .seconds(10), duration: duration, cue: cue, volume: volume, clips: clips)
     }
 
-    func make(_ catalog: ClipCatalog, decoder: FakeDecoder) -> Jukebox {
+    func make(_ catalog: ClipCatalog, decoder: FakeDecoder, logger: Logger = .quiet) -> Jukebox {
         sessionFile.withLock { $0 = catalog.session }
         let outputs = outputs
         return Jukebox(
             catalog: catalog, decoder: decoder, makeOutput: { outputs["\($0)"]! },
             loadSession: { [sessionFile] in sessionFile.withLock { $0! } },
-            configuration: .init(generator: SeededGenerator(seed: 1), clock: clock, wallClock: { 1_000 }), logger: .quiet)
+            configuration: .init(generator: SeededGenerator(seed: 1), clock: clock, wallClock: { 1_000 }), logger: logger)
+    }
+
+    /// The web remote and MQTT are set up at start-up: a reload that changes their sections
+    /// says a restart is needed, rather than leaving the old settings in use unsaid.
+    @Test func aReloadThatChangesTheFrontEndsSaysARestartIsNeeded() async throws {
+        let decoder = Fixtures.decoder([("a", 1, 100)])
+        let log = LogCollector()
+        let jukebox = make(await ClipCatalog.probing(session([clip("a")]), with: decoder), decoder: decoder, logger: Logger(label: "t") { _ in log })
+        _ = try await jukebox.reload()
+        #expect(!log.contains("section changed"), "nothing changed")
+        sessionFile.withLock { $0?.mqtt = MQTTSettings(host: "broker", topic: "jukeboxd/t") }
+        _ = try await jukebox.reload()
+        #expect(log.contains("the session's mqtt section changed; it is read at start-up, so restart jukeboxd"))
+        #expect(!log.contains("http section"))
     }
 
     /// The problems of clips and the cue's are kept apart, so a clip may be called "cue":

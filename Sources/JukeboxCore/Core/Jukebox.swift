@@ -309,6 +309,10 @@ public actor Jukebox: Service {
         }
         if session.volume != old.volume { await player.setVolume(session.volume) }
         await scheduler.reload(session, clips: fresh.playableClips)
+        // The front ends listen from start-up: a change to theirs waits for a restart.
+        for (section, changed) in [("http", session.web != old.web), ("mqtt", session.mqtt != old.mqtt)] where changed {
+            logger.notice("the session's \(section) section changed; it is read at start-up, so restart jukeboxd (systemctl restart jukeboxd) to use it")
+        }
         events.publish(.sessionReloaded(name: session.name, clips: fresh.playableClips.count))
         return fresh
     }
