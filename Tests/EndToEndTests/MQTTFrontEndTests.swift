@@ -127,7 +127,9 @@ struct MQTTFrontEndTests {
     }
 
     @Test func withoutABrokerTheDaemonPlaysOnAndSaysSoOnce() async throws {
-        try session(port: Mosquitto.freePort())
+        let (held, port) = Mosquitto.reservedPort()
+        defer { close(held) }
+        try session(port: port)
         _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
             #expect(await log.waitFor("cannot connect (connection refused); trying again"))
             let played = try await jukebox("play", "water")

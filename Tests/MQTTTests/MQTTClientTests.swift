@@ -23,8 +23,9 @@ struct MQTTClientTests {
 
     func client(port: Int, username: String? = nil, password: String? = nil, log: LogCollector, connections: Connections) -> MQTTClient {
         let configuration = MQTTConfiguration(
-            host: "127.0.0.1", port: port, clientID: "jukeboxd-test", username: username, password: password,
-            keepAlive: .seconds(5), will: .init(topic: "jb/availability", text: "offline", qos: .atLeastOnce, retain: true),
+            // Each test's own client id: a broker drops the older of two clients of one name.
+            host: "127.0.0.1", port: port, clientID: "jukeboxd-test-\(UInt32.random(in: 0 ... .max))", username: username, password: password,
+            keepAlive: .seconds(30), will: .init(topic: "jb/availability", text: "offline", qos: .atLeastOnce, retain: true),
             subscriptions: [.init("jb/command/#")])
         let logger = Logger(label: "mqtt") { _ in log }
         return MQTTClient(configuration: configuration, logger: logger) {
@@ -42,7 +43,7 @@ struct MQTTClientTests {
             let running = Task { await client.run() }
             defer { running.cancel() }
             #expect(await connections.next())
-            #expect(await client.publish(.init(topic: "jb/availability", text: "online", qos: .atLeastOnce, retain: true)))
+            #expect(await client.publish(.init(topic: "jb/availability", text: "online", qos: .atLeastOnce, retain: true)), "\(log.lines)")
             #expect(try await mosquitto.messages("jb/availability") == ["online"], "retained, as a new subscriber sees it")
             // Connected means subscribed too: a command published now arrives.
             let received = LogLines()
@@ -106,8 +107,10 @@ struct MQTTClientTests {
     }
 
     @Test func noBrokerIsLoggedOnceAndRetried() async throws {
+        let (held, port) = Mosquitto.reservedPort()
+        defer { close(held) }
         let log = LogCollector()
-        let client = client(port: Mosquitto.freePort(), log: log, connections: Connections())
+        let client = client(port: port, log: log, connections: Connections())
         let running = Task { await client.run() }
         await log.waitFor("cannot connect")
         running.cancel()
