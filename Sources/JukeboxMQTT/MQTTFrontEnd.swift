@@ -49,7 +49,8 @@ public struct MQTTFrontEnd: Service {
             group.addTask {
                 // Stopping: say so while still connected; the client then disconnects cleanly.
                 try? await gracefulShutdown()
-                await state.goingOffline()
+                // A broker that does not read cannot hold the daemon's stop up.
+                await MQTTClient.bounded(MQTTClient.goodbyeTimeout) { await state.goingOffline() }
             }
             _ = await group.next()
             group.cancelAll()

@@ -235,7 +235,7 @@ public actor MQTTClient {
             }
             // Stopping: a clean DISCONNECT, so the broker keeps the last will to itself. (The
             // writer refuses writes from a cancelled task, so it is sent from one that is not.)
-            if Task.isCancelled { await Task { try? await send(.disconnect) }.value }
+            if Task.isCancelled { await Task { await Self.bounded(Self.goodbyeTimeout) { try? await send(.disconnect) } }.value }
             return outcome
         }
     }
@@ -247,6 +247,19 @@ public actor MQTTClient {
         writer = outbound
         if !configuration.subscriptions.isEmpty {
             try await outbound.write(ByteBuffer(bytes: MQTTPacket.subscribe(packetID: packetID(), topics: configuration.subscriptions).bytes))
+        }
+    }
+
+    /// How long stopping waits to say goodbye (DISCONNECT) to a broker that does not read.
+    public static let goodbyeTimeout: Duration = .seconds(2)
+
+    /// Runs `operation`, giving up on it after `limit`.
+    public static func bounded(_ limit: Duration, _ operation: @escaping @Sendable () async -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await operation() }
+            group.addTask { try? await Task.sleep(for: limit) }
+            _ = await group.next()
+            group.cancelAll()
         }
     }
 
