@@ -129,16 +129,9 @@ struct MQTTFrontEndTests {
     /// A fake broker that accepts and then sends what no broker may: the daemon logs the
     /// reason, connects again, and plays on throughout.
     @Test func aBrokerSendingGarbageNeverStopsThePlaying() async throws {
-        let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (listener, port) = Loopback.bound(listening: true)
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-        try #require(listen(listener, 4) == 0)
-        try session(port: Int(UInt16(bigEndian: address.sin_port)))
+        try session(port: port)
         let garbage: [([UInt8], String)] = [
             ([0x30, 0xFF, 0xFF, 0xFF, 0x7F], "it sent a packet of 268435455 bytes, over the 262144 accepted"),
             ([0x32, 3, 0, 9, 97], "it sent a PUBLISH topic longer than its packet"),
@@ -146,11 +139,8 @@ struct MQTTFrontEndTests {
         ]
         _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { [socket] log in
             for (bytes, reason) in garbage {
-                let peer = await withCheckedContinuation { continuation in
-                    DispatchQueue.global().async { continuation.resume(returning: accept(listener, nil, nil)) }
-                }
-                var connect = [UInt8](repeating: 0, count: 512)
-                #expect(read(peer, &connect, 512) > 0 && connect.first == 0x10, "CONNECT first")
+                let (peer, connect) = await Loopback.accept(listener)
+                #expect(connect.first == 0x10, "CONNECT first")
                 let answer: [UInt8] = [0x20, 2, 0, 0] + bytes
                 _ = answer.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
                 #expect(await log.waitFor("closed the connection: \(reason)"))
@@ -164,7 +154,7 @@ struct MQTTFrontEndTests {
     }
 
     @Test func withoutABrokerTheDaemonPlaysOnAndSaysSoOnce() async throws {
-        let (held, port) = Mosquitto.reservedPort()
+        let (held, port) = Loopback.bound()
         defer { close(held) }
         try session(port: port)
         _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in

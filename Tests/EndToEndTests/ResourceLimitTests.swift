@@ -99,23 +99,6 @@ struct ResourceLimitTests {
         return lines
     }
 
-    /// A TCP connection to 127.0.0.1:`port`, made without waiting (or -1).
-    static func tcpConnection(port: Int) -> Int32 {
-        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 || errno == EINPROGRESS else {
-            close(descriptor)
-            return -1
-        }
-        return descriptor
-    }
-
     /// Under a limit of 256 descriptors the web remote serves 48 connections at once; a flood of
     /// 300 more waits in the backlog instead of taking the descriptors that clips, the device,
     /// the state file and the control socket need. Once the flood goes, the page is served.
@@ -126,7 +109,7 @@ struct ResourceLimitTests {
             let port = try #require(line.split(separator: "(port ").last.flatMap { Int($0.dropLast()) })
             var flood: [Int32] = []
             defer { flood.filter { $0 >= 0 }.forEach { close($0) } }
-            for _ in 0..<300 { flood.append(Self.tcpConnection(port: port)) }
+            for _ in 0..<300 { flood.append(Loopback.connect(port: port, waiting: false)) }
             #expect(await log.waitFor("the web remote has 48 connections open"), "the limit is reached, and said")
             let status = try await jukebox("status")
             #expect(status.status == 0, "\(status.stderr)")

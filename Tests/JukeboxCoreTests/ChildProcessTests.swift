@@ -55,5 +55,7 @@ struct ChildProcessTests {
         }
         // Input arrives on standard input, then the end of it.
         #expect(try ChildProcess.run(["/bin/cat"], input: Array("Dinner is ready".utf8), timeLimit: .seconds(5)).output == "Dinner is ready")
+        // A program that reads none of a large input: the write fails quietly, no SIGPIPE.
+        #expect(try ChildProcess.run(["/bin/true"], input: [UInt8](repeating: 65, count: 4 << 20), timeLimit: .seconds(5)).succeeded)
     }
 }

@@ -94,22 +94,9 @@ public struct Mosquitto: Sendable {
 
     /// A loopback port nothing listens on now.
     public static func freePort() -> Int {
-        let (descriptor, port) = reservedPort()
+        let (descriptor, port) = Loopback.bound()
         close(descriptor)
         return port
-    }
-
-    /// A loopback port bound (never listening) until the descriptor is closed: connecting to
-    /// it is refused, and no broker of another test can take it meanwhile.
-    public static func reservedPort() -> (descriptor: Int32, port: Int) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// `mosquitto_sub`: the first `count` messages on `topic` (retained ones included), as

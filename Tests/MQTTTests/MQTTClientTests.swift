@@ -78,7 +78,8 @@ struct MQTTClientTests {
             // CONNECT with a will, then the socket closes without DISCONNECT, as when the
             // daemon is killed.
             let connect = MQTTPacket.connect(.init(clientID: "doomed", keepAlive: 30, will: .init(topic: "jb/availability", text: "offline", qos: .atLeastOnce, retain: true)))
-            let socket = try Self.rawConnection(port: mosquitto.port)
+            let socket = Loopback.connect(port: mosquitto.port)
+            try #require(socket >= 0)
             _ = connect.bytes.withUnsafeBytes { write(socket, $0.baseAddress, $0.count) }
             var answer = [UInt8](repeating: 0, count: 4)
             #expect(read(socket, &answer, 4) == 4 && answer == [0x20, 2, 0, 0], "accepted")
@@ -107,7 +108,7 @@ struct MQTTClientTests {
     }
 
     @Test func noBrokerIsLoggedOnceAndRetried() async throws {
-        let (held, port) = Mosquitto.reservedPort()
+        let (held, port) = Loopback.bound()
         defer { close(held) }
         let log = LogCollector()
         let client = client(port: port, log: log, connections: Connections())
@@ -128,16 +129,14 @@ struct MQTTClientTests {
             ([0xF0, 0], "it sent a packet of reserved type 15"),
             ([0x20, 2, 0, 0], "it sent a second CONNACK"),
         ]
-        let listener = try Self.listener()
+        let listener = Loopback.bound(listening: true)
         defer { close(listener.descriptor) }
         let log = LogCollector()
         let connections = Connections()
         let client = client(port: listener.port, log: log, connections: connections)
         let running = Task { await client.run() }
         for (bytes, reason) in garbage {
-            let peer = accept(listener.descriptor, nil, nil)
-            var connect = [UInt8](repeating: 0, count: 512)
-            _ = read(peer, &connect, 512)
+            let (peer, connect) = await Loopback.accept(listener.descriptor)
             #expect(connect.first == 0x10, "CONNECT first")
             let acceptedAndSubscribed: [UInt8] = [0x20, 2, 0, 0, 0x90, 3, 0, 1, 1]
             _ = acceptedAndSubscribed.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
@@ -149,28 +148,5 @@ struct MQTTClientTests {
         running.cancel()
         await running.value
         #expect(log.lines.filter { $0.contains("closed the connection") }.count == garbage.count, "\(log.lines)")
-    }
-
-    static func rawConnection(port: Int) throws -> Int32 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        try #require(connected == 0)
-        return descriptor
-    }
-
-    static func listener() throws -> (descriptor: Int32, port: Int) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try #require(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } } == 0)
-        try #require(listen(descriptor, 4) == 0)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 }

@@ -88,11 +88,11 @@ public enum ChildProcess {
             close(inputPipe[1])
             throw SpawnFailure(program: arguments[0], errno: spawned)
         }
-        // The input, then end of file. A program that does not read it gets EPIPE, not a hang.
-        signal(SIGPIPE, SIG_IGN)
+        // The input, then end of file. A program that does not read it gives EPIPE (MSG_NOSIGNAL:
+        // no SIGPIPE for the daemon), not a hang.
         var written = 0
         while written < input.count {
-            let count = input[written...].withUnsafeBytes { write(inputPipe[1], $0.baseAddress, $0.count) }
+            let count = input[written...].withUnsafeBytes { send(inputPipe[1], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if count < 0 { if errno == EINTR { continue }; break }
             written += count
         }

@@ -1,0 +1,67 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// TCP sockets on 127.0.0.1 for tests that play a client or a server by hand. Calls that
+/// block (`accept`, a read that waits) run on a thread of their own, never on the test's
+/// cooperative pool, which the code under test needs.
+public enum Loopback {
+    /// A socket bound to a free loopback port; `listening`: also listening, as a fake server.
+    /// Without listening, connecting to the port is refused and no one else can take it.
+    public static func bound(listening: Bool = false) -> (descriptor: Int32, port: Int) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = Self.address(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        if listening { listen(descriptor, 16) }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A connection to `port` (or -1); `waiting: false` returns before it is made.
+    public static func connect(port: Int, waiting: Bool = true) -> Int32 {
+        let kind = Int32(SOCK_STREAM.rawValue) | (waiting ? 0 : Int32(SOCK_NONBLOCK.rawValue))
+        let descriptor = socket(AF_INET, kind, 0)
+        var address = Self.address(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 || (!waiting && errno == EINPROGRESS) else {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
+    }
+
+    /// The next connection to `listener`, and the first bytes it sends (up to 512).
+    public static func accept(_ listener: Int32) async -> (descriptor: Int32, first: [UInt8]) {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let peer = Glibc.accept(listener, nil, nil)
+                var bytes = [UInt8](repeating: 0, count: 512)
+                let count = peer >= 0 ? read(peer, &bytes, bytes.count) : -1
+                continuation.resume(returning: (peer, Array(bytes.prefix(max(0, count)))))
+            }
+        }
+    }
+
+    /// Reads until the peer closes (or errs), off the pool.
+    public static func drain(_ descriptor: Int32) async {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var bytes = [UInt8](repeating: 0, count: 4096)
+                while read(descriptor, &bytes, bytes.count) > 0 {}
+                continuation.resume()
+            }
+        }
+    }
+
+    static func address(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+}
