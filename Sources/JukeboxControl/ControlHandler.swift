@@ -8,7 +8,7 @@ public struct ControlHandler: Sendable {
     /// A request line longer than this is refused and the connection closed.
     public static let maxLineLength = 65_536
     public static let methods = [
-        "enqueue", "queue", "status", "skip", "remove", "clear", "pause", "resume", "pick", "clips", "history",
+        "enqueue", "say", "queue", "status", "skip", "remove", "clear", "pause", "resume", "pick", "clips", "history",
         "volume", "reload", "subscribe", "session", "addClip", "updateClip", "removeClip", "updateSchedule", "upload",
     ]
 
@@ -130,6 +130,11 @@ public struct ControlHandler: Sendable {
                 guard !clips.isEmpty else { throw RPCError.invalidParams("\"clips\" must name at least one clip") }
                 let done = try await jukebox.enqueue(clips, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client)
                 return answer(done) { EnqueueResult(entries: $0.map { EntryInfo($0.entry, position: $0.position) }) }
+            case "say":
+                try params.allow(["text", "cue", "client"])
+                guard let text = try params.string("text") else { throw RPCError.invalidParams("\"text\" must give the text to say") }
+                let done = try await jukebox.say(text, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client)
+                return answer(done) { EnqueueResult(entries: [EntryInfo($0.entry, position: $0.position)]) }
             case "queue": try params.allow([]); return answer(QueueResult(await jukebox.snapshot()))
             case "status": try params.allow([]); return answer(StatusResult(await jukebox.snapshot()))
             case "skip": try params.allow([]); return answer(await jukebox.skip()) { SkipResult(skipped: $0.map { EntryInfo($0) }) }

@@ -78,6 +78,11 @@ struct HomeAssistantDiscovery {
             play.icon = "mdi:play"
             entities.append(("select", "play", play))
         }
+        // Home Assistant's notify entity: its message is the payload, said as an announcement.
+        var say = config("say", "Say")
+        say.command_topic = topics.command("say")
+        say.icon = "mdi:account-voice"
+        entities.append(("notify", "say", say))
         // Sensors: (object and state topic, name, icon, state class).
         let sensors = [
             ("now_playing", "Now playing", "mdi:music", nil), ("queue_length", "Queue length", "mdi:playlist-play", "measurement"),

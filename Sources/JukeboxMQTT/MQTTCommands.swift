@@ -37,6 +37,9 @@ struct MQTTCommands: Sendable {
                 let (clips, cue) = try playRequest(text)
                 let queued = try await jukebox.enqueue(clips, cue: cue, client: "mqtt")
                 try await jukebox.waitUntilDurable(queued)
+            case "say":
+                let (words, cue) = sayRequest(text)
+                try await jukebox.waitUntilDurable(try await jukebox.say(words, cue: cue, client: "mqtt"))
             case "play_title":
                 let clips = await jukebox.snapshot().session.clips
                 guard let clip = clips.first(where: { $0.title == text }) ?? clips.first(where: { $0.id == text }) else {
@@ -59,7 +62,7 @@ struct MQTTCommands: Sendable {
                 }
                 try await jukebox.waitUntilDurable(try await jukebox.setVolume(level))
             default:
-                return refuse(name, "there is no such command (play, play_title, skip, pick, pause, resume, paused, volume)")
+                return refuse(name, "there is no such command (play, play_title, say, skip, pick, pause, resume, paused, volume)")
             }
         } catch {
             refuse(name, error.description)
@@ -76,6 +79,20 @@ struct MQTTCommands: Sendable {
             throw .invalidParameter("the payload is not a clip id or {\"clips\": [\"id\", …], \"cue\": true}")
         }
         return (request.clips, request.cue ?? false)
+    }
+
+    /// What `say` takes as JSON: `{"text": "Dinner is ready", "cue": true}`.
+    struct SayRequest: Decodable {
+        var text: String
+        var cue: Bool?
+    }
+
+    /// The text itself (what Home Assistant's notify sends), or `{"text": "…", "cue": true}`.
+    private func sayRequest(_ text: String) -> (String, Bool) {
+        if text.hasPrefix("{"), let request = try? JSONDecoder().decode(SayRequest.self, from: Data(text.utf8)) {
+            return (request.text, request.cue ?? false)
+        }
+        return (text, false)
     }
 
     private func refuse(_ command: String, _ reason: String) {

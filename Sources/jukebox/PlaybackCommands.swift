@@ -35,6 +35,41 @@ extension Jukebox {
         }
     }
 
+    struct Say: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "say",
+            abstract: "Queue a spoken announcement at the back of the queue, made by the session's speech engine (tts; espeak-ng by default).",
+            discussion: "Quote the text: jukebox say \"Dinner is ready\". It may be up to 1000 characters.")
+
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "The text to say. Several words are joined with spaces.")
+        var words: [String]
+
+        @Flag(help: "Play the session's cue before it.")
+        var cue = false
+
+        @Option(help: "A name for whoever queues it, shown as its origin in `jukebox queue` and `jukebox history`.")
+        var client: String?
+
+        func validate() throws {
+            if words.allSatisfy({ $0.allSatisfy(\.isWhitespace) }) { throw ValidationError("give the text to say, such as: jukebox say \"Dinner is ready\"") }
+            if client?.isEmpty == true { throw ValidationError("--client takes a name") }
+        }
+
+        struct Params: Encodable {
+            var text: String
+            var cue: Bool
+            var client: String?
+        }
+
+        func run() throws {
+            try options.run("say", Params(text: words.joined(separator: " "), cue: cue, client: client), as: EnqueueResult.self) { result in
+                result.entries.map { "queued \($0.ticket) \($0.title) (position \($0.position ?? 0))" }.joined(separator: "\n")
+            }
+        }
+    }
+
     struct Skip: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "skip", abstract: "Stop the clip playing now; the queue goes on.")
         @OptionGroup var options: ClientOptions

@@ -31,12 +31,19 @@ public actor Jukebox: Service {
         public var clock: any Clock<Duration>
         public var wallClock: WallClock
         public var localTime: any LocalTimeSource
+        /// Where announcements' audio is kept; nil: beside the state file (and without a
+        /// state file, `say` is refused).
+        public var speechFolder: String?
+        public var speechLimits: SpeechCache.Limits
 
         public init(
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(),
             clock: any Clock<Duration> = ContinuousClock(), wallClock: @escaping WallClock = SystemWallClock.now,
-            localTime: any LocalTimeSource = SystemLocalTime()
+            localTime: any LocalTimeSource = SystemLocalTime(), speechFolder: String? = nil,
+            speechLimits: SpeechCache.Limits = SpeechCache.Limits()
         ) {
+            self.speechFolder = speechFolder
+            self.speechLimits = speechLimits
             self.queueLimit = queueLimit
             self.generator = generator
             self.clock = clock
@@ -70,6 +77,8 @@ public actor Jukebox: Service {
     /// The output in use, watched for calls that never return (`outputStall`).
     private var output: WatchedOutput
     let hooks: HookRunner
+    /// Makes announcements' audio; nil when there is nowhere to keep it.
+    let speech: SpeechSynthesizer?
 
     public init(
         catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, makeOutput: @escaping OutputFactory,
@@ -85,6 +94,11 @@ public actor Jukebox: Service {
             sink: output, decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
             events: events, logger: logger)
         let hooks = HookRunner(session.hooks, logger: logger)
+        let speech = (configuration.speechFolder ?? stateFile.map { SpeechCache.folder(besideState: $0.path) }).map { folder in
+            SpeechSynthesizer(
+                settings: session.speech, cache: SpeechCache(folder: folder, limits: configuration.speechLimits), decoder: decoder,
+                logger: logger)
+        }
         let playCue = ClipPlayQueue.playingCue(logger: logger)
         let queue = ClipPlayQueue(
             player: player, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
@@ -93,8 +107,13 @@ public actor Jukebox: Service {
                 await hooks.run(.beforePlaying, entry: entry)
                 try await playCue(entry, player)
             },
-            afterPlaying: { entry, outcome in await hooks.run(.afterPlaying, entry: entry, outcome: outcome) })
+            afterPlaying: { entry, outcome in await hooks.run(.afterPlaying, entry: entry, outcome: outcome) },
+            prepare: { clip in
+                guard let speech else { throw SpeechFailure("announcements are off: there is no state folder to keep their audio in") }
+                return try await speech.audio(for: clip)
+            })
         self.hooks = hooks
+        self.speech = speech
         self.events = events
         self.output = output
         self.player = player
@@ -141,15 +160,18 @@ public actor Jukebox: Service {
             let session = catalog.session
             let (state, refused) = saved.confined(to: session, now: configuration.wallClock())
             for entry in refused {
-                logger.warning(
-                    "state file \(stateFile.path): ticket \(entry.ticket) names \(entry.clip.path), outside the clips folder \(session.clipsDirectory); not queued",
-                    metadata: ["ticket": "\(entry.ticket)"])
+                let what = entry.clip.say != nil
+                    ? "is an announcement whose text is not valid"
+                    : "names \(entry.clip.path), outside the clips folder \(session.clipsDirectory)"
+                logger.warning("state file \(stateFile.path): ticket \(entry.ticket) \(what); not queued", metadata: ["ticket": "\(entry.ticket)"])
             }
             await queue.restore(
                 entries: state.waiting.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
                 history: state.history.map(\.record), started: state.started, paused: state.paused)
             if let bag = state.bag { await scheduler.restoreBag(bag) }
             await player.setVolume(state.volume)
+            // Announcements whose audio is not kept any more are made again, ahead of their turn.
+            for entry in state.waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
             logger.info("restored \(Self.count(state.waiting.count, "queued clip"))\(state.paused ? ", paused" : "") from \(stateFile.path)")
         }
     }
@@ -159,6 +181,7 @@ public actor Jukebox: Service {
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
             tasks.addTask { try? await scheduler.run(); return true }
+            if let speech { tasks.addTask { await speech.run(); return false } }
             // The idle hook, once the device has been released after playing.
             let deviceChanges = events.subscribe()
             tasks.addTask { [hooks] in
@@ -236,6 +259,32 @@ public actor Jukebox: Service {
         }
     }
 
+    /// Queues an announcement: `text` spoken by the session's speech engine (`tts`), FIFO
+    /// like any clip. Its audio is started at once in the background; if it cannot be made,
+    /// the entry fails at its turn with the reason, and the queue goes on.
+    public func say(_ text: String, cue: Bool, client: String) async throws(JukeboxError) -> Acknowledged<(entry: QueueEntry, position: Int)> {
+        guard (1...Self.maxClientLength).contains(client.count) else {
+            throw .invalidParameter("\"client\" must be a name of 1 to \(Self.maxClientLength) characters")
+        }
+        let spoken: String
+        switch SpeechText.check(text) {
+        case .success(let checked): spoken = checked
+        case .failure(let problem): throw .invalidParameter(problem.description)
+        }
+        guard let speech else {
+            throw .invalidParameter("announcements are off: this jukeboxd keeps no state, so it has nowhere to keep their audio")
+        }
+        let cueClip = cue ? catalog.session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") } : nil
+        let accepted: (entry: QueueEntry, position: Int)
+        do {
+            accepted = try await queue.enqueue(.announcement(spoken), cue: cueClip, origin: .client(client))
+        } catch {
+            throw .queueFull(error)
+        }
+        await speech.prepare(spoken)
+        return await acknowledge(accepted, .say)
+    }
+
     /// Removes waiting entries; returns those removed and those not waiting (playing,
     /// played or unknown).
     public func remove(_ tickets: [UInt64]) async -> Acknowledged<(removed: [UInt64], notWaiting: [UInt64])> {
@@ -303,6 +352,7 @@ public actor Jukebox: Service {
         catalog = fresh
         await player.configure(session.playback)
         if session.hooks != old.hooks { await hooks.configure(session.hooks) }
+        if session.speech != old.speech { await speech?.configure(session.speech) }
         if session.output != old.output {
             output = WatchedOutput(makeOutput(session.output))
             await player.useOutput(output)

@@ -17,6 +17,9 @@ public actor ClipPlayQueue: Service {
     public typealias BeforePlaying = @Sendable (QueueEntry, Player) async throws -> Void
     /// Runs in the consumer once a clip has ended, before the next one starts.
     public typealias AfterPlaying = @Sendable (QueueEntry, PlayOutcome) async -> Void
+    /// Makes an announcement's audio (`PlayableClip.speech`) before its turn begins; what it
+    /// throws fails the entry with that reason. Cancelled by a skip.
+    public typealias Prepare = @Sendable (PlayableClip) async throws -> PlayableClip
 
     public static let defaultCapacity = 10_000
     public static let historyLimit = 200
@@ -29,6 +32,7 @@ public actor ClipPlayQueue: Service {
     nonisolated let events: EventBus
     private let beforePlaying: BeforePlaying
     private let afterPlaying: AfterPlaying?
+    private let prepare: Prepare?
     private let clock: any Clock<Duration>
     private let wallClock: WallClock
     private let logger: Logger
@@ -65,13 +69,16 @@ public actor ClipPlayQueue: Service {
     /// Set by `skip()`; the entry ends as skipped even if it is waiting for its device.
     private var skipRequested = false
     private var retryWait: Task<Void, any Error>?
+    /// An announcement's audio being made for the entry at the head; a skip cancels it.
+    private var preparing: Task<PlayableClip, any Error>?
 
     public init(
         player: Player, events: EventBus = EventBus(), clock: any Clock<Duration> = ContinuousClock(),
         wallClock: @escaping WallClock = SystemWallClock.now, capacity: Int = ClipPlayQueue.defaultCapacity,
-        logger: Logger, beforePlaying: BeforePlaying? = nil, afterPlaying: AfterPlaying? = nil
+        logger: Logger, beforePlaying: BeforePlaying? = nil, afterPlaying: AfterPlaying? = nil, prepare: Prepare? = nil
     ) {
         self.afterPlaying = afterPlaying
+        self.prepare = prepare
         self.player = player
         self.events = events
         self.clock = clock
@@ -141,6 +148,7 @@ public actor ClipPlayQueue: Service {
         guard let current else { return nil }
         skipRequested = true
         retryWait?.cancel()
+        preparing?.cancel()
         await player.stopCurrent()
         return current
     }
@@ -290,6 +298,21 @@ public actor ClipPlayQueue: Service {
     private func playSlot(_ entry: QueueEntry) async -> PlayOutcome {
         var backoff = Backoff()
         skipRequested = false
+        var entry = entry
+        if entry.clip.speech != nil, let prepare {
+            // Before the hooks and the cue: an amplifier is not switched on, nor a cue heard,
+            // for an announcement that cannot be made.
+            let clip = entry.clip
+            let task = Task { try await prepare(clip) }
+            preparing = task
+            let made = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+            preparing = nil
+            if skipRequested || Task.isCancelled { return .stopped }
+            switch made {
+            case .success(let clip): entry.clip = clip
+            case .failure(let error): return .failed(reason: "\(error)")
+            }
+        }
         while !Task.isCancelled {
             do {
                 try await beforePlaying(entry, player)
@@ -358,8 +381,11 @@ public actor ClipPlayQueue: Service {
         switch outcome {
         case .completed(let duration):
             playedCount += 1
-            stats[clip.id, default: ClipStats()].timesPlayed += 1
-            stats[clip.id]?.lastPlayed = currentStartedAt
+            // Counts are the session's clips'; an announcement is not one of them.
+            if clip.speech == nil {
+                stats[clip.id, default: ClipStats()].timesPlayed += 1
+                stats[clip.id]?.lastPlayed = currentStartedAt
+            }
             logger.info("played \(clip.id) (\(clip.source.file), \(DurationText.format(duration)))", metadata: fields)
         case .stopped:
             // The log uses the history's words: skipped, failed, ended early.

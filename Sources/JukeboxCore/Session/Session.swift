@@ -24,6 +24,8 @@ public struct Session: Sendable, Equatable {
     public var mqtt: MQTTSettings?
     /// Programs run around playback (`hooks`).
     public var hooks: Hooks
+    /// The speech engine for `say` (`tts`).
+    public var speech: SpeechSettings
     /// The largest clip file an upload may bring, in bytes.
     public var maxUploadSize: Int
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
@@ -40,9 +42,11 @@ public struct Session: Sendable, Equatable {
         interval: ClosedRange<Duration> = Session.defaultInterval, activeHours: [TimeWindow] = [],
         duration: Duration? = nil, cue: ClipSource? = nil, volume: Double = 1,
         playback: PlaybackOptions = PlaybackOptions(), clips: [Clip], maxUploadSize: Int = Session.defaultMaxUploadSize,
-        revision: String = "", web: WebSettings? = nil, mqtt: MQTTSettings? = nil, hooks: Hooks = Hooks()
+        revision: String = "", web: WebSettings? = nil, mqtt: MQTTSettings? = nil, hooks: Hooks = Hooks(),
+        speech: SpeechSettings = SpeechSettings()
     ) {
         self.hooks = hooks
+        self.speech = speech
         self.web = web
         self.mqtt = mqtt
         self.maxUploadSize = maxUploadSize

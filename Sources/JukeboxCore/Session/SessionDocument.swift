@@ -48,6 +48,7 @@ public struct SessionDocument: Sendable, Equatable {
         "http": ["listen", "passwordFile"],
         "mqtt": SessionReader.mqttKeys,
         "hooks": SessionReader.hookKeys,
+        "tts": SessionReader.speechKeys,
     ]
     /// A line longer than this is broken up.
     static let lineWidth = 120

@@ -13,7 +13,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "http", "mqtt", "hooks", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "http", "mqtt", "hooks", "tts", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "enabled"]
     static let windowKeys = ["from", "to", "days"]
 
@@ -45,6 +45,7 @@ struct SessionReader {
         let web = fields["http"].flatMap { self.web($0, sessionDirectory: sessionDirectory) }
         let mqtt = fields["mqtt"].flatMap { self.mqtt($0, sessionDirectory: sessionDirectory, name: name) }
         let hooks = fields["hooks"].map { self.hooks($0) } ?? Hooks()
+        let speech = fields["tts"].map { self.speech($0) } ?? SpeechSettings()
         var maxUploadSize = Session.defaultMaxUploadSize
         if let value = fields["maxUploadSize"], let number = number(value, at: "maxUploadSize") {
             let range = Session.maxUploadSizeRange
@@ -58,7 +59,7 @@ struct SessionReader {
         guard problems.isEmpty else { return nil }
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
-            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, web: web, mqtt: mqtt, hooks: hooks)
+            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, web: web, mqtt: mqtt, hooks: hooks, speech: speech)
     }
 
     /// `output: {"type": "alsa", "device": …}`, or the `device` shorthand; not both.
@@ -115,15 +116,7 @@ struct SessionReader {
                 problem(at, "\(value.shortDescription) is not a list of 1 to \(Hooks.maxArguments) words, the program first (such as [\"gpioset\", \"gpiochip0\", \"17=1\"]; no shell is run)")
                 continue
             }
-            var words: [String] = []
-            for (index, item) in items.enumerated() {
-                guard case .string(let word) = item, !word.isEmpty, word.utf8.count <= Hooks.maxArgumentLength, !word.contains("\u{0}") else {
-                    problem("\(at)[\(index)]", "\(item.shortDescription) is not a word of 1 to \(Hooks.maxArgumentLength) bytes")
-                    continue
-                }
-                words.append(word)
-            }
-            if words.count == items.count { hooks.commands[moment] = words }
+            if let words = words(items, at: at) { hooks.commands[moment] = words }
         }
         if let value = fields["timeLimit"], let limit = duration(value, at: "hooks.timeLimit") {
             if Hooks.timeLimitRange.contains(limit) { hooks.timeLimit = limit } else {
@@ -131,6 +124,55 @@ struct SessionReader {
             }
         }
         return hooks
+    }
+
+    /// The words of an argument list, or nil (with a problem for each bad word).
+    mutating func words(_ items: [JSONValue], at field: String) -> [String]? {
+        var words: [String] = []
+        for (index, item) in items.enumerated() {
+            guard case .string(let word) = item, !word.isEmpty, word.utf8.count <= Hooks.maxArgumentLength, !word.contains("\u{0}") else {
+                problem("\(field)[\(index)]", "\(item.shortDescription) is not a word of 1 to \(Hooks.maxArgumentLength) bytes")
+                continue
+            }
+            words.append(word)
+        }
+        return words.count == items.count ? words : nil
+    }
+
+    static let speechKeys = ["command", "timeLimit"]
+
+    /// `tts: {"command": ["espeak-ng", "-w", "{out}", "--stdin"], "timeLimit": "30s"}`, or
+    /// the command list alone.
+    mutating func speech(_ value: JSONValue) -> SpeechSettings {
+        var settings = SpeechSettings()
+        let command: JSONValue?
+        if case .array = value {
+            command = value
+        } else {
+            guard let fields = object(value, at: "tts", allowed: Self.speechKeys) else { return settings }
+            command = fields["command"]
+            if let value = fields["timeLimit"], let limit = duration(value, at: "tts.timeLimit") {
+                if SpeechSettings.timeLimitRange.contains(limit) { settings.timeLimit = limit } else {
+                    problem("tts.timeLimit", "\(value.shortDescription) is out of range (1s to 5m)")
+                }
+            }
+        }
+        guard let command else { return settings }
+        let at = "tts.command"
+        let example = "such as [\"espeak-ng\", \"-w\", \"{out}\", \"--stdin\"]; no shell is run"
+        guard case .array(let items) = command, (1...Hooks.maxArguments).contains(items.count) else {
+            problem(at, "\(command.shortDescription) is not a list of 1 to \(Hooks.maxArguments) words, the program first (\(example))")
+            return settings
+        }
+        guard let words = words(items, at: at) else { return settings }
+        if !words.contains(where: { $0.contains(SpeechSettings.outPlaceholder) }) {
+            problem(at, "has no \"{out}\", the WAV file the engine is to write (\(example))")
+        } else if words[0].contains("{") {
+            problem(at, "the program, \(items[0].shortDescription), cannot be a placeholder")
+        } else {
+            settings.command = words
+        }
+        return settings
     }
 
     static let mqttKeys = ["broker", "username", "passwordFile", "topic", "discovery", "discoveryPrefix"]

@@ -10,8 +10,11 @@ public struct PersistedState: Codable, Sendable, Equatable {
         public var gain: Double
         /// The folder the file must be inside when opened (`ClipSource.within`).
         public var within: String?
+        /// An announcement's text (`PlayableClip.speech`); its audio is made again if need be.
+        public var say: String?
 
-        public init(id: String, file: String, path: String, title: String, gain: Double, within: String? = nil) {
+        public init(id: String, file: String, path: String, title: String, gain: Double, within: String? = nil, say: String? = nil) {
+            self.say = say
             self.id = id
             self.file = file
             self.path = path
@@ -113,6 +116,11 @@ extension PersistedState {
     public func confined(to session: Session, now: Double) -> (state: PersistedState, refused: [Entry]) {
         let listed = Set(session.clips.map(\.source.path) + (session.cue.map { [$0.path] } ?? []))
         func checked(_ clip: Clip) -> Clip? {
+            // An announcement names no file: its audio comes from the speech engine.
+            if let text = clip.say {
+                guard case .success(let spoken) = SpeechText.check(text) else { return nil }
+                return Clip(PlayableClip.announcement(spoken))
+            }
             if listed.contains(clip.path) { return clip }
             guard FilePath.isInside(FilePath.normalize(clip.path), session.clipsDirectory) else { return nil }
             var confined = clip
@@ -133,8 +141,10 @@ extension PersistedState {
             return entry
         }
         for entry in refused {
-            state.history.append(Play(entry: entry, startedAt: now, outcome: "failed",
-                                      reason: "\(entry.clip.path) is outside the session's clips folder \(session.clipsDirectory); skipped"))
+            let reason = entry.clip.say != nil
+                ? "the announcement's text is not valid; skipped"
+                : "\(entry.clip.path) is outside the session's clips folder \(session.clipsDirectory); skipped"
+            state.history.append(Play(entry: entry, startedAt: now, outcome: "failed", reason: reason))
         }
         if let started = state.started, !state.waiting.contains(where: { $0.ticket == started.ticket }) { state.started = nil }
         return (state, refused)
@@ -143,11 +153,13 @@ extension PersistedState {
 
 extension PersistedState.Clip {
     init(_ clip: PlayableClip) {
-        self.init(id: clip.id, file: clip.source.file, path: clip.source.path, title: clip.title, gain: clip.gainDecibels, within: clip.source.within)
+        self.init(
+            id: clip.id, file: clip.source.file, path: clip.source.path, title: clip.title, gain: clip.gainDecibels, within: clip.source.within,
+            say: clip.speech)
     }
 
     var playable: PlayableClip {
-        PlayableClip(id: id, source: ClipSource(file: file, path: path, within: within), title: title, gainDecibels: gain)
+        PlayableClip(id: id, source: ClipSource(file: file, path: path, within: within), title: title, gainDecibels: gain, speech: say)
     }
 }
 

@@ -93,6 +93,7 @@ struct StateEncoder {
         key("gain"); number(clip.gain)
         key("id"); string(clip.id)
         key("path"); string(clip.path)
+        if let say = clip.say { key("say"); string(say) }
         key("title"); string(clip.title)
         if let within = clip.within { key("within"); string(within) }
         raw("}")

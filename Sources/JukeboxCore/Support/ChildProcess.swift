@@ -29,6 +29,8 @@ public enum ChildProcess {
         public var program: String
         public var errno: Int32
         public var description: String { "\(program) could not be started: \(FileReadError(errno: errno))" }
+        /// No such program (not installed, or a wrong path).
+        public var isMissingProgram: Bool { errno == ENOENT }
     }
 
     /// Runs `arguments` (the first is the program: a path, or a name looked up in `PATH`) with
