@@ -42,7 +42,7 @@ extension RPCError {
 extension EntryInfo {
     public init(_ entry: QueueEntry, position: Int? = nil) {
         self.init(ticket: entry.ticket, clip: entry.clip.id, title: entry.clip.title, file: entry.clip.source.file,
-                  origin: entry.origin.description, position: position)
+                  origin: entry.origin.description, position: position, say: entry.clip.speech)
     }
 }
 

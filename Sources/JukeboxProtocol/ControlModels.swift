@@ -9,8 +9,11 @@ public struct EntryInfo: Sendable, Equatable, Codable {
     /// `scheduler`, or the name a client gave.
     public var origin: String
     public var position: Int?
+    /// An announcement's text (`say`); absent for a clip.
+    public var say: String?
 
-    public init(ticket: UInt64, clip: String, title: String, file: String, origin: String, position: Int? = nil) {
+    public init(ticket: UInt64, clip: String, title: String, file: String, origin: String, position: Int? = nil, say: String? = nil) {
+        self.say = say
         self.ticket = ticket
         self.clip = clip
         self.title = title
@@ -18,6 +21,11 @@ public struct EntryInfo: Sendable, Equatable, Codable {
         self.origin = origin
         self.position = position
     }
+}
+
+extension EntryInfo {
+    /// How a person is shown the entry: the clip's id, or `say: ` and the text's first words.
+    public var shown: String { say == nil ? clip : title }
 }
 
 public struct EnqueueResult: Sendable, Equatable, Codable {

@@ -36,7 +36,7 @@ enum Format {
     static func event(_ event: Notification) -> String {
         let params = event.params
         var text = event.method
-        if let entry = params?.entry { text += " \(entry.ticket) \(entry.clip)" }
+        if let entry = params?.entry { text += " \(entry.ticket) \(entry.shown)" }
         if let position = params?.entry?.position { text += " (position \(position))" }
         if let outcome = params?.outcome { text += " \(outcome)" }
         if let reason = params?.reason { text += ": \(reason)" }

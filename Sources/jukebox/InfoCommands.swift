@@ -25,9 +25,9 @@ extension Jukebox {
 
         static func playing(_ status: StatusResult) -> String {
             if let waiting = status.waitingForDevice {
-                return "playing:   nothing: \(waiting.ticket) \(waiting.clip) waits for the audio device"
+                return "playing:   nothing: \(waiting.ticket) \(waiting.shown) waits for the audio device"
             }
-            return "playing:   \(status.playing.map { "\($0.ticket) \($0.clip)" } ?? "nothing")\(status.paused ? " (paused)" : "")"
+            return "playing:   \(status.playing.map { "\($0.ticket) \($0.shown)" } ?? "nothing")\(status.paused ? " (paused)" : "")"
         }
     }
 
@@ -65,7 +65,7 @@ extension Jukebox {
             try options.run("history", Params(limit: n), as: HistoryResult.self) { result in
                 if result.plays.isEmpty { return "nothing played yet" }
                 return result.plays.map { play in
-                    "\(Format.time(play.startedAt))  \(play.entry.clip)  \(play.outcome)" + (play.reason.map { ": \($0)" } ?? "")
+                    "\(Format.time(play.startedAt))  \(play.entry.shown)  \(play.outcome)" + (play.reason.map { ": \($0)" } ?? "")
                 }.joined(separator: "\n")
             }
         }

@@ -30,7 +30,7 @@ extension Jukebox {
 
         func run() throws {
             try options.run("enqueue", Params(clips: clips, cue: cue, client: client), as: EnqueueResult.self) { result in
-                result.entries.map { "queued \($0.ticket) \($0.clip) (position \($0.position ?? 0))" }.joined(separator: "\n")
+                result.entries.map { "queued \($0.ticket) \($0.shown) (position \($0.position ?? 0))" }.joined(separator: "\n")
             }
         }
     }
@@ -76,7 +76,7 @@ extension Jukebox {
 
         func run() throws {
             try options.run("skip", as: SkipResult.self) { result in
-                result.skipped.map { "skipped \($0.ticket) \($0.clip)" } ?? "nothing is playing"
+                result.skipped.map { "skipped \($0.ticket) \($0.shown)" } ?? "nothing is playing"
             }
         }
     }
@@ -105,7 +105,7 @@ extension Jukebox {
 
         func run() throws {
             try options.run("pick", as: PickResult.self) { result in
-                result.entry.map { "picked \($0.ticket) \($0.clip)" }
+                result.entry.map { "picked \($0.ticket) \($0.shown)" }
                     ?? "nothing picked: outside the session's active hours, or no clip's window is open"
             }
         }

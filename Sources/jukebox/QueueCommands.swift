@@ -12,14 +12,14 @@ extension Jukebox {
                 var lines: [String] = []
                 if let playing = result.playing {
                     let progress = playing.total.map { " \(Format.clock(playing.elapsed ?? 0))/\(Format.clock($0))" } ?? ""
-                    lines.append("\(playing.paused ? "paused " : "playing") \(playing.entry.ticket) \(playing.entry.clip)\(progress) (\(playing.entry.origin))")
+                    lines.append("\(playing.paused ? "paused " : "playing") \(playing.entry.ticket) \(playing.entry.shown)\(progress) (\(playing.entry.origin))")
                 } else if let waiting = result.waitingForDevice {
-                    lines.append("waiting for the audio device: \(waiting.ticket) \(waiting.clip) (\(waiting.origin))")
+                    lines.append("waiting for the audio device: \(waiting.ticket) \(waiting.shown) (\(waiting.origin))")
                 } else {
                     lines.append("nothing playing")
                 }
                 for entry in result.waiting {
-                    lines.append("\(String(repeating: " ", count: 2))\(entry.position ?? 0). \(entry.ticket) \(entry.clip) (\(entry.origin))")
+                    lines.append("\(String(repeating: " ", count: 2))\(entry.position ?? 0). \(entry.ticket) \(entry.shown) (\(entry.origin))")
                 }
                 if result.waiting.isEmpty { lines.append("queue empty") }
                 return lines.joined(separator: "\n")

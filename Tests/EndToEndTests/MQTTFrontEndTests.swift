@@ -34,7 +34,7 @@ struct MQTTFrontEndTests {
     /// The fields Home Assistant requires of each component, and the ones every entity shares.
     static let required: [String: [String]] = [
         "button": ["command_topic"], "switch": ["command_topic", "state_topic"], "number": ["command_topic", "state_topic", "min", "max"],
-        "select": ["command_topic", "options"], "sensor": ["state_topic"],
+        "select": ["command_topic", "options"], "sensor": ["state_topic"], "notify": ["command_topic"],
     ]
 
     @Test func homeAssistantFindsTheDeviceAndItsCommandsWork() async throws {
@@ -43,9 +43,10 @@ struct MQTTFrontEndTests {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                // Discovery: nine retained configs under one device, each valid for Home Assistant.
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 9, verbose: true)
-                #expect(configs.count == 9, "\(configs)")
+                // Discovery: ten retained configs under one device, each valid for Home Assistant.
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 10, verbose: true)
+                #expect(configs.count == 10, "\(configs)")
+                #expect(configs.contains { $0.hasPrefix("homeassistant/notify/jukeboxd_desk/say/config ") }, "the notify entity says text")
                 var uniqueIDs = Set<String>()
                 for line in configs {
                     let (topic, payload) = try #require(line.split(separator: " ", maxSplits: 1).map(String.init).twoElements)
@@ -61,7 +62,7 @@ struct MQTTFrontEndTests {
                         #expect(config["options"] as? [String] == ["Drink some water", "walk"])
                     }
                 }
-                #expect(uniqueIDs.count == 9)
+                #expect(uniqueIDs.count == 10)
                 // State, retained.
                 #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])
@@ -74,12 +75,18 @@ struct MQTTFrontEndTests {
                 try await mosquitto.publish("jukeboxd/desk/command/play_title", "Drink some water")
                 try await mosquitto.publish("jukeboxd/desk/command/play", #"{"clips": ["walk"], "cue": false}"#)
                 #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "2").last == "2")
+                // What Home Assistant's notify sends: the text itself.
+                try await mosquitto.publish("jukeboxd/desk/command/say", "Dinner is ready")
+                #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "3").last == "3")
                 let queue = try await jukebox("queue")
                 #expect(queue.stdout.contains("water") && queue.stdout.contains("walk") && queue.stdout.contains("mqtt"), "\(queue.stdout)")
+                #expect(queue.stdout.contains("say: Dinner is ready"), "\(queue.stdout)")
                 // A bad payload is refused with the reason, and nothing else happens.
                 try await mosquitto.publish("jukeboxd/desk/command/volume", "loud")
                 try await mosquitto.publish("jukeboxd/desk/command/play", "nosuchclip")
                 try await mosquitto.publish("jukeboxd/desk/command/dance", "now")
+                try await mosquitto.publish("jukeboxd/desk/command/say", String(repeating: "blah ", count: 300))
+                #expect(await log.waitFor("MQTT command say refused: the text to say is longer than 1000 characters"))
                 #expect(await log.waitFor("MQTT command volume refused: \"loud\" is not a volume from 0 to 100"))
                 #expect(await log.waitFor("MQTT command play refused:"))
                 #expect(await log.waitFor("MQTT command dance refused: there is no such command"))

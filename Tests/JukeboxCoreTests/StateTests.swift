@@ -159,3 +159,34 @@ extension StateTests {
 enum StateEncoderChunk {
     static let size = 65_536
 }
+
+extension StateTests {
+    /// An announcement is saved by its text, not by a file: it survives a restart, and its
+    /// audio is made again if the cache no longer has it. A saved text that is not valid
+    /// (edited by hand) goes to the history as failed instead.
+    @Test func announcementsSurviveARestartByTheirText() async throws {
+        let session = Session(name: "t", sourcePath: "/s.json", clipsDirectory: "/clips", clips: [
+            Clip(id: "a", source: ClipSource(file: "a.wav", path: "/clips/a.wav")),
+        ])
+        let stateFile = StateFile(path: folder.file("state.json"))
+        var spoken = PersistedState.Entry(ticket: 4, clip: .init(.announcement("Dinner is ready")), cue: nil, client: "mqtt")
+        spoken.clip.path = "/etc/passwd"
+        var blank = spoken
+        blank.ticket = 5
+        blank.clip.say = " \n "
+        try await stateFile.save(PersistedState(nextTicket: 6, waiting: [entry(3, "a"), spoken, blank]))
+        guard case .loaded(let saved) = await stateFile.load() else { Issue.record("not saved"); return }
+        #expect(saved.waiting[1].clip.say == "Dinner is ready")
+        let jukebox = Jukebox(
+            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeOutput: { _ in FakeSink() }, stateFile: stateFile,
+            loadSession: { session }, configuration: .init(clock: ManualClock(), speechFolder: folder.file("speech")), logger: .quiet)
+        await jukebox.restoreState()
+        let restored = await jukebox.snapshot()
+        #expect(restored.queue.waiting.map(\.ticket) == [3, 4])
+        let announcement = try #require(restored.queue.waiting.last?.clip)
+        #expect(announcement.speech == "Dinner is ready" && announcement.title == "say: Dinner is ready")
+        #expect(announcement.source.path == "", "the saved path is not used: the audio comes from the engine")
+        #expect(restored.queue.history.last?.entry.ticket == 5)
+        #expect(restored.queue.history.last?.outcome == .failed(reason: "the announcement's text is not valid; skipped"))
+    }
+}

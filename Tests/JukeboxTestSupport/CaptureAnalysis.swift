@@ -30,6 +30,8 @@ public struct CaptureAnalysis: Sendable {
     public let labels: [Double?]
     /// Windows in which a second known tone is nearly as strong as the first.
     public let twoToneWindows: [Int]
+    /// Per window: any sound louder than −40 dBFS (a tone or not, such as speech).
+    public let sound: [Bool]
 
     /// `bytes` is raw s16le stereo at 44.1 kHz; the left channel is analysed.
     public init(bytes: [UInt8], frequencies: [Double]) {
@@ -40,8 +42,10 @@ public struct CaptureAnalysis: Sendable {
         }
         var labels: [Double?] = []
         var twoTone: [Int] = []
+        var sound: [Bool] = []
         for index in 0..<(frames / Self.window) {
             let samples = left[(index * Self.window)..<((index + 1) * Self.window)]
+            sound.append(samples.reduce(0) { $0 + $1 * $1 } / Double(samples.count) > 1e-4)
             let amplitudes = frequencies.map { Self.amplitude(of: $0, in: samples) }.enumerated().sorted { $0.element > $1.element }
             if amplitudes.count > 1, amplitudes[1].element > 0.02, amplitudes[1].element > amplitudes[0].element * 0.5 {
                 twoTone.append(index)
@@ -59,6 +63,7 @@ public struct CaptureAnalysis: Sendable {
         }
         self.labels = labels
         self.twoToneWindows = twoTone
+        self.sound = sound
     }
 
     /// Runs of windows holding the same tone, in order.

@@ -125,7 +125,7 @@ public actor SpeechSynthesizer {
                 return .success(try ChildProcess.run(arguments, input: input, timeLimit: limit, outputLimit: 1024))
             } catch {
                 let hint = error.isMissingProgram
-                    ? " (install it, for espeak-ng `apt install espeak-ng`, or set the session's tts.command)" : ""
+                    ? " (install it, or set the session's tts.command; espeak-ng installs with `apt install espeak-ng`)" : ""
                 return .failure(SpeechFailure("the speech engine \(error)\(hint)"))
             }
         }

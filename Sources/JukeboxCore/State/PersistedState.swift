@@ -152,7 +152,7 @@ extension PersistedState {
 }
 
 extension PersistedState.Clip {
-    init(_ clip: PlayableClip) {
+    public init(_ clip: PlayableClip) {
         self.init(
             id: clip.id, file: clip.source.file, path: clip.source.path, title: clip.title, gain: clip.gainDecibels, within: clip.source.within,
             say: clip.speech)
