@@ -212,6 +212,11 @@ def main():
         # The volume follows the slider.
         browser.execute_script("const v = document.getElementById('volume'); v.value = 37; v.dispatchEvent(new Event('input'));")
         eventually(lambda: jukebox("volume")["volume"] == 37, "the volume set by the slider")
+        # An announcement, typed and sent.
+        browser.find_element(By.ID, "say-text").send_keys("Dinner is ready")
+        browser.find_element(By.CSS_SELECTOR, "#say button[type=submit]").click()
+        eventually(lambda: any(e.get("say") == "Dinner is ready" for e in jukebox("queue")["waiting"]), "an announcement queued from the page")
+        eventually(lambda: any("say: Dinner is ready" in e.text for e in browser.find_elements(By.CSS_SELECTOR, "#queue li")), "the announcement in the queue list")
         print("controls work")
 
         # Upload a WAV; it shows in the list and can be played.

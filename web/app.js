@@ -185,6 +185,16 @@ async function loadSchedule() {
   $("duration").value = session.duration || "";
 }
 
+$("say").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await rpc("say", { text: $("say-text").value });
+    $("say-text").value = "";
+  } catch (error) {
+    show(error);
+  }
+});
+
 $("schedule").addEventListener("submit", async (event) => {
   event.preventDefault();
   try {

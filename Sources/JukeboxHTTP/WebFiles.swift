@@ -191,6 +191,16 @@ async function loadSchedule() {
   $("duration").value = session.duration || "";
 }
 
+$("say").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await rpc("say", { text: $("say-text").value });
+    $("say-text").value = "";
+  } catch (error) {
+    show(error);
+  }
+});
+
 $("schedule").addEventListener("submit", async (event) => {
   event.preventDefault();
   try {
@@ -353,6 +363,14 @@ start();
     <h2 id="queue-title">Queue</h2>
     <ol id="queue"></ol>
     <button id="clear" type="button">Clear the queue</button>
+  </section>
+
+  <section aria-labelledby="say-title">
+    <h2 id="say-title">Announce</h2>
+    <form id="say" class="row">
+      <input id="say-text" maxlength="1000" placeholder="Dinner is ready" aria-label="Text to say" required>
+      <button type="submit">Say</button>
+    </form>
   </section>
 
   <section aria-labelledby="clips-title">
