@@ -50,15 +50,20 @@ actor StatePublisher {
         case .open: "playing through \(snapshot.player.deviceName)"
         case .retrying(let after, let error): "\(error.code); retrying in \(DurationText.format(after))"
         }
+        // "nothing", not an empty payload: a retained empty message deletes the retained
+        // value, and Home Assistant would show "unknown" after its next restart.
         return [
-            ("now_playing", snapshot.queue.current?.clip.title ?? ""),
+            ("now_playing", snapshot.queue.current?.clip.title ?? Self.nothing),
             ("queue_length", "\(snapshot.queue.waiting.count)"),
             ("paused", snapshot.queue.paused ? "ON" : "OFF"),
             ("volume", "\(volume)"),
             ("device", device),
-            ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? ""),
+            ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? Self.nothing),
         ]
     }
+
+    /// What `now_playing` and `last_played` say when there is no clip.
+    static let nothing = "nothing"
 
     static func titles(_ snapshot: JukeboxSnapshot) -> [String] {
         snapshot.catalog.session.clips.filter(\.enabled).map(\.title)

@@ -67,6 +67,7 @@ struct MQTTFrontEndTests {
                 #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/volume") == ["100"])
+                #expect(try await mosquitto.messages("jukeboxd/desk/now_playing") == ["nothing"], "retained: an empty message would delete it")
                 // Commands change the state, and the state topics follow.
                 try await mosquitto.publish("jukeboxd/desk/command/paused", "ON")
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused", until: "ON").last == "ON")

@@ -30,6 +30,23 @@ struct ControlHandlerTests {
         #expect(last?.cue == nil)
     }
 
+    @Test func sayQueuesAnAnnouncementWithItsText() async {
+        #expect(await call("say", #"{"text":"  Dinner\nis ready ","cue":true,"client":"kitchen"}"#) ==
+            #"{"id":1,"jsonrpc":"2.0","result":{"entries":[{"clip":"say","file":"say: Dinner is ready","origin":"kitchen","position":1,"say":"Dinner is ready","ticket":1,"title":"say: Dinner is ready"}]}}"#)
+        let entry = await jukebox.snapshot().queue.waiting.first
+        #expect(entry?.clip.speech == "Dinner is ready" && entry?.cue?.source.file == "ward.wav")
+        let long = String(repeating: "a", count: 1001)
+        for (params, message) in [
+            ("{}", #"\"text\" must give the text to say"#), (#"{"text":" "}"#, "the text to say is empty"),
+            (#"{"text":"\#(long)"}"#, "the text to say is longer than 1000 characters (split it into several announcements)"),
+            (#"{"text":"hi","voice":"x"}"#, "voice"),
+        ] {
+            let answer = await call("say", params) ?? ""
+            #expect(answer.contains("invalid-params") && answer.contains(message), "\(params): \(answer)")
+        }
+        #expect(await jukebox.snapshot().queue.waiting.count == 1, "nothing refused was queued")
+    }
+
     @Test(arguments: [
         ("queue", nil, #"{"id":1,"jsonrpc":"2.0","result":{"waiting":[]}}"#),
         ("status", nil, #"{"id":1,"jsonrpc":"2.0","result":{"device":"fake","deviceState":"closed","failed":0,"paused":false,"played":0,"queueLength":0,"session":"test","underruns":0,"uptime":0,"volume":100}}"#),

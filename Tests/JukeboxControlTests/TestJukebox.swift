@@ -48,7 +48,7 @@ struct TestJukebox {
                 if let lines = problems.lines.withLock({ $0 }) { throw SessionLoadError(kind: .invalid, problems: lines) }
                 return try SessionLoader.load(path: sessionPath)
             },
-            configuration: Jukebox.Configuration(queueLimit: queueLimit, wallClock: { 1_000 }),
+            configuration: Jukebox.Configuration(queueLimit: queueLimit, wallClock: { 1_000 }, speechFolder: folder.file("speech")),
             logger: Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() })
     }
 
