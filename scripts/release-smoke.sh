@@ -7,7 +7,17 @@ cd "$(dirname "$0")/.."
 swift build -c release --static-swift-stdlib
 bin=.build/release
 work=$(mktemp -d)
-trap 'kill "$daemon" 2>/dev/null || true; rm -rf "$work"' EXIT
+daemon=
+finish() {
+    status=$?
+    if [ "$status" -ne 0 ]; then
+        echo "release smoke test failed (status $status); the daemon's log:" >&2
+        cat "$work/log" >&2 2>/dev/null || true
+    fi
+    [ -n "$daemon" ] && kill "$daemon" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap finish EXIT
 "$bin/jukeboxd" --check clips/session.json
 "$bin/jukeboxd" clips/session.json --socket "$work/c.sock" --state "$work/state.json" \
     --device "file:FILE=$work/out.raw,FORMAT=raw" --http 127.0.0.1:0 2>"$work/log" &
@@ -21,8 +31,10 @@ port=$(sed -n 's/.*web remote listening on .*(port \([0-9]*\)).*/\1/p' "$work/lo
 clip=$("$bin/jukebox" --socket "$work/c.sock" --json clips | python3 -c 'import json, sys; print(json.load(sys.stdin)["clips"][0]["id"])')
 "$bin/jukebox" --socket "$work/c.sock" play "$clip"
 wait_for "played $clip"
-curl -sf -X POST "http://127.0.0.1:$port/rpc" -d '{"jsonrpc":"2.0","id":1,"method":"status"}' | grep -q '"played":1'
-test -s "$work/out.raw"
+status=$(curl -sS -X POST "http://127.0.0.1:$port/rpc" -d '{"jsonrpc":"2.0","id":1,"method":"status"}')
+echo "$status" | grep -q '"played":1' || { echo "release smoke test: /rpc status does not say one clip played: $status" >&2; exit 1; }
+test -s "$work/out.raw" || { echo "release smoke test: nothing reached $work/out.raw" >&2; exit 1; }
 kill -TERM "$daemon"
-wait "$daemon"
+wait "$daemon" || { echo "release smoke test: jukeboxd exited with status $? after SIGTERM" >&2; exit 1; }
+daemon=
 echo "release build: OK ($(du -h "$bin/jukeboxd" | cut -f1) daemon)"

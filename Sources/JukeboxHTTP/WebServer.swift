@@ -60,7 +60,10 @@ public struct WebServer: Service {
             },
             logger: quiet)
         do {
-            try await application.runService()
+            // run(), not runService(): the latter makes a service group of its own that also
+            // stops on SIGTERM, so the web server could end before the daemon's group asks it to,
+            // which that group takes for a failure.
+            try await application.run()
         } catch let error as IOError {
             throw WebServerError(settings: settings, errno: error.errnoCode)
         }
