@@ -31,6 +31,10 @@ let package = Package(
             name: "CSndFile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]
         ),
+        .systemLibrary(
+            name: "CSoxr", pkgConfig: "soxr",
+            providers: [.apt(["libsoxr-dev"])]
+        ),
 
         .target(
             name: "JukeboxCore",
@@ -90,10 +94,17 @@ let package = Package(
             name: "JukeboxSndFile",
             dependencies: ["CSndFile", "JukeboxCore"]
         ),
+        // Sample-rate conversion (libsoxr) for outputs with a fixed stream format.
+        .target(name: "JukeboxResample", dependencies: ["CSoxr"]),
+        // The Snapcast output: PCM into snapserver's pipe source, for multi-room playback.
+        .target(
+            name: "JukeboxSnapcast",
+            dependencies: ["JukeboxCore", "JukeboxResample"]
+        ),
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSndFile", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxSndFile", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -137,6 +148,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"), .product(name: "Subprocess", package: "swift-subprocess"),
         ]),
+        .testTarget(name: "JukeboxSnapcastTests", dependencies: ["JukeboxSnapcast", "JukeboxResample", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxTestSupport"]),
         // WAV writing and temporary folders shared by the tests that do real I/O.
         .target(

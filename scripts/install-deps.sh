@@ -3,7 +3,7 @@
 # Runs apt-get only for what is missing, through sudo when not root.
 set -euo pipefail
 
-packages=(pkg-config libasound2-dev libsndfile1-dev alsa-utils tzdata "$@")
+packages=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev alsa-utils tzdata "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -133,6 +133,7 @@ extension SessionResult {
         }
         let output: [String: String] = switch session.output {
         case .alsa(let device): ["type": "alsa", "device": device]
+        case .snapcast(let pipe, let format): ["type": "snapcast", "pipe": pipe, "format": "\(format)"]
         }
         self.init(
             path: session.sourcePath, revision: session.revision, document: JSONDocument(.object(document.fields)),

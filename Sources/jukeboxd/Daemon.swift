@@ -4,6 +4,7 @@ import JukeboxHTTP
 import JukeboxMQTT
 import JukeboxCore
 import JukeboxProtocol
+import JukeboxSnapcast
 import JukeboxSndFile
 import Logging
 import ServiceLifecycle
@@ -13,7 +14,8 @@ import UnixSignals
 /// the control socket, and runs them as services until a signal or the session's end.
 struct Daemon {
     let sessionPath: String
-    let deviceOverride: String?
+    /// `--output` or `--device`.
+    let outputOverride: OutputConfig?
     let seed: UInt64?
     let socketPath: String
     let socketGroup: String?
@@ -28,10 +30,10 @@ struct Daemon {
         applyOverrides(try SessionLoader.load(path: sessionPath))
     }
 
-    /// `--device` replaces the session's output, in every reading of the file and every edit.
+    /// `--output` or `--device` replaces the session's output, in every reading of the file and every edit.
     func applyOverrides(_ session: Session) -> Session {
         var session = session
-        if let deviceOverride { session.output = .alsa(device: deviceOverride) }
+        if let outputOverride { session.output = outputOverride }
         return session
     }
 
@@ -87,6 +89,7 @@ struct Daemon {
     static func makeOutput(_ config: OutputConfig) -> any AudioSink {
         switch config {
         case .alsa(let device): AlsaSink(device: device)
+        case .snapcast(let pipe, let format): SnapcastSink(path: pipe, format: format)
         }
     }
 

@@ -31,6 +31,11 @@ struct Jukeboxd: AsyncParsableCommand {
     @Option(help: "The ALSA PCM to play through (overrides the session's \"output\" or \"device\"; see `aplay -L`).")
     var device: String?
 
+    @Option(help: ArgumentHelp(
+        "Where to play, overriding the session's \"output\": snapcast:PIPE (snapserver's pipe:// source, 48000:16:2) or alsa:DEVICE.",
+        valueName: "KIND:WHERE"))
+    var output: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning or error.")
     var logLevel: Logger.Level = .info
 
@@ -59,6 +64,12 @@ struct Jukeboxd: AsyncParsableCommand {
     var check = false
 
     func validate() throws {
+        if let output {
+            guard OutputConfig.parse(commandLine: output) != nil else {
+                throw ValidationError("--output takes snapcast:PIPE (such as snapcast:/run/snapserver/jukeboxd) or alsa:DEVICE, not \"\(output)\"")
+            }
+            if device != nil { throw ValidationError("give --output or --device, not both") }
+        }
         // The whole queue is rewritten on every durable change, so its size bounds each write.
         guard (1...1_000_000).contains(queueLimit) else { throw ValidationError("--queue-limit takes a number from 1 to 1000000") }
     }
@@ -69,7 +80,7 @@ struct Jukeboxd: AsyncParsableCommand {
         let journal = ProcessEnvironment.current["JOURNAL_STREAM"].map { !$0.isEmpty } ?? false
         LoggingSystem.bootstrap { _ in DaemonLogHandler(level: level, journal: journal) }
         let daemon = Daemon(
-            sessionPath: session, deviceOverride: device, seed: seed, socketPath: SocketPath.resolve(explicit: socket),
+            sessionPath: session, outputOverride: output.flatMap(OutputConfig.parse(commandLine:)) ?? device.map { .alsa(device: $0) }, seed: seed, socketPath: SocketPath.resolve(explicit: socket),
             socketGroup: socketGroup, statePathOverride: state, queueLimit: queueLimit, logger: Logger(label: "jukeboxd"))
         if check { throw ExitCode(await daemon.check()) }
         let session: Session

@@ -16,7 +16,8 @@ public struct CaptureAnalysis: Sendable {
         public var start: Int
         public var end: Int
         public var windows: Int { end - start }
-        public var seconds: Double { Double(windows) * Double(CaptureAnalysis.window) / Double(CaptureAnalysis.rate) }
+        /// Windows are 10 ms at every rate.
+        public var seconds: Double { Double(windows) / 100 }
         public init(frequency: Double, start: Int, end: Int) {
             self.frequency = frequency
             self.start = start
@@ -33,8 +34,10 @@ public struct CaptureAnalysis: Sendable {
     /// Per window: any sound louder than −40 dBFS (a tone or not, such as speech).
     public let sound: [Bool]
 
-    /// `bytes` is raw s16le stereo at 44.1 kHz; the left channel is analysed.
-    public init(bytes: [UInt8], frequencies: [Double]) {
+    /// `bytes` is raw s16le stereo at `rate` (44.1 kHz, the rig's); the left channel is analysed
+    /// in 10 ms windows.
+    public init(bytes: [UInt8], frequencies: [Double], rate: Int = CaptureAnalysis.rate) {
+        let window = rate / 100
         let frames = bytes.count / 4
         var left = [Double](repeating: 0, count: frames)
         for frame in 0..<frames {
@@ -43,10 +46,10 @@ public struct CaptureAnalysis: Sendable {
         var labels: [Double?] = []
         var twoTone: [Int] = []
         var sound: [Bool] = []
-        for index in 0..<(frames / Self.window) {
-            let samples = left[(index * Self.window)..<((index + 1) * Self.window)]
+        for index in 0..<(frames / window) {
+            let samples = left[(index * window)..<((index + 1) * window)]
             sound.append(samples.reduce(0) { $0 + $1 * $1 } / Double(samples.count) > 1e-4)
-            let amplitudes = frequencies.map { Self.amplitude(of: $0, in: samples) }.enumerated().sorted { $0.element > $1.element }
+            let amplitudes = frequencies.map { Self.amplitude(of: $0, in: samples, rate: rate) }.enumerated().sorted { $0.element > $1.element }
             if amplitudes.count > 1, amplitudes[1].element > 0.02, amplitudes[1].element > amplitudes[0].element * 0.5 {
                 twoTone.append(index)
             }
@@ -87,7 +90,7 @@ public struct CaptureAnalysis: Sendable {
     }
 
     /// The tone's amplitude (0...1) in `samples`, by the Goertzel algorithm.
-    static func amplitude(of frequency: Double, in samples: ArraySlice<Double>) -> Double {
+    static func amplitude(of frequency: Double, in samples: ArraySlice<Double>, rate: Int) -> Double {
         let coefficient = 2 * cos(2 * Double.pi * frequency / Double(rate))
         var previous = 0.0, beforePrevious = 0.0
         for sample in samples {

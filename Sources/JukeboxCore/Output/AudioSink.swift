@@ -37,4 +37,12 @@ public protocol AudioSink: Sendable {
 
     /// Underruns recovered since the sink was created (the device ran dry and was restarted).
     var underruns: Int { get }
+
+    /// False when what was written can be neither discarded nor taken back (a pipe to a
+    /// server): a cut then fades out over the audio that follows what was written.
+    var canDiscard: Bool { get }
+}
+
+extension AudioSink {
+    public var canDiscard: Bool { true }
 }

@@ -13,7 +13,9 @@ extension Player {
     ) async -> Int {
         let taken = fadeFrames > 0
             ? await sink.rewind(upTo: written, keeping: deviceFormat.frames(in: Self.cutGuard)) : 0
-        guard taken > 0 else { return max(0, written - (await sink.cancel())) }
+        // Nothing can be taken back or dropped (a pipe to a server): the fade follows on.
+        let fadesAfter = taken == 0 && fadeFrames > 0 && !sink.canDiscard
+        guard taken > 0 || fadesAfter else { return max(0, written - (await sink.cancel())) }
         let position = written - taken
         // Nothing of this clip has been heard: what is still queued before it (the previous
         // clip's tail) ends on its own, so there is nothing to fade.

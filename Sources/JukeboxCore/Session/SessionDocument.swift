@@ -44,7 +44,7 @@ public struct SessionDocument: Sendable, Equatable {
         "clip": SessionReader.clipKeys,
         "window": SessionReader.windowKeys,
         "interval": ["min", "max"],
-        "output": ["type", "device"],
+        "output": SessionReader.outputKeys,
         "http": ["listen", "passwordFile"],
         "mqtt": SessionReader.mqttKeys,
         "hooks": SessionReader.hookKeys,

@@ -30,7 +30,7 @@ struct SessionReader {
         }
         let name = fields["name"].flatMap { nonEmptyString($0, at: "name") }
             ?? FilePath.removingExtension(FilePath.lastComponent(sessionPath))
-        let output = self.output(fields)
+        let output = self.output(fields, sessionDirectory: sessionDirectory)
         let interval = fields["interval"].flatMap { self.interval($0) } ?? Session.defaultInterval
         let activeHours = fields["activeHours"].map { windows($0, at: "activeHours") } ?? []
         let duration = fields["duration"].flatMap { self.duration($0, at: "duration") }
@@ -62,25 +62,45 @@ struct SessionReader {
             activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, web: web, mqtt: mqtt, hooks: hooks, speech: speech)
     }
 
-    /// `output: {"type": "alsa", "device": …}`, or the `device` shorthand; not both.
-    mutating func output(_ fields: [String: JSONValue]) -> OutputConfig {
+    /// `output: {"type": "alsa", "device": …}`, `{"type": "snapcast", "pipe": …, "format":
+    /// "48000:16:2"}`, or the `device` shorthand; not both.
+    mutating func output(_ fields: [String: JSONValue], sessionDirectory: String) -> OutputConfig {
         let device = fields["device"].flatMap { nonEmptyString($0, at: "device") }
         guard let value = fields["output"] else { return .alsa(device: device ?? "default") }
         if fields["device"] != nil {
             problem("output", "give either \"output\" or \"device\", not both (\"device\" is shorthand for an ALSA output)")
         }
-        guard let section = object(value, at: "output", allowed: ["type", "device"]) else { return .alsa(device: "default") }
+        guard let section = object(value, at: "output", allowed: Self.outputKeys) else { return .alsa(device: "default") }
         let types = OutputConfig.types.map { "\"\($0)\"" }.joined(separator: " or ")
+        func refuse(_ keys: [String], in type: String) {
+            for key in keys where section[key] != nil { problem("output.\(key)", "is not used by a \(type) output") }
+        }
         switch section["type"] {
         case nil:
             problem("output.type", "missing (expected \(types))")
         case .string("alsa")?:
-            break
+            refuse(["pipe", "format"], in: "alsa")
+        case .string("snapcast")?:
+            refuse(["device"], in: "snapcast")
+            var format = StreamFormat.snapcastDefault
+            if let value = section["format"], let text = nonEmptyString(value, at: "output.format") {
+                switch StreamFormat.parse(text) {
+                case .success(let parsed): format = parsed
+                case .failure(let problem): self.problem("output.format", "\(value.shortDescription) \(problem.text)")
+                }
+            }
+            guard let pipe = section["pipe"].flatMap({ nonEmptyString($0, at: "output.pipe") }) else {
+                if section["pipe"] == nil { problem("output.pipe", "missing (the FIFO snapserver's pipe:// source reads, such as \"/run/snapserver/jukeboxd\")") }
+                return .alsa(device: "default")
+            }
+            return .snapcast(pipe: FilePath.normalize(FilePath.join(sessionDirectory, pipe)), format: format)
         case let other?:
             problem("output.type", "\(other.shortDescription) is not an output type (expected \(types))")
         }
         return .alsa(device: section["device"].flatMap { nonEmptyString($0, at: "output.device") } ?? "default")
     }
+
+    static let outputKeys = ["type", "device", "pipe", "format"]
 
     /// `http: {"listen": "0.0.0.0:8080", "passwordFile": "/etc/jukeboxd/web-password"}`.
     mutating func web(_ value: JSONValue, sessionDirectory: String) -> WebSettings? {

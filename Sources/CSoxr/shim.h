@@ -1,0 +1,6 @@
+#ifndef JUKEBOX_CSOXR_SHIM_H
+#define JUKEBOX_CSOXR_SHIM_H
+
+#include <soxr.h>
+
+#endif

@@ -1,0 +1,280 @@
+import Glibc
+import JukeboxCore
+import JukeboxResample
+import Synchronization
+
+/// Plays into snapserver's `pipe://` source: PCM in the stream's fixed format, which every
+/// snapclient then plays in sync. Clips of any rate and channel count are converted (libsoxr
+/// for the rate); gain, volume, lead-in, fades and the cue are the player's, as on ALSA.
+///
+/// Pacing is the pipe's: snapserver reads one chunk per `chunk_ms` of its own clock, and the
+/// pipe is made small (`aheadLimit`), so a write waits until snapserver has taken what came
+/// before and the sink never runs more than about 100 ms ahead of the server. Between clips
+/// nothing is written and snapserver plays silence; the pipe stays open, since closing it
+/// would make snapserver read end-of-file and reconnect over and over. Every blocking call
+/// runs on the sink's own thread.
+///
+/// A clip counts as played once its last frame is in the pipe: there is nothing to drain,
+/// so a quiet pipe can never make a clip fail.
+public final class SnapcastSink: AudioSink, @unchecked Sendable {
+    // @unchecked: `pipe`, `input`, `resampler` and `lastWrite` are only used on `queue`;
+    // `wakeFD` is set once at init.
+    public let deviceName: String
+    public let path: String
+    public let format: StreamFormat
+    private let queue = BlockingWorkQueue(label: "jukebox.snapcast")
+    private var pipe: Int32 = -1
+    private var input: AudioFormat?
+    private var resampler: Resampler?
+    private var lastWrite: ContinuousClock.Instant?
+    /// Nothing has been written since the pipe was opened (see `send`).
+    private var freshlyOpened = false
+    private let opener: FIFOOpener
+    /// `interrupt()` writes a byte here; a write waiting for room polls the other end.
+    private let wake: (read: Int32, write: Int32)
+
+    /// How far ahead of snapserver the sink may be: the pipe is made this small (rounded down
+    /// to a power of two, at least one page), so a skip is heard within about this plus
+    /// Snapcast's own buffer.
+    public static let aheadLimit: Duration = .milliseconds(100)
+    /// After this long without a write, the next clip starts with `fadeIn` (snapclients
+    /// click when a stream starts from nothing at full level).
+    static let idleGap: Duration = .milliseconds(200)
+    static let fadeIn: Duration = .milliseconds(5)
+    /// A pipe that takes nothing for this long is reported: snapserver is stopped or hung.
+    static let stallLimit = 3
+    /// How long an open waits for snapserver, which looks for a writer every 100 ms.
+    static let openPatience: Duration = .milliseconds(250)
+    /// How long the first write after an open waits for snapserver to read again: it may
+    /// have read end-of-file in the instant before the pipe was opened, and it comes back
+    /// after 100 ms.
+    static let reopenGrace: Duration = .milliseconds(300)
+
+    public init(path: String, format: StreamFormat) {
+        self.path = path
+        self.format = format
+        self.deviceName = OutputConfig.snapcast(pipe: path, format: format).description
+        self.opener = FIFOOpener(path: path)
+        var ends: [Int32] = [-1, -1]
+        _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &ends)
+        wake = (ends[0], ends[1])
+    }
+
+    deinit {
+        opener.abandon()
+        if pipe >= 0 { Glibc.close(pipe) }
+        if wake.read >= 0 { Glibc.close(wake.read) }
+        if wake.write >= 0 { Glibc.close(wake.write) }
+    }
+
+    /// `F_SETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE + 7`), which Swift's Glibc module leaves out.
+    static let setPipeSize: Int32 = 1031
+
+    public var underruns: Int { 0 }
+    /// What is in the pipe is snapserver's: it cannot be taken back.
+    public var canDiscard: Bool { false }
+
+    public func interrupt() {
+        var one: UInt8 = 1
+        _ = Glibc.write(wake.write, &one, 1)
+    }
+
+    private func clearInterrupt() {
+        var drained = [UInt8](repeating: 0, count: 64)
+        while Glibc.read(wake.read, &drained, drained.count) > 0 {}
+    }
+
+    /// Takes clips in any rate and layout, as float samples, and converts them itself.
+    public func open(_ requested: AudioFormat) async throws -> AudioFormat {
+        try await queue.run {
+            try self.openPipe()
+            try self.flushResampler()
+            if requested.sampleRate != self.format.sampleRate {
+                do {
+                    self.resampler = try Resampler(inputRate: requested.sampleRate, outputRate: self.format.sampleRate, channels: self.format.channels)
+                } catch {
+                    throw AudioDeviceError(code: .unsupportedFormat, device: self.deviceName, operation: "play \(requested)", reason: "\(error)")
+                }
+            } else {
+                self.resampler = nil
+            }
+            self.input = requested
+            return AudioFormat(sampleFormat: .float32, sampleRate: requested.sampleRate, channels: requested.channels)
+        }
+    }
+
+    public func write(_ buffer: AudioBuffer) async throws {
+        try await queue.run { try self.writeBlocking(buffer) }
+    }
+
+    /// The resampler's tail goes into the pipe; then the clip is all written.
+    public func drain() async throws {
+        try await queue.run { try self.flushResampler() }
+    }
+
+    public func cancel() async -> Int {
+        await queue.run { self.clearInterrupt() }
+        return 0
+    }
+
+    public func rewind(upTo maxFrames: Int, keeping: Int) async -> Int {
+        await queue.run { self.clearInterrupt() }
+        return 0
+    }
+
+    /// Forgets the clip format; the pipe itself stays open (see the type's comment).
+    public func close() async {
+        await queue.run {
+            self.resampler = nil
+            self.input = nil
+        }
+    }
+
+    // MARK: - On the sink's thread
+
+    private func openPipe() throws {
+        guard pipe < 0 else { return }
+        // Not a FIFO (a file, a folder): refused before anything could be written into it.
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFIFO {
+            throw AudioDeviceError(
+                code: .notFound, device: deviceName, operation: "open", reason: "\(path) is not a named pipe (FIFO)",
+                hint: "set output.pipe to the FIFO of snapserver's pipe:// source, such as /run/snapserver/jukeboxd")
+        }
+        let descriptor: Int32
+        switch opener.open(patience: Self.openPatience) {
+        case .success(let opened): descriptor = opened
+        case .failure(let error): throw openError(error.code)
+        }
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else {
+            Glibc.close(descriptor)
+            throw AudioDeviceError(
+                code: .notFound, device: deviceName, operation: "open", reason: "\(path) is not a named pipe (FIFO)",
+                hint: "set output.pipe to the FIFO of snapserver's pipe:// source, such as /run/snapserver/jukeboxd")
+        }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        // At most `aheadLimit` of audio in the pipe. Shrinking can fail (EBUSY) while it holds
+        // more than that; it is then left as it is.
+        let limit = format.bytesPerFrame * format.sampleRate * Int(Self.aheadLimit.milliseconds) / 1000
+        var size = 4096
+        while size * 2 <= limit { size *= 2 }
+        _ = fcntl(descriptor, Self.setPipeSize, Int32(size))
+        pipe = descriptor
+        freshlyOpened = true
+        lastWrite = nil
+    }
+
+    private func openError(_ code: Int32) -> AudioDeviceError {
+        switch code {
+        case ENXIO:
+            AudioDeviceError(code: .notFound, device: deviceName, operation: "open", reason: "snapserver is not reading \(path)",
+                             hint: "start snapserver (systemctl start snapserver); clips wait until it reads the pipe")
+        case ENOENT:
+            AudioDeviceError(code: .notFound, device: deviceName, operation: "open", reason: "\(path) does not exist",
+                             hint: "snapserver makes it when it starts with mode=create in its pipe:// source; check that source's path")
+        case EACCES, EPERM:
+            AudioDeviceError(code: .permissionDenied, device: deviceName, operation: "open", reason: "no permission to write \(path)",
+                             hint: "give jukeboxd's user write access to the pipe and its folder (snapserver makes the pipe 0666 with mode=create)")
+        case ENOTDIR:
+            AudioDeviceError(code: .notFound, device: deviceName, operation: "open", reason: "a folder in \(path) is not a folder",
+                             hint: "check output.pipe")
+        default:
+            AudioDeviceError(code: .ioError, device: deviceName, operation: "open", reason: "\(path): \(FileReadError(errno: code))")
+        }
+    }
+
+    private func writeBlocking(_ buffer: AudioBuffer) throws {
+        guard pipe >= 0, let input else {
+            throw AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output is not open")
+        }
+        var samples = StreamConversion.floats(buffer)
+        if let last = lastWrite, ContinuousClock.now - last < Self.idleGap {} else {
+            StreamConversion.fadeIn(&samples, channels: buffer.channels, frames: input.frames(in: Self.fadeIn))
+        }
+        var mapped = StreamConversion.map(samples, from: buffer.channels, to: format.channels)
+        if let resampler { mapped = resampler.process(mapped) }
+        let bytes = StreamConversion.bytes(mapped, bits: format.bits)
+        do {
+            try send(bytes)
+        } catch let interrupted as WriteInterrupted {
+            // Written is in stream bytes; the player counts clip frames.
+            let streamFrames = interrupted.framesWritten
+            let frames = min(buffer.frames, streamFrames * input.sampleRate / format.sampleRate)
+            throw WriteInterrupted(framesWritten: frames)
+        }
+        lastWrite = .now
+    }
+
+    private func flushResampler() throws {
+        guard let resampler, pipe >= 0 else { return }
+        let tail = resampler.flush()
+        guard !tail.isEmpty else { return }
+        // The tail of a clip already heard in full: an interruption now has nothing to cut.
+        do { try send(StreamConversion.bytes(tail, bits: format.bits)) } catch is WriteInterrupted {}
+        lastWrite = .now
+    }
+
+    /// True once snapserver has the pipe open for reading again, within `reopenGrace`. A
+    /// FIFO's write end polls as an error while it has no reader.
+    private func waitForReader() -> Bool {
+        let deadline = ContinuousClock.now + Self.reopenGrace
+        while ContinuousClock.now < deadline {
+            var waiting = pollfd(fd: pipe, events: Int16(POLLOUT), revents: 0)
+            if poll(&waiting, 1, 0) > 0, waiting.revents & Int16(POLLERR) == 0 { return true }
+            usleep(10_000)
+        }
+        freshlyOpened = false
+        return false
+    }
+
+    /// Writes all of `bytes`, waiting for room; `interrupt()` ends the wait with what was
+    /// written so far (in stream frames).
+    private func send(_ bytes: [UInt8]) throws {
+        // SIGPIPE, should snapserver go, is held back on this thread and taken here, so the
+        // write fails with EPIPE instead of the signal ending the daemon.
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
+        var written = 0
+        var stalls = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(pipe, $0.baseAddress, $0.count) }
+            if count > 0 {
+                written += count
+                stalls = 0
+                freshlyOpened = false
+                continue
+            }
+            let code = errno
+            switch code {
+            case EINTR:
+                continue
+            case EAGAIN:
+                var waits = [pollfd(fd: pipe, events: Int16(POLLOUT), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+                let ready = poll(&waits, 2, 1000)
+                if waits[1].revents & Int16(POLLIN) != 0 {
+                    clearInterrupt()
+                    throw WriteInterrupted(framesWritten: written / format.bytesPerFrame)
+                }
+                if ready == 0 {
+                    stalls += 1
+                    if stalls >= Self.stallLimit {
+                        throw AudioDeviceError(code: .stalled, device: deviceName, operation: "write", reason: "snapserver took no audio for 3 s",
+                                               hint: "is snapserver running, and reading this pipe?")
+                    }
+                }
+            case EPIPE:
+                var timeout = timespec(tv_sec: 0, tv_nsec: 0)
+                _ = sigtimedwait(&pipeSignal, nil, &timeout)
+                if freshlyOpened, waitForReader() { continue }
+                Glibc.close(pipe)
+                pipe = -1
+                throw AudioDeviceError(code: .disconnected, device: deviceName, operation: "write", reason: "snapserver stopped reading \(path)",
+                                       hint: "the clip plays again from its start once snapserver is back")
+            default:
+                throw AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "\(path): \(FileReadError(errno: code))")
+            }
+        }
+    }
+}
