@@ -4,10 +4,10 @@
 # (scripts/pulse-rig.sh) that the tests start and stop themselves. Tests that need a second
 # Unix user make one with useradd (as root), and remove it after. ffmpeg converts recordings
 # in the upload tests; Chromium, its driver and Selenium drive the web remote page; the MQTT
-# tests start their own mosquitto broker; espeak-ng speaks the announcements.
+# tests start their own mosquitto broker; espeak-ng speaks the announcements; the Snapcast tests start their own snapserver and snapclients.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl chromium chromium-driver python3-selenium mosquitto mosquitto-clients espeak-ng
+scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl chromium chromium-driver python3-selenium mosquitto mosquitto-clients espeak-ng snapserver snapclient
 # A short fuzz run of the session loader and the control protocol (scripts/fuzz.sh).
 scripts/fuzz.sh --seconds 60
 swift test "$@"

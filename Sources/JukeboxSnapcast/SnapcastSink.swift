@@ -29,6 +29,9 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     private var lastWrite: ContinuousClock.Instant?
     /// Nothing has been written since the pipe was opened (see `send`).
     private var freshlyOpened = false
+    /// The pipe was lost, or could not be opened: snapserver is (re)starting, and its clients
+    /// reconnect only a second later, so the next open writes `reconnectLeadIn` first.
+    private var recovering = false
     private let opener: FIFOOpener
     /// `interrupt()` writes a byte here; a write waiting for room polls the other end.
     private let wake: (read: Int32, write: Int32)
@@ -49,6 +52,10 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     /// have read end-of-file in the instant before the pipe was opened, and it comes back
     /// after 100 ms.
     static let reopenGrace: Duration = .milliseconds(300)
+    /// Silence written when snapserver is back after being away, before the clip: a snapclient
+    /// tries again 1 s after it lost the server, then syncs its clock, and would otherwise
+    /// miss the start of the clip that plays again.
+    static let reconnectLeadIn: Duration = .milliseconds(2000)
 
     public init(path: String, format: StreamFormat) {
         self.path = path
@@ -87,7 +94,18 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     /// Takes clips in any rate and layout, as float samples, and converts them itself.
     public func open(_ requested: AudioFormat) async throws -> AudioFormat {
         try await queue.run {
-            try self.openPipe()
+            do {
+                try self.openPipe()
+            } catch {
+                self.recovering = true
+                throw error
+            }
+            if self.recovering {
+                self.recovering = false
+                let frames = self.format.sampleRate * Int(Self.reconnectLeadIn.milliseconds) / 1000
+                // A skip cuts it short; the clip's own write then sees the skip.
+                do { try self.send([UInt8](repeating: 0, count: frames * self.format.bytesPerFrame)) } catch is WriteInterrupted {}
+            }
             try self.flushResampler()
             if requested.sampleRate != self.format.sampleRate {
                 do {
@@ -270,6 +288,7 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
                 if freshlyOpened, waitForReader() { continue }
                 Glibc.close(pipe)
                 pipe = -1
+                recovering = true
                 throw AudioDeviceError(code: .disconnected, device: deviceName, operation: "write", reason: "snapserver stopped reading \(path)",
                                        hint: "the clip plays again from its start once snapserver is back")
             default:

@@ -40,17 +40,40 @@ struct SnapcastTests {
         CaptureAnalysis(bytes: snapcast.outputBytes(client), frequencies: Self.tones, rate: Snapcast.rate)
     }
 
-    /// Waits until the client's output holds `count` tone segments and then 0.5 s of quiet.
+    /// Waits (up to 20 s) until the client's output holds `count` tone segments and then 0.5 s
+    /// of quiet (after the window the last tone ends in, and the one after).
     func waitForSound(_ client: String, segments count: Int) async throws -> CaptureAnalysis {
-        for _ in 0..<400 {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
             let heard = capture(client)
-            if let last = heard.segments.dropFirst(count - 1).first, heard.sound.count - last.end >= 50,
-               !heard.sound[last.end...].contains(true) {
+            if let last = heard.segments.dropFirst(count - 1).first, heard.sound.count - last.end >= 52,
+               !heard.sound[(last.end + 2)...].contains(true) {
                 return heard
             }
-            try await Task.sleep(for: .milliseconds(50))
+            if ContinuousClock.now > deadline { return heard }
+            try await Task.sleep(for: .milliseconds(100))
         }
-        return capture(client)
+    }
+
+    /// Waits (up to 10 s) until the client's output has ended in 100 ms of sound.
+    func waitUntilSounding(_ client: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let file = FileHandle(forReadingAtPath: snapcast.output(client)) {
+                let size = (try? file.seekToEnd()) ?? 0
+                let window = UInt64(Snapcast.rate / 10 * 4)
+                if size > window {
+                    try file.seek(toOffset: size - window)
+                    let tail = Self.left([UInt8](file.readDataToEndOfFile()))
+                    try? file.close()
+                    if tail.filter({ abs(Int($0)) > 1036 }).count > tail.count / 2 { return }
+                } else {
+                    try? file.close()
+                }
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("\(client) never sounded")
     }
 
     @Test func clipsOfThreeFormatsFromThreeClientsPlayWholeInOrderAndInSyncInBothRooms() async throws {
@@ -95,6 +118,139 @@ struct SnapcastTests {
         var worst = 0
         for index in 0..<length { worst = max(worst, abs(Int(kitchen[onsets[0] + index]) - Int(workshop[onsets[1] + index]))) }
         #expect(worst <= 1, "the two rooms' samples differ by up to \(worst)")
+    }
+
+    /// Maps the client's output onto the wall clock: it writes in real time, in pieces, so the
+    /// largest (frames - clock) seen over 0.4 s is taken, as for the paced rig's capture.
+    func clockOffset(_ client: String) async throws -> Double {
+        var best = -Double.infinity
+        let end = ContinuousClock.now + .milliseconds(400)
+        while ContinuousClock.now < end {
+            let size = (try? FileManager.default.attributesOfItem(atPath: snapcast.output(client))[.size] as? Int) ?? 0
+            best = max(best, Double(size / 4) / Double(Snapcast.rate) - Self.now())
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return best
+    }
+
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    @Test func aSkipIsSilentInTheRoomsWithin150msPlusSnapcastsBuffer() async throws {
+        let run = try await snapcast.run(clients: ["kitchen"]) { _, _ in
+            try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log -> Double in
+                #expect(try await jukebox("play", "long").status == 0)
+                // Heard in the room for a moment first.
+                try await waitUntilSounding("kitchen")
+                let offset = try await clockOffset("kitchen")
+                let asked = Self.now()
+                #expect(try await jukebox("skip").status == 0)
+                #expect(await log.waitFor("skipped long"))
+                let heard = try await waitForSound("kitchen", segments: 1)
+                let end = try #require(heard.segments.last)
+                #expect(end.windows < 280, "cut short: \(heard.segments)")
+                // The last sound of it, on the wall clock.
+                let samples = Self.left(snapcast.outputBytes("kitchen"))
+                let last = samples[..<min(samples.count, (end.end + 2) * Snapcast.rate / 100)].lastIndex { abs(Int($0)) > 1036 } ?? 0
+                return Double(last) / Double(Snapcast.rate) - offset - asked
+            }
+        }
+        let lag = run.result
+        print("skip to silence in the room: \(Int(lag * 1000)) ms, Snapcast's buffer \(snapcast.buffer) ms")
+        #expect(lag <= 0.150 + Double(snapcast.buffer) / 1000, "silent \(Int(lag * 1000)) ms after the skip")
+        #expect(run.lines.contains { $0.contains("skipped long") })
+    }
+
+    @Test func withoutSnapserverClipsWaitAndPlayInOrderOnceItStarts() async throws {
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+            #expect(try await jukebox("play", "c0", "c1").status == 0)
+            #expect(await log.waitFor("stays queued, retrying"))
+            let status = try await jukebox("status")
+            #expect(status.stdout.contains("\(snapcast.pipe) does not exist"), "\(status.stdout)")
+            try await snapcast.run(clients: ["kitchen"]) { _, _ in
+                #expect(await log.waitUntil { $0.filter { $0.contains("played c") }.count == 2 })
+                let heard = try await waitForSound("kitchen", segments: 2)
+                #expect(heard.segments.map(\.frequency) == [Self.tones[0], Self.tones[1]], "\(heard.segments)")
+                #expect(heard.segments.allSatisfy { (99...101).contains($0.windows) }, "\(heard.segments)")
+            }
+        }
+        #expect(run.status == 0)
+        let warnings = run.lines.filter { $0.contains("warning") && $0.contains("does not exist") }
+        #expect(warnings.count == 1, "one warning while it waits: \(warnings)")
+    }
+
+    @Test func snapserverKilledMidClipThatClipPlaysAgainWholeAndNothingIsLost() async throws {
+        let server = snapcast.server()
+        let room = snapcast.client("kitchen")
+        try await server.start()
+        try await room.start()
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+            #expect(try await jukebox("play", "long", "c1").status == 0)
+            try await waitUntilSounding("kitchen")
+            await server.stop(signal: SIGKILL)
+            #expect(await log.waitFor("stays queued, retrying"))
+            try await server.start()
+            #expect(await log.waitFor("played c1"))
+            let heard = try await waitForSound("kitchen", segments: 3)
+            let segments = heard.segments
+            #expect(segments.map(\.frequency).suffix(2) == [Self.tones[3], Self.tones[1]], "\(segments)")
+            #expect(segments.dropLast().last.map { (299...301).contains($0.windows) } == true, "played again whole: \(segments)")
+            #expect(segments.last.map { (99...101).contains($0.windows) } == true, "\(segments)")
+        }
+        await room.stop()
+        await server.stop()
+        #expect(run.lines.filter { $0.contains("played long") }.count == 1)
+        #expect(run.lines.contains { $0.contains("snapserver stopped reading") }, "\(run.lines)")
+    }
+
+    @Test func aPipeThatIsNotAFIFOOrCannotBeReachedIsNamedAndTheDaemonWaits() async throws {
+        try folder.write("not-a-pipe", text: "keep me")
+        for (pipe, expected) in [
+            (folder.file("not-a-pipe"), "\(folder.file("not-a-pipe")) is not a named pipe (FIFO)"),
+            (folder.file("not-a-pipe/fifo"), "a folder in \(folder.file("not-a-pipe/fifo")) is not a folder"),
+        ] {
+            let arguments = [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--output", "snapcast:\(pipe)"]
+            let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+                #expect(try await jukebox("play", "c0").status == 0)
+                #expect(await log.waitFor("stays queued, retrying"))
+                let status = try await jukebox("status")
+                #expect(status.stdout.contains("snapcast:\(pipe) (48000:16:2)") && status.stdout.contains(expected), "\(status.stdout)")
+            }
+            #expect(run.status == 0, "the daemon waited, and stopped when asked")
+            #expect(run.lines.contains { $0.contains(expected) }, "\(run.lines)")
+        }
+        #expect(try String(decoding: folder.read("not-a-pipe"), as: UTF8.self) == "keep me", "nothing was written into the file")
+    }
+
+    @Test(.enabled(if: UnixUser.isPossible, Comment(rawValue: UnixUser.impossible)))
+    func aPipeTheDaemonMayNotWriteIsNamedWithWhatToDo() async throws {
+        try await withUsers(1) { users in
+            let user = users[0]
+            // The daemon's own folder, and a pipe in a folder only root may enter.
+            let home = try TemporaryDirectory()
+            for name in ["c0.wav"] { try home.write(name, folder.read(name)) }
+            try FileManager.default.createDirectory(atPath: home.file("locked"), withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            #expect(mkfifo(home.file("locked/fifo"), 0o666) == 0)
+            try home.write("s.json", text: """
+                { "interval": { "min": "1h", "max": "1h" }, "output": { "type": "snapcast", "pipe": "\(home.file("locked/fifo"))" }, "clips": [ { "file": "c0.wav" } ] }
+                """)
+            for name in ["s.json", "c0.wav"] { chown(home.file(name), user.uid, user.gid) }
+            chown(home.path, user.uid, user.gid)
+            chown(home.file("locked"), 0, 0)
+            let socket = home.file("c.sock")
+            try await user.withDaemon([DaemonProcess.binaryDirectory + "/jukeboxd", home.file("s.json"), "--socket", socket, "--state", home.file("state.json")]) {
+                #expect(try await user.run([DaemonProcess.binaryDirectory + "/jukebox", "--socket", socket, "play", "c0"]).status == 0)
+                var status = ""
+                for _ in 0..<100 where !status.contains("retrying") {
+                    status = try await user.run([DaemonProcess.binaryDirectory + "/jukebox", "--socket", socket, "status"]).stdout
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(status.contains("no permission to write \(home.file("locked/fifo"))"), "\(status)")
+            }
+        }
     }
 
     static func left(_ bytes: [UInt8]) -> [Int16] {

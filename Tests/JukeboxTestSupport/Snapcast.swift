@@ -102,10 +102,11 @@ public struct Snapcast: Sendable {
         Process("/usr/bin/snapserver", ["-c", folder.file("snapserver.conf")], ready: "Creating stream acceptor")
     }
 
-    /// A client that plays into `output(hostID)`, written afresh.
+    /// A client that plays into `output(hostID)`, appended to (a client that reconnects starts
+    /// its player again, which would otherwise empty the file).
     public func client(_ hostID: String) -> Process {
         Process("/usr/bin/snapclient", ["-h", "127.0.0.1", "-p", "\(port)", "--hostID", hostID, "--logsink", "stderr",
-                                        "--player", "file:filename=\(output(hostID)),mode=w"], ready: "Sampleformat:")
+                                        "--player", "file:filename=\(output(hostID)),mode=a"], ready: "Sampleformat:")
     }
 
     /// Runs snapserver and `clients` while `body` runs, and stops them all after.
