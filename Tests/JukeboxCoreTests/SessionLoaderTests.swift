@@ -143,8 +143,16 @@ struct SessionLoaderTests {
         (#"{ "clips": [ { "file": "a.wav" } ], "keepDeviceOpen": "never" }"#, #"keepDeviceOpen: "never" is not "idle" or "always""#),
         (#"{ "clips": [ { "file": "a.wav" } ], "leadin": 1 }"#, #"leadin: unknown key (did you mean "leadIn"?)"#),
         (#"{ "clips": [ { "file": "a.wav", "Title": "x" } ] }"#, #"clips[0].Title: unknown key (did you mean "title"?)"#),
-        (#"{ "output": { "device": "hw:0" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.type: missing (expected "alsa")"#),
-        (#"{ "output": { "type": "pipe", "device": "x" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.type: "pipe" is not an output type (expected "alsa")"#),
+        (#"{ "output": { "device": "hw:0" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.type: missing (expected "alsa" or "snapcast")"#),
+        (#"{ "output": { "type": "pipe", "device": "x" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.type: "pipe" is not an output type (expected "alsa" or "snapcast")"#),
+        (#"{ "output": { "type": "snapcast" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.pipe: missing (the FIFO snapserver's pipe:// source reads, such as "/run/snapserver/jukeboxd")"#),
+        (#"{ "output": { "type": "snapcast", "pipe": "/p", "device": "hw:0" }, "clips": [ { "file": "a.wav" } ] }"#, "output.device: is not used by a Snapcast output"),
+        (#"{ "output": { "type": "alsa", "pipe": "/p" }, "clips": [ { "file": "a.wav" } ] }"#, "output.pipe: is not used by an ALSA output"),
+        (#"{ "output": { "type": "snapcast", "pipe": "/p", "format": "48000:16" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.format: "48000:16" is not RATE:BITS:CHANNELS, such as "48000:16:2""#),
+        (#"{ "output": { "type": "snapcast", "pipe": "/p", "format": "7999:16:2" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.format: "7999:16:2" has a rate of 7999 Hz (from 8000 to 384000)"#),
+        (#"{ "output": { "type": "snapcast", "pipe": "/p", "format": "384001:16:2" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.format: "384001:16:2" has a rate of 384001 Hz (from 8000 to 384000)"#),
+        (#"{ "output": { "type": "snapcast", "pipe": "/p", "format": "48000:8:2" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.format: "48000:8:2" has 8 bits (16, 24 or 32)"#),
+        (#"{ "output": { "type": "snapcast", "pipe": "/p", "format": "48000:16:9" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.format: "48000:16:9" has 9 channels (1 to 8)"#),
         (#"{ "output": { "type": "alsa" }, "device": "hw:0", "clips": [ { "file": "a.wav" } ] }"#, #"output: give either "output" or "device", not both ("device" is shorthand for an ALSA output)"#),
         (#"{ "output": { "type": "alsa", "devcie": "x" }, "clips": [ { "file": "a.wav" } ] }"#, #"output.devcie: unknown key (did you mean "device"?)"#),
     ])
@@ -157,6 +165,21 @@ struct SessionLoaderTests {
             == .alsa(device: "plughw:CARD=Device,DEV=0"))
         #expect(try SessionLoader.parse(Array(#"{ "device": "hw:1,0", "clips": [ { "file": "a.wav" } ] }"#.utf8), path: "/s.json").output == .alsa(device: "hw:1,0"))
         #expect(try SessionLoader.parse(Array(#"{ "output": { "type": "alsa" }, "clips": [ { "file": "a.wav" } ] }"#.utf8), path: "/s.json").output == .alsa(device: "default"))
+    }
+
+    @Test func aSnapcastOutputNamesItsPipeAndFormat() throws {
+        let text = #"{ "output": { "type": "snapcast", "pipe": "snapfifo", "format": "44100:24:1" }, "clips": [ { "file": "a.wav" } ] }"#
+        let output = try SessionLoader.parse(Array(text.utf8), path: "/srv/s.json").output
+        #expect(output == .snapcast(pipe: "/srv/snapfifo", format: StreamFormat(sampleRate: 44_100, bits: 24, channels: 1)))
+        #expect(output.description == "snapcast:/srv/snapfifo (44100:24:1)")
+        let plain = #"{ "output": { "type": "snapcast", "pipe": "/run/snapserver/jukeboxd" }, "clips": [ { "file": "a.wav" } ] }"#
+        #expect(try SessionLoader.parse(Array(plain.utf8), path: "/s.json").output == .snapcast(pipe: "/run/snapserver/jukeboxd", format: .snapcastDefault))
+        for (edge, ok) in [("8000:16:1", true), ("384000:32:8", true), ("48000:24:2", true)] {
+            #expect(((try? StreamFormat.parse(edge).get()) != nil) == ok, "\(edge)")
+        }
+        #expect(OutputConfig.parse(commandLine: "snapcast:/run/snapserver/jukeboxd") == .snapcast(pipe: "/run/snapserver/jukeboxd", format: .snapcastDefault))
+        #expect(OutputConfig.parse(commandLine: "alsa:hw:1,0") == .alsa(device: "hw:1,0"))
+        #expect(OutputConfig.parse(commandLine: "snapcast:") == nil && OutputConfig.parse(commandLine: "pulse") == nil)
     }
 
     @Test func notJSONSaysWhereWithLineAndColumn() {

@@ -72,16 +72,16 @@ struct SessionReader {
         }
         guard let section = object(value, at: "output", allowed: Self.outputKeys) else { return .alsa(device: "default") }
         let types = OutputConfig.types.map { "\"\($0)\"" }.joined(separator: " or ")
-        func refuse(_ keys: [String], in type: String) {
-            for key in keys where section[key] != nil { problem("output.\(key)", "is not used by a \(type) output") }
+        func refuse(_ keys: [String], in output: String) {
+            for key in keys where section[key] != nil { problem("output.\(key)", "is not used by \(output)") }
         }
         switch section["type"] {
         case nil:
             problem("output.type", "missing (expected \(types))")
         case .string("alsa")?:
-            refuse(["pipe", "format"], in: "alsa")
+            refuse(["pipe", "format"], in: "an ALSA output")
         case .string("snapcast")?:
-            refuse(["device"], in: "snapcast")
+            refuse(["device"], in: "a Snapcast output")
             var format = StreamFormat.snapcastDefault
             if let value = section["format"], let text = nonEmptyString(value, at: "output.format") {
                 switch StreamFormat.parse(text) {
