@@ -237,9 +237,12 @@ struct SnapcastTests {
             try home.write("s.json", text: """
                 { "interval": { "min": "1h", "max": "1h" }, "output": { "type": "snapcast", "pipe": "\(home.file("locked/fifo"))" }, "clips": [ { "file": "c0.wav" } ] }
                 """)
-            for name in ["s.json", "c0.wav"] { chown(home.file(name), user.uid, user.gid) }
-            chown(home.path, user.uid, user.gid)
-            chown(home.file("locked"), 0, 0)
+            // Modes set outright: another test may hold a private umask while these are made.
+            for name in ["s.json", "c0.wav"] {
+                #expect(chown(home.file(name), user.uid, user.gid) == 0 && chmod(home.file(name), 0o644) == 0)
+            }
+            #expect(chown(home.path, user.uid, user.gid) == 0 && chmod(home.path, 0o755) == 0)
+            #expect(chown(home.file("locked"), 0, 0) == 0 && chmod(home.file("locked"), 0o700) == 0)
             let socket = home.file("c.sock")
             try await user.withDaemon([DaemonProcess.binaryDirectory + "/jukeboxd", home.file("s.json"), "--socket", socket, "--state", home.file("state.json")]) {
                 #expect(try await user.run([DaemonProcess.binaryDirectory + "/jukebox", "--socket", socket, "play", "c0"]).status == 0)
