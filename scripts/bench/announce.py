@@ -15,62 +15,13 @@ of each, and the median, minimum and maximum are printed.
 
 Usage: announce.py --bin DIR [--runs 15]      (needs pulseaudio, mosquitto, espeak-ng)
 """
-import argparse, json, os, shutil, socket, statistics, struct, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
+
+from soundclock import clock_offset, free_port, onset, tone
 
 RATE = 44_100
-LOUD = int(32768 * 10 ** (-26 / 20))
 HERE = os.path.dirname(os.path.abspath(__file__))
 RIG = os.path.join(HERE, "..", "pulse-rig.sh")
-
-
-def tone(path, seconds=0.3, frequency=1000):
-    frames = int(RATE * seconds)
-    import math
-    samples = b"".join(struct.pack("<hh", v, v) for v in (int(16000 * math.sin(2 * math.pi * frequency * i / RATE)) for i in range(frames)))
-    with open(path, "wb") as out:
-        out.write(b"RIFF" + struct.pack("<I", 36 + len(samples)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 2, RATE, RATE * 4, 4, 16))
-        out.write(b"data" + struct.pack("<I", len(samples)) + samples)
-
-
-def free_port():
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
-def clock_offset(capture):
-    """capture seconds = monotonic seconds + offset."""
-    best = None
-    deadline = time.monotonic() + 0.4
-    while time.monotonic() < deadline:
-        size = os.path.getsize(capture)
-        now = time.monotonic()
-        offset = size / 4 / RATE - now
-        best = offset if best is None else max(best, offset)
-        time.sleep(0.002)
-    return best
-
-
-def onset(capture, start_frame, timeout=15):
-    """Seconds into the capture of the first loud sample at or after start_frame."""
-    deadline = time.monotonic() + timeout
-    with open(capture, "rb") as f:
-        position = start_frame
-        while time.monotonic() < deadline:
-            f.seek(position * 4)
-            data = f.read(RATE * 4)
-            frames = len(data) // 4
-            if frames:
-                left = struct.unpack("<%dh" % (frames * 2), data[:frames * 4])[::2]
-                for index, sample in enumerate(left):
-                    if abs(sample) > LOUD:
-                        return (position + index) / RATE
-                position += frames
-            else:
-                time.sleep(0.02)
-    return None
 
 
 def main():
@@ -86,7 +37,7 @@ def main():
     capture = os.path.join(work, "capture.raw")
     daemon = broker = None
     try:
-        tone(os.path.join(work, "tone.wav"))
+        tone(os.path.join(work, "tone.wav"), RATE, 0.3, amplitude=16000)
         port = free_port()
         with open(os.path.join(work, "mosquitto.conf"), "w") as out:
             out.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n" + ("user root\n" if os.getuid() == 0 else ""))
@@ -119,7 +70,7 @@ def main():
         # Warm up: the device opened, the cache holding the cached text.
         subprocess.run(jukebox + ["say", "Dinner is ready"], check=True, capture_output=True)
         idle()
-        offset = clock_offset(capture)
+        offset = clock_offset(capture, RATE)
         commands = {
             "play": lambda n: jukebox + ["play", "tone"],
             "mqtt": lambda n: ["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-t", "jukeboxd/bench/command/play", "-m", "tone"],
@@ -133,7 +84,7 @@ def main():
                 time.sleep(1)  # idle but open: keepDeviceOpen closes it after 5 s
                 started = time.monotonic()
                 subprocess.Popen(command(n), stdout=subprocess.DEVNULL).wait()
-                heard = onset(capture, int((started + offset) * RATE))
+                heard = onset(capture, int((started + offset) * RATE), RATE)
                 if heard is None:
                     sys.exit(f"announce.py: no sound after {kind}")
                 results[kind].append((heard - (started + offset)) * 1000)

@@ -1,0 +1,56 @@
+"""What the bench scripts share for timing sound: a raw s16le stereo file written in real time
+(the paced rig's capture, a snapclient's output) mapped onto the monotonic clock, the first
+loud sample in it, a WAV tone, and a free loopback port."""
+import math, os, socket, struct, time
+
+# The first sample above -26 dBFS counts as sound.
+LOUD = int(32768 * 10 ** (-26 / 20))
+
+
+def clock_offset(path, rate):
+    """file seconds = monotonic seconds + offset. The file is appended to in pieces, so the
+    largest (frames - clock) offset seen over 0.4 s of polling is taken, right after an append."""
+    best = None
+    deadline = time.monotonic() + 0.4
+    while time.monotonic() < deadline:
+        offset = os.path.getsize(path) / 4 / rate - time.monotonic()
+        best = offset if best is None else max(best, offset)
+        time.sleep(0.002)
+    return best
+
+
+def onset(path, start_frame, rate, timeout=15):
+    """Seconds into the file of the first loud sample at or after start_frame, or None."""
+    deadline = time.monotonic() + timeout
+    with open(path, "rb") as f:
+        position = max(start_frame, 0)
+        while time.monotonic() < deadline:
+            f.seek(position * 4)
+            data = f.read(rate * 4)
+            frames = len(data) // 4
+            if frames:
+                left = struct.unpack("<%dh" % (frames * 2), data[:frames * 4])[::2]
+                for index, sample in enumerate(left):
+                    if abs(sample) > LOUD:
+                        return (position + index) / rate
+                position += frames
+            else:
+                time.sleep(0.02)
+    return None
+
+
+def tone(path, rate, seconds, frequency=1000, channels=2, amplitude=12000):
+    """A 16-bit WAV sine."""
+    frames = int(rate * seconds)
+    data = b"".join(struct.pack("<h", int(amplitude * math.sin(2 * math.pi * frequency * i / rate))) * channels for i in range(frames))
+    with open(path, "wb") as out:
+        out.write(b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * 2 * channels, 2 * channels, 16))
+        out.write(b"data" + struct.pack("<I", len(data)) + data)
+
+
+def free_port():
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
