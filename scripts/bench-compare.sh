@@ -104,20 +104,15 @@ done
 figure[rss_j]=$(median <"$work/rss.jukeboxd"); figure[rss_m]=$(median <"$work/rss.mpd")
 figure[anon_j]=$(median <"$work/anon.jukeboxd"); figure[anon_m]=$(median <"$work/anon.mpd")
 
-echo "CPU to play a 10 s WAV…" >&2
+echo "CPU, onset, memory and wake-ups, side by side (scripts/bench/players.py)…" >&2
 start_jukeboxd; start_mpd
-for i in $(seq "$runs"); do
-    python3 -c 'import resource, subprocess, sys
-subprocess.run(["aplay", "-q", "-D", "pulse", sys.argv[1]], check=True)
-r = resource.getrusage(resource.RUSAGE_CHILDREN); print("%.4f" % (r.ru_utime + r.ru_stime))' "$work/music/ten.wav" >>"$work/cpu.aplay"
-    # Poll for the end only after the clip's length, so status requests do not count.
-    before=$(cpu_s "$jpid"); jukebox play ten >/dev/null; sleep 10; wait_jukebox_idle; sleep 0.6
-    echo "$(cpu_s "$jpid") - $before" | bc >>"$work/cpu.jukeboxd"
-    mpc clear >/dev/null; mpc add ten.wav >/dev/null
-    before=$(cpu_s "$mpid"); mpc play >/dev/null; sleep 10; wait_mpd_stopped; sleep 0.6
-    echo "$(cpu_s "$mpid") - $before" | bc >>"$work/cpu.mpd"
-done
-figure[cpu_a]=$(median <"$work/cpu.aplay"); figure[cpu_j]=$(median <"$work/cpu.jukeboxd"); figure[cpu_m]=$(median <"$work/cpu.mpd")
+scripts/pulse-rig.sh capture "$work/pulse" "$work/players.raw"
+python3 scripts/bench/players.py --bin "$bin" --jukeboxd-pid "$jpid" --mpd-pid "$mpid" --socket "$socket" \
+    --music "$work/music" --capture "$work/players.raw" --runs 15 >"$work/players.txt"
+scripts/pulse-rig.sh stop-capture "$work/pulse"
+stop_jukeboxd; stop_mpd
+# `players NAME FIELD`: 2 median, 3 min, 4 max (memory: 2 RSS, 3 private; wakeups: 2 jukeboxd, 3 MPD).
+players() { grep "^$1|" "$work/players.txt" | cut -d'|' -f"$2"; }
 
 echo "CLI round trip…" >&2
 hyperfine -N --warmup 10 --runs 100 --export-json "$work/cli.json" \
@@ -206,8 +201,8 @@ inprocess=$(cd Benchmarks && swift package --allow-writing-to-package-directory 
 
 ratio() { echo "scale=2; $1 / $2" | bc; }
 met() { if [ "$(echo "$1" | bc)" = 1 ]; then echo "met"; else echo "**not met**"; fi; }
-cpu_jm=$(printf '%s' "${figure[cpu_j]}")
 {
+    echo "<!-- From here to the end marker, scripts/bench-compare.sh writes this file afresh. -->"
     echo "# Benchmarks"
     echo
     echo "jukeboxd, MPD $(mpd --version | head -n 1 | awk '{ print $NF }') with mpc, and aplay, on the same clips and the same"
@@ -220,10 +215,17 @@ cpu_jm=$(printf '%s' "${figure[cpu_j]}")
     echo "|---|---|---|---|---|---|"
     echo "| idle daemon RSS | ${figure[rss_j]} MB | MPD ${figure[rss_m]} MB | $(ratio "${figure[rss_j]}" "${figure[rss_m]}") × MPD | ≤ 0.6 × MPD | $(met "${figure[rss_j]} <= 0.6 * ${figure[rss_m]}") |"
     echo "| idle daemon anonymous memory (heap, stacks, written pages) | ${figure[anon_j]} MB | MPD ${figure[anon_m]} MB | $(ratio "${figure[anon_j]}" "${figure[anon_m]}") × MPD | | |"
-    echo "| CPU to play a 10 s 44.1 kHz stereo WAV | ${cpu_jm} s | aplay ${figure[cpu_a]} s, MPD ${figure[cpu_m]} s | $(ratio "$cpu_jm" "${figure[cpu_a]}") × aplay | ≤ aplay | $(met "$cpu_jm <= ${figure[cpu_a]}") |"
+    cj=$(players "cpu jukeboxd" 2); ca=$(players "cpu aplay" 2); cm=$(players "cpu mpd" 2)
+    echo "| CPU to play a 10 s 44.1 kHz stereo WAV (median; min–max) | $cj s ($(players "cpu jukeboxd" 3)–$(players "cpu jukeboxd" 4)) | aplay $ca s ($(players "cpu aplay" 3)–$(players "cpu aplay" 4)), MPD $cm s ($(players "cpu mpd" 3)–$(players "cpu mpd" 4)) | $(ratio "$cj" "$ca") × aplay, $(ratio "$cj" "$cm") × MPD | ≤ aplay (stretch ≤ MPD) | $(met "$cj <= $ca") |"
+    oc=$(players "onset jukeboxd closed" 2); oo=$(players "onset jukeboxd open" 2); oa=$(players "onset aplay" 2); om=$(players "onset mpd" 2)
+    echo "| command → first sound in the capture, device closed (median of 15; min–max) | $oc ms ($(players "onset jukeboxd closed" 3)–$(players "onset jukeboxd closed" 4)) | aplay $oa ms ($(players "onset aplay" 3)–$(players "onset aplay" 4)), \`mpc play\` $om ms ($(players "onset mpd" 3)–$(players "onset mpd" 4)) | $(ratio "$oc" "$oa") × aplay, $(ratio "$oc" "$om") × MPD | ≤ aplay and ≤ 1.2 × MPD | $(met "$oc <= $oa && $oc <= 1.2 * $om") |"
+    echo "| command → first sound in the capture, device idle but open | $oo ms ($(players "onset jukeboxd open" 3)–$(players "onset jukeboxd open" 4)) | | $(ratio "$oo" "$oa") × aplay, $(ratio "$oo" "$om") × MPD | ≤ aplay and ≤ 1.2 × MPD | $(met "$oo <= $oa && $oo <= 1.2 * $om") |"
+    echo "| resident memory after playing | $(players "memory jukeboxd" 2) MB | MPD $(players "memory mpd" 2) MB | $(ratio "$(players "memory jukeboxd" 2)" "$(players "memory mpd" 2)") × MPD | ≤ 0.6 × MPD | $(met "$(players "memory jukeboxd" 2) <= 0.6 * $(players "memory mpd" 2)") |"
+    echo "| private memory after playing (Private_Clean + Private_Dirty) | $(players "memory jukeboxd" 3) MB | MPD $(players "memory mpd" 3) MB | $(ratio "$(players "memory jukeboxd" 3)" "$(players "memory mpd" 3)") × MPD | ≤ 0.5 × MPD | $(met "$(players "memory jukeboxd" 3) <= 0.5 * $(players "memory mpd" 3)") |"
+    echo "| idle wake-ups per minute (context switches, every thread) | $(players wakeups 2) | MPD $(players wakeups 3) | | ≤ 60 | $(met "$(players wakeups 2) <= 60") |"
     echo "| CLI round trip (\`status\`) | ${figure[cli_j]} ms | \`mpc status\` ${figure[cli_m]} ms | $(ratio "${figure[cli_j]}" "${figure[cli_m]}") × mpc | ≤ 3 × mpc | $(met "${figure[cli_j]} <= 3 * ${figure[cli_m]}") |"
     echo "| silence between two same-format clips | ${figure[gap_j]} frames | MPD ${figure[gap_m]} frames | | 0 frames | $(met "${figure[gap_j]} == 0") |"
-    echo "| from \`jukebox play\` to the first frame reaching ALSA (device closed) | ${figure[first.jukeboxd]} ms (first play after start ${figure[first_cold]} ms) | aplay ${figure[first.aplay]} ms, \`mpc play\` ${figure[first.mpd]} ms | $(ratio "${figure[first.jukeboxd]}" "${figure[first.aplay]}") × aplay | ≤ aplay | $(met "${figure[first.jukeboxd]} <= ${figure[first.aplay]}") |"
+    echo "| from \`jukebox play\` to the first frame reaching ALSA (an internal figure: not yet heard) | ${figure[first.jukeboxd]} ms (first play after start ${figure[first_cold]} ms) | aplay ${figure[first.aplay]} ms, \`mpc play\` ${figure[first.mpd]} ms | $(ratio "${figure[first.jukeboxd]}" "${figure[first.aplay]}") × aplay | ≤ aplay | $(met "${figure[first.jukeboxd]} <= ${figure[first.aplay]}") |"
     echo "| from \`jukebox skip\` to silence | ${figure[skip.jukeboxd]} ms (cut called at ${figure[cut.jukeboxd]} ms) | \`mpc next\` ${figure[skip.mpd]} ms (cut at ${figure[cut.mpd]} ms) | | ≤ 50 ms | $(met "${figure[skip.jukeboxd]} <= 50 && ${figure[cut.jukeboxd]} <= 50") |"
     echo "| enqueue storm, 32 clients × 1 000 pipelined | ${figure[storm_j]}/s, ${figure[storm_j_lost]} lost, order kept: ${figure[storm_j_order]} | MPD \`addid\` ${figure[storm_m]}/s, ${figure[storm_m_lost]} lost | $(ratio "${figure[storm_j]}" "${figure[storm_m]}") × MPD | ≥ 10 000/s, 0 lost | $(met "${figure[storm_j]} >= 10000 && ${figure[storm_j_lost]} == 0") |"
     echo
@@ -247,13 +249,36 @@ cpu_jm=$(printf '%s' "${figure[cpu_j]}")
     echo "  both ends pass through the sink's latency. That latency is a few ms longer when a stream"
     echo "  starts than when it is flushed, so silence can come out before the cut call: read the"
     echo "  two together, with the cut call as the exact figure."
-    echo "- CPU is the daemon's own CPU time (all threads, from /proc/PID/task/*/schedstat) while it"
-    echo "  plays the clip; aplay's is its process's user + system time."
+    echo "- CPU, onset, memory and wake-ups are measured by scripts/bench/players.py, as it describes:"
+    echo "  aplay's CPU from the kernel's rusage of the child (wait4), a daemon's from"
+    echo "  /proc/PID/task/*/schedstat from just after the command until the clip has played, with"
+    echo "  nothing polling it; onset is the first sample above -26 dBFS in the sink's capture, from"
+    echo "  the moment the command is started."
     echo
+    echo "<!-- End of what scripts/bench-compare.sh writes. -->"
+} >"$work/generated.md"
+{
     echo "## In-process (package-benchmark, \`cd Benchmarks && swift package benchmark\`)"
     echo
     echo "$inprocess"
-} >BENCHMARKS.md
+} >"$work/inprocess.md"
+# The sections written by hand (uploads, the HTTP API, memory, MQTT, Snapcast) are kept.
+python3 - "$work/generated.md" "$work/inprocess.md" <<'PY'
+import sys
+generated, inprocess = (open(path).read() for path in sys.argv[1:3])
+try:
+    text = open("BENCHMARKS.md").read()
+except FileNotFoundError:
+    text = ""
+begin, end = "<!-- From here", "<!-- End of what scripts/bench-compare.sh writes. -->"
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    middle = rest.split(end, 1)[1]
+else:
+    head, middle = "", "\n"
+middle = middle.split("## In-process (package-benchmark", 1)[0]
+open("BENCHMARKS.md", "w").write(head + generated + middle.rstrip("\n") + "\n\n" + inprocess)
+PY
 # bc prints ".5" for 0.5.
 sed -i 's/\([ |]\)\.\([0-9]\)/\10.\2/g' BENCHMARKS.md
 echo "wrote BENCHMARKS.md" >&2
