@@ -108,9 +108,9 @@ echo "CPU, onset, memory and wake-ups, side by side (scripts/bench/players.py)â€
 start_jukeboxd; start_mpd
 scripts/pulse-rig.sh capture "$work/pulse" "$work/players.raw"
 python3 scripts/bench/players.py --bin "$bin" --jukeboxd-pid "$jpid" --mpd-pid "$mpid" --socket "$socket" \
-    --music "$work/music" --capture "$work/players.raw" --runs 15 >"$work/players.txt"
+    --music "$work/music" --capture "$work/players.raw" --runs 15 | tee "$work/players.txt" >&2
 scripts/pulse-rig.sh stop-capture "$work/pulse"
-stop_jukeboxd; stop_mpd
+rm -f "$work/players.raw"
 # `players NAME FIELD`: 2 median, 3 min, 4 max (memory: 2 RSS, 3 private; wakeups: 2 jukeboxd, 3 MPD).
 players() { grep "^$1|" "$work/players.txt" | cut -d'|' -f"$2"; }
 

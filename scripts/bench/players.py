@@ -23,19 +23,9 @@ Usage: players.py --bin DIR --jukeboxd-pid PID --mpd-pid PID --socket PATH --mus
 """
 import argparse, os, statistics, subprocess, sys, time
 
-from soundclock import clock_offset, onset
+from soundclock import clock_offset, cpu_seconds, onset
 
 RATE = 44_100
-
-
-def schedstat(pid):
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            total += int(open(f"/proc/{pid}/task/{task}/schedstat").read().split()[0])
-        except (OSError, ValueError):
-            pass
-    return total / 1e9
 
 
 def switches(pid):
@@ -91,16 +81,16 @@ def main():
         child.returncode = 0
         cpu["aplay"].append(usage.ru_utime + usage.ru_stime)
         subprocess.run(jukebox + ["play", "ten"], check=True, **quiet)
-        before = schedstat(args.jukeboxd_pid)
+        before = cpu_seconds(args.jukeboxd_pid)
         time.sleep(10.8)
-        cpu["jukeboxd"].append(schedstat(args.jukeboxd_pid) - before)
+        cpu["jukeboxd"].append(cpu_seconds(args.jukeboxd_pid) - before)
         jukebox_idle()
         subprocess.run(mpc + ["clear"], check=True)
         subprocess.run(mpc + ["add", "ten.wav"], check=True)
         subprocess.run(mpc + ["play"], check=True)
-        before = schedstat(args.mpd_pid)
+        before = cpu_seconds(args.mpd_pid)
         time.sleep(10.8)
-        cpu["mpd"].append(schedstat(args.mpd_pid) - before)
+        cpu["mpd"].append(cpu_seconds(args.mpd_pid) - before)
         mpd_stopped()
     for name, values in cpu.items():
         print(f"cpu {name}|{spread(values, 4)}", flush=True)

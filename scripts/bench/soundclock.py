@@ -1,6 +1,6 @@
-"""What the bench scripts share for timing sound: a raw s16le stereo file written in real time
-(the paced rig's capture, a snapclient's output) mapped onto the monotonic clock, the first
-loud sample in it, a WAV tone, and a free loopback port."""
+"""What the bench scripts share: a raw s16le stereo file written in real time (the paced rig's
+capture, a snapclient's output) mapped onto the monotonic clock, the first loud sample in it,
+a WAV tone, a free loopback port, and a process's CPU time from the scheduler."""
 import math, os, socket, struct, time
 
 # The first sample above -26 dBFS counts as sound.
@@ -54,3 +54,15 @@ def free_port():
     port = probe.getsockname()[1]
     probe.close()
     return port
+
+
+def cpu_seconds(pid):
+    """CPU time of every thread of a process, from /proc/PID/task/*/schedstat (the scheduler's
+    own accounting, in ns)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            total += int(open(f"/proc/{pid}/task/{task}/schedstat").read().split()[0])
+        except (OSError, ValueError):
+            pass
+    return total / 1e9
