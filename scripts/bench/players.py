@@ -29,15 +29,29 @@ RATE = 44_100
 
 
 def switches(pid):
-    total = 0
+    """Context switches so far of each thread of the process, by thread id."""
+    counts = {}
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
-            for line in open(f"/proc/{pid}/task/{task}/status"):
-                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                    total += int(line.split()[1])
+            counts[task] = sum(int(line.split()[1]) for line in open(f"/proc/{pid}/task/{task}/status")
+                               if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")))
         except OSError:
             pass
-    return total
+    return counts
+
+
+def wakeups(pids, seconds):
+    """Context switches of every thread over `seconds`, for each pid. Threads come and go (a
+    thread pool lets idle threads end), so each is followed by its id, sampled twice a second:
+    a thread's switches from its first sample (or its start, if it starts meanwhile) to its last."""
+    first = {pid: switches(pid) for pid in pids}
+    last = {pid: dict(counts) for pid, counts in first.items()}
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        for pid in pids:
+            last[pid].update(switches(pid))
+    return {pid: sum(count - first[pid].get(task, 0) for task, count in last[pid].items()) for pid in pids}
 
 
 def memory(pid):
@@ -60,7 +74,12 @@ def main():
     parser.add_argument("--music", required=True)
     parser.add_argument("--capture", required=True)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--only", choices=["wakeups"], help="measure only this")
     args = parser.parse_args()
+    if args.only == "wakeups":
+        woke = wakeups([args.jukeboxd_pid, args.mpd_pid], 60)
+        print(f"wakeups|{woke[args.jukeboxd_pid]}|{woke[args.mpd_pid]}", flush=True)
+        return
     jukebox = [os.path.join(args.bin, "jukebox"), "--socket", args.socket]
     mpc = ["mpc", "-q", "-p", args.mpd_port]
     quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -132,9 +151,8 @@ def main():
 
     # Wake-ups while idle.
     time.sleep(6)
-    before = (switches(args.jukeboxd_pid), switches(args.mpd_pid))
-    time.sleep(60)
-    print(f"wakeups|{switches(args.jukeboxd_pid) - before[0]}|{switches(args.mpd_pid) - before[1]}", flush=True)
+    woke = wakeups([args.jukeboxd_pid, args.mpd_pid], 60)
+    print(f"wakeups|{woke[args.jukeboxd_pid]}|{woke[args.mpd_pid]}", flush=True)
 
 
 if __name__ == "__main__":
