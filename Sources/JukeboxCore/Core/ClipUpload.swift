@@ -93,14 +93,16 @@ public actor ClipUpload {
     /// Removes the temporary file (a failed, refused or abandoned upload leaves nothing).
     public func discard() async {
         let (descriptor, path) = (descriptor, temporaryPath)
-        if descriptor >= 0 || !finished {
-            let of = exact ? " of its \(size)" : ""
-            logger.info("the upload of \(name) ended after \(received)\(of) bytes; nothing of it was kept", metadata: ["file": "\(name)"])
-        }
+        let abandoned = descriptor >= 0 || !finished
         self.descriptor = -1
         await io.run {
             if descriptor >= 0 { close(descriptor) }
             unlink(path)
+        }
+        // Said once it is true: the partial file is gone.
+        if abandoned {
+            let of = exact ? " of its \(size)" : ""
+            logger.info("the upload of \(name) ended after \(received)\(of) bytes; nothing of it was kept", metadata: ["file": "\(name)"])
         }
     }
 
