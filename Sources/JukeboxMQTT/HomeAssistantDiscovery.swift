@@ -44,16 +44,14 @@ struct HomeAssistantDiscovery {
             Config(name: name, unique_id: "\(topics.nodeID)_\(object)", availability_topic: topics.availability, device: device)
         }
         var entities: [(String, String, Config)] = []
-        var skip = config("skip", "Skip")
-        skip.command_topic = topics.command("skip")
-        skip.payload_press = "PRESS"
-        skip.icon = "mdi:skip-next"
-        entities.append(("button", "skip", skip))
-        var pick = config("pick", "Pick now")
-        pick.command_topic = topics.command("pick")
-        pick.payload_press = "PRESS"
-        pick.icon = "mdi:shuffle-variant"
-        entities.append(("button", "pick", pick))
+        // Buttons: (object and command, name, icon).
+        for (object, name, icon) in [("skip", "Skip", "mdi:skip-next"), ("pick", "Pick now", "mdi:shuffle-variant")] {
+            var button = config(object, name)
+            button.command_topic = topics.command(object)
+            button.payload_press = "PRESS"
+            button.icon = icon
+            entities.append(("button", object, button))
+        }
         var paused = config("paused", "Paused")
         paused.command_topic = topics.command("paused")
         paused.state_topic = topics.state("paused")

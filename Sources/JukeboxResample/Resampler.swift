@@ -9,6 +9,9 @@ public final class Resampler: @unchecked Sendable {
     public let outputRate: Int
     public let channels: Int
     private let soxr: soxr_t
+    /// What soxr writes into, made once: the output of one call, `chunkFrames` at a time.
+    private var chunk: [Float]
+    private static let chunkFrames = 4096
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
@@ -26,6 +29,7 @@ public final class Resampler: @unchecked Sendable {
             throw Failure(description: "cannot convert \(inputRate) Hz to \(outputRate) Hz: \(error.map { String(cString: $0) } ?? "libsoxr failed")")
         }
         soxr = made
+        chunk = [Float](repeating: 0, count: Self.chunkFrames * channels)
     }
 
     deinit { soxr_delete(soxr) }
@@ -48,7 +52,6 @@ public final class Resampler: @unchecked Sendable {
         let inputFrames = samples.count / channels
         var output: [Float] = []
         output.reserveCapacity((inputFrames * outputRate / max(inputRate, 1) + 64) * channels)
-        var chunk = [Float](repeating: 0, count: 4096 * channels)
         var consumed = 0
         while true {
             var taken = 0, made = 0
@@ -57,13 +60,13 @@ public final class Resampler: @unchecked Sendable {
                     let remaining = inputFrames - consumed
                     // A null input asks soxr for what it still holds (the end of the stream).
                     let source = final ? nil : UnsafeRawPointer(input.baseAddress.map { $0 + consumed * channels })
-                    return soxr_process(soxr, source, final ? 0 : remaining, &taken, out.baseAddress, 4096, &made)
+                    return soxr_process(soxr, source, final ? 0 : remaining, &taken, out.baseAddress, Self.chunkFrames, &made)
                 }
             }
             if error != nil { break }
             consumed += taken
             output.append(contentsOf: chunk[0..<(made * channels)])
-            if final ? made == 0 : (consumed >= inputFrames && made < 4096) { break }
+            if final ? made == 0 : (consumed >= inputFrames && made < Self.chunkFrames) { break }
         }
         return output
     }

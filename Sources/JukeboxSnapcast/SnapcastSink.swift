@@ -154,21 +154,16 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         guard pipe < 0 else { return }
         // Not a FIFO (a file, a folder): refused before anything could be written into it.
         var info = stat()
-        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFIFO {
-            throw AudioDeviceError(
-                code: .notFound, device: deviceName, operation: "open", reason: "\(path) is not a named pipe (FIFO)",
-                hint: "set output.pipe to the FIFO of snapserver's pipe:// source, such as /run/snapserver/jukeboxd")
-        }
+        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFIFO { throw notAPipe }
         let descriptor: Int32
         switch opener.open(patience: Self.openPatience) {
         case .success(let opened): descriptor = opened
         case .failure(let error): throw openError(error.code)
         }
+        // Checked again on what was opened: the path may have been swapped meanwhile.
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else {
             Glibc.close(descriptor)
-            throw AudioDeviceError(
-                code: .notFound, device: deviceName, operation: "open", reason: "\(path) is not a named pipe (FIFO)",
-                hint: "set output.pipe to the FIFO of snapserver's pipe:// source, such as /run/snapserver/jukeboxd")
+            throw notAPipe
         }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         // At most `aheadLimit` of audio in the pipe. Shrinking can fail (EBUSY) while it holds
@@ -180,6 +175,12 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         pipe = descriptor
         freshlyOpened = true
         lastWrite = nil
+    }
+
+    private var notAPipe: AudioDeviceError {
+        AudioDeviceError(
+            code: .notFound, device: deviceName, operation: "open", reason: "\(path) is not a named pipe (FIFO)",
+            hint: "set output.pipe to the FIFO of snapserver's pipe:// source, such as /run/snapserver/jukeboxd")
     }
 
     private func openError(_ code: Int32) -> AudioDeviceError {
@@ -206,9 +207,8 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
             throw AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output is not open")
         }
         var samples = StreamConversion.floats(buffer)
-        if let last = lastWrite, ContinuousClock.now - last < Self.idleGap {} else {
-            StreamConversion.fadeIn(&samples, channels: buffer.channels, frames: input.frames(in: Self.fadeIn))
-        }
+        let afterRest = lastWrite.map { ContinuousClock.now - $0 >= Self.idleGap } ?? true
+        if afterRest { StreamConversion.fadeIn(&samples, channels: buffer.channels, frames: input.frames(in: Self.fadeIn)) }
         var mapped = StreamConversion.map(samples, from: buffer.channels, to: format.channels)
         if let resampler { mapped = resampler.process(mapped) }
         let bytes = StreamConversion.bytes(mapped, bits: format.bits)

@@ -167,6 +167,33 @@ struct SessionLoaderTests {
         #expect(try SessionLoader.parse(Array(#"{ "output": { "type": "alsa" }, "clips": [ { "file": "a.wav" } ] }"#.utf8), path: "/s.json").output == .alsa(device: "default"))
     }
 
+    @Test(arguments: [
+        (#""tts": { "command": ["espeak-ng", "-w", "{out}"], "timeLimit": "999ms" }"#, #"tts.timeLimit: "999ms" is out of range (1s to 5m)"#),
+        (#""tts": { "command": ["espeak-ng", "-w", "{out}"], "timeLimit": "5m1s" }"#, #"tts.timeLimit: "5m1s" is out of range (1s to 5m)"#),
+        (#""tts": ["espeak-ng", "{text}"]"#, #"tts.command: has no "{out}", the WAV file the engine is to write (such as ["espeak-ng", "-w", "{out}", "--stdin"]; no shell is run)"#),
+        (#""tts": ["{text}", "{out}"]"#, #"tts.command: the program, "{text}", cannot be a placeholder"#),
+        (#""tts": []"#, #"tts.command: a list is not a list of 1 to 64 words, the program first (such as ["espeak-ng", "-w", "{out}", "--stdin"]; no shell is run)"#),
+        (#""tts": "espeak-ng -w {out}""#, #"tts: "espeak-ng -w {out}" is not an object"#),
+        (#""tts": { "command": ["espeak-ng", ""] }"#, #"tts.command[1]: "" is not a word of 1 to 4096 bytes"#),
+        (#""tts": { "comand": ["espeak-ng"] }"#, #"tts.comand: unknown key (did you mean "command"?)"#),
+    ])
+    func aSpeechEngineThatCannotRunIsRefusedByField(_ tts: String, _ expected: String) {
+        #expect(problems(#"{ "clips": [ { "file": "a.wav" } ], "# + tts + " }") == ["/srv/jukebox/session.json:1: " + expected])
+    }
+
+    @Test func aSpeechEngineIsAnArgumentListWithItsTimeLimit() throws {
+        #expect(try load(#"{ "clips": [ { "file": "a.wav" } ] }"#).speech == SpeechSettings())
+        let piper = try load(#"{ "clips": [ { "file": "a.wav" } ], "tts": { "command": ["piper", "--output_file", "{out}"], "timeLimit": "5m" } }"#).speech
+        #expect(piper == SpeechSettings(command: ["piper", "--output_file", "{out}"], timeLimit: .seconds(300)))
+        let shorthand = try load(#"{ "clips": [ { "file": "a.wav" } ], "tts": ["espeak-ng", "-w", "{out}", "{text}"] }"#).speech
+        #expect(shorthand.command == ["espeak-ng", "-w", "{out}", "{text}"] && shorthand.timeLimit == SpeechSettings.defaultTimeLimit)
+        #expect(try load(#"{ "clips": [ { "file": "a.wav" } ], "tts": { "timeLimit": "1s" } }"#).speech.timeLimit == .seconds(1))
+        let longest = "[" + Array(repeating: #""{out}""#, count: 64).joined(separator: ", ").replacingOccurrences(of: #"^"\{out\}""#, with: #""e""#, options: .regularExpression) + "]"
+        #expect(try load(#"{ "clips": [ { "file": "a.wav" } ], "tts": "# + longest + " }").speech.command.count == 64)
+        let tooMany = longest.dropLast() + #", "x"]"#
+        #expect(problems(#"{ "clips": [ { "file": "a.wav" } ], "tts": "# + tooMany + " }").first?.contains("tts.command: ") == true)
+    }
+
     @Test func aSnapcastOutputNamesItsPipeAndFormat() throws {
         let text = #"{ "output": { "type": "snapcast", "pipe": "snapfifo", "format": "44100:24:1" }, "clips": [ { "file": "a.wav" } ] }"#
         let output = try SessionLoader.parse(Array(text.utf8), path: "/srv/s.json").output

@@ -234,9 +234,7 @@ public actor Jukebox: Service {
     /// A file that is not in the session is opened first, so one that is not audio is
     /// refused now rather than failing later.
     public func enqueue(_ names: [String], cue: Bool, client: String) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int)]> {
-        guard (1...Self.maxClientLength).contains(client.count) else {
-            throw .invalidParameter("\"client\" must be a name of 1 to \(Self.maxClientLength) characters")
-        }
+        try Self.checkClient(client)
         let resolver = ClipResolver(catalog: catalog)
         var clips: [PlayableClip] = []
         for name in names {
@@ -250,7 +248,7 @@ public actor Jukebox: Service {
             }
             clips.append(clip)
         }
-        let cueClip = cue ? catalog.session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") } : nil
+        let cueClip = cue ? sessionCue : nil
         do {
             let accepted = try await queue.enqueue(contentsOf: clips, cue: cueClip, origin: .client(client))
             return await acknowledge(accepted, .enqueue)
@@ -263,9 +261,7 @@ public actor Jukebox: Service {
     /// like any clip. Its audio is started at once in the background; if it cannot be made,
     /// the entry fails at its turn with the reason, and the queue goes on.
     public func say(_ text: String, cue: Bool, client: String) async throws(JukeboxError) -> Acknowledged<(entry: QueueEntry, position: Int)> {
-        guard (1...Self.maxClientLength).contains(client.count) else {
-            throw .invalidParameter("\"client\" must be a name of 1 to \(Self.maxClientLength) characters")
-        }
+        try Self.checkClient(client)
         let spoken: String
         switch SpeechText.check(text) {
         case .success(let checked): spoken = checked
@@ -274,7 +270,7 @@ public actor Jukebox: Service {
         guard let speech else {
             throw .invalidParameter("announcements are off: this jukeboxd keeps no state, so it has nowhere to keep their audio")
         }
-        let cueClip = cue ? catalog.session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") } : nil
+        let cueClip = cue ? sessionCue : nil
         let accepted: (entry: QueueEntry, position: Int)
         do {
             accepted = try await queue.enqueue(.announcement(spoken), cue: cueClip, origin: .client(client))
@@ -284,6 +280,16 @@ public actor Jukebox: Service {
         await speech.prepare(spoken)
         return await acknowledge(accepted, .say)
     }
+
+    /// The name a client gives itself: copied into every entry and the state file, so bounded.
+    private static func checkClient(_ client: String) throws(JukeboxError) {
+        guard (1...maxClientLength).contains(client.count) else {
+            throw .invalidParameter("\"client\" must be a name of 1 to \(maxClientLength) characters")
+        }
+    }
+
+    /// The session's cue as it plays before an entry, if the session has one.
+    private var sessionCue: PlayableClip? { catalog.session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") } }
 
     /// Removes waiting entries; returns those removed and those not waiting (playing,
     /// played or unknown).
