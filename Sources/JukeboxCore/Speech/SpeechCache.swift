@@ -76,19 +76,13 @@ public struct SpeechCache: Sendable {
     }
 
     /// Puts a checked file in its place, then trims the folder to its limits.
-    func keep(_ partial: String, as path: String) throws(FileWriteProblem) {
-        guard rename(partial, path) == 0 else { throw FileWriteProblem(path: path, errno: errno) }
+    func keep(_ partial: String, as path: String) throws(FileWriteError) {
+        guard rename(partial, path) == 0 else { throw FileWriteError(path: path, errno: errno) }
         trim(keeping: path)
     }
 
     /// Makes the folder (mode 0700) if it is not there.
-    func makeFolder() throws(FileWriteProblem) {
-        var current = ""
-        for part in folder.split(separator: "/") {
-            current += "/" + part
-            if mkdir(current, 0o700) != 0, errno != EEXIST { throw FileWriteProblem(path: current, errno: errno) }
-        }
-    }
+    func makeFolder() throws(FileWriteError) { try FilePath.makeFolders(folder) }
 
     /// Removes the least recently used files until the folder is within its limits; `keep`
     /// (the file just made) always stays. Returns how many were removed.
@@ -117,11 +111,4 @@ public struct SpeechCache: Sendable {
         }
         return removed
     }
-}
-
-/// A file or folder that could not be written, with the reason in words.
-struct FileWriteProblem: Error, CustomStringConvertible {
-    var path: String
-    var errno: Int32
-    var description: String { "\(path): \(FileReadError(errno: errno))" }
 }

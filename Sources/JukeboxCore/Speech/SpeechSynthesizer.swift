@@ -117,8 +117,8 @@ public actor SpeechSynthesizer {
         let limit = job.settings.timeLimit
         let started = ContinuousClock.now
         let ran = await engine.run { () -> Result<ChildProcess.Outcome, SpeechFailure> in
-            do throws(FileWriteProblem) { try cache.makeFolder() } catch {
-                return .failure(SpeechFailure("the announcements folder could not be made: \(error)"))
+            do throws(FileWriteError) { try cache.makeFolder() } catch {
+                return .failure(SpeechFailure("the announcement could not be kept: \(error)"))
             }
             cache.discard(partial)
             do throws(ChildProcess.SpawnFailure) {
@@ -160,8 +160,8 @@ public actor SpeechSynthesizer {
             await files.run { cache.discard(partial) }
             return .failure(SpeechFailure(problem))
         }
-        let kept = await files.run { () -> FileWriteProblem? in
-            do throws(FileWriteProblem) { try cache.keep(partial, as: job.path) } catch { return error }
+        let kept = await files.run { () -> FileWriteError? in
+            do throws(FileWriteError) { try cache.keep(partial, as: job.path) } catch { return error }
             return nil
         }
         if let kept { return .failure(SpeechFailure("the announcement could not be kept: \(kept)")) }

@@ -67,11 +67,7 @@ public struct StateFile: Sendable {
     }
 
     static func makeFolders(_ folder: String) throws(StateFileError) {
-        var current = ""
-        for part in folder.split(separator: "/") {
-            current += "/" + part
-            if mkdir(current, 0o700) != 0, errno != EEXIST { throw StateFileError(path: current, errno: errno) }
-        }
+        do throws(FileWriteError) { try FilePath.makeFolders(folder) } catch { throw StateFileError(path: error.path, errno: error.errno) }
     }
 
     /// Creates the state file's folder if needed and checks that nobody else can write in it:

@@ -64,6 +64,20 @@ public enum FilePath {
         return String(cString: pointer)
     }
 
+    /// Makes `folder` and any missing parents, each mode 0700 whatever the umask (a folder
+    /// made 0600 under a tight umask could not be entered). Existing folders are left as they are.
+    public static func makeFolders(_ folder: String) throws(FileWriteError) {
+        var current = ""
+        for part in folder.split(separator: "/") {
+            current += "/" + part
+            if mkdir(current, 0o700) == 0 {
+                chmod(current, 0o700)
+            } else if errno != EEXIST {
+                throw FileWriteError(path: current, errno: errno)
+            }
+        }
+    }
+
     public static func isRegularFile(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
