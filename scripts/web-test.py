@@ -46,11 +46,19 @@ def main():
     browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     wait = WebDriverWait(browser, 5)
 
+    def holds(condition):
+        # The page draws a list again on each event, so an element found a moment ago may be
+        # gone by the time its text is read: that is "not yet", not a failure.
+        try:
+            return condition()
+        except (StaleElementReferenceException, NoSuchElementException):
+            return False
+
     def within_a_second(condition, what):
         # A change made elsewhere must show within 1 s.
         deadline = time.monotonic() + 1.0
         while time.monotonic() < deadline:
-            if condition():
+            if holds(condition):
                 return
             time.sleep(0.05)
         sys.exit(f"not shown within 1 s: {what}")
@@ -58,7 +66,7 @@ def main():
     def eventually(condition, what, seconds=5):
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            if condition():
+            if holds(condition):
                 return
             time.sleep(0.05)
         sys.exit(f"never happened: {what}")

@@ -202,13 +202,11 @@ struct WebAPITests {
                 for stall in stalls {
                     group.addTask {
                         // A blocking read, on a thread of its own rather than the test's pool.
-                        await withCheckedContinuation { continuation in
-                            DispatchQueue.global().async {
-                                guard let client = EventStreamClient(port: port, raw: stall, readTimeout: 60) else { return continuation.resume(returning: nil) }
-                                defer { client.close() }
-                                _ = client.read(until: "never sent")
-                                continuation.resume(returning: ContinuousClock.now - started)
-                            }
+                        await Loopback.offThePool {
+                            guard let client = EventStreamClient(port: port, raw: stall, readTimeout: 60) else { return nil }
+                            defer { client.close() }
+                            _ = client.read(until: "never sent")
+                            return ContinuousClock.now - started
                         }
                     }
                 }

@@ -34,26 +34,33 @@ public enum Loopback {
         return descriptor
     }
 
-    /// The next connection to `listener`, and the first bytes it sends (up to 512).
-    public static func accept(_ listener: Int32) async -> (descriptor: Int32, first: [UInt8]) {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let peer = Glibc.accept(listener, nil, nil)
-                var bytes = [UInt8](repeating: 0, count: 512)
-                let count = peer >= 0 ? read(peer, &bytes, bytes.count) : -1
-                continuation.resume(returning: (peer, Array(bytes.prefix(max(0, count)))))
-            }
+    /// The next connection to `listener`, and the first bytes it sends (up to 512); -1 and
+    /// nothing when none comes within `seconds`, so a test fails rather than hangs.
+    public static func accept(_ listener: Int32, seconds: Int = 30) async -> (descriptor: Int32, first: [UInt8]) {
+        await offThePool {
+            var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&waiting, 1, Int32(seconds * 1000)) == 1 else { return (-1, []) }
+            let peer = Glibc.accept(listener, nil, nil)
+            var bytes = [UInt8](repeating: 0, count: 512)
+            let count = peer >= 0 ? read(peer, &bytes, bytes.count) : -1
+            return (peer, Array(bytes.prefix(max(0, count))))
         }
     }
 
     /// Reads until the peer closes (or errs), off the pool.
     public static func drain(_ descriptor: Int32) async {
+        await offThePool {
+            var bytes = [UInt8](repeating: 0, count: 4096)
+            while read(descriptor, &bytes, bytes.count) > 0 {}
+        }
+    }
+
+    /// Runs blocking work on a thread of its own. Not on `DispatchQueue.global()`: its pool
+    /// has one thread per core, two here, so two blocked reads there would hold up every other
+    /// test's blocking work; a queue of its own is given a thread of its own.
+    public static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes = [UInt8](repeating: 0, count: 4096)
-                while read(descriptor, &bytes, bytes.count) > 0 {}
-                continuation.resume()
-            }
+            DispatchQueue(label: "jukebox.tests.blocking").async { continuation.resume(returning: work()) }
         }
     }
 
