@@ -34,7 +34,10 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     /// Read without going through `queue`, so `status` answers even while a device call hangs.
     private let underrunTotal = Atomic<Int>(0)
 
-    public init(device: String, bufferTime: Duration = .milliseconds(500), periodTime: Duration = .milliseconds(50)) {
+    /// A 500 ms buffer in four periods, as aplay sets it up: the device thread (and, on the
+    /// pulse plugin, its sound-server thread) wakes once a period, so longer periods cost
+    /// less; skips and pauses do not wait for a period (`interrupt()`, `rewind`).
+    public init(device: String, bufferTime: Duration = .milliseconds(500), periodTime: Duration = .milliseconds(125)) {
         self.deviceName = device
         self.queue = BlockingWorkQueue(label: "jukebox.alsa")
         self.bufferMicroseconds = UInt32(bufferTime.milliseconds * 1000)

@@ -129,11 +129,14 @@ public struct ControlServer: Service {
 
     /// Closes, now and then, every connection that has been silent for `idleTimeout` and is
     /// not subscribed: a client that connects and forgets would otherwise hold its descriptor
-    /// for ever.
+    /// for ever. With no connection open it sleeps until one comes, so an idle daemon is not
+    /// woken for nothing.
     private func closeIdleConnections(_ connections: OpenConnections) async {
         // Often enough that a stalled upload is closed within a third more than its timeout.
         let interval = min(idleTimeout, uploadStallTimeout / 3, .seconds(60))
-        while (try? await Task.sleep(for: interval)) != nil {
+        while !Task.isCancelled {
+            await connections.waitForAConnection()
+            guard (try? await Task.sleep(for: interval)) != nil else { return }
             let now = ContinuousClock.now
             for (channel, uploading) in connections.idle(since: now - idleTimeout, uploadingSince: now - uploadStallTimeout) {
                 if uploading {

@@ -20,23 +20,54 @@ final class OpenConnections: Sendable {
         case refused
     }
 
+    private struct State {
+        var open: [ObjectIdentifier: Connection] = [:]
+        var closing = false
+        /// The idle sweep, waiting for a first connection (see `waitForAConnection`).
+        var sweeper: CheckedContinuation<Void, Never>?
+    }
+
     private let limit: Int
-    private let state = Mutex<(open: [ObjectIdentifier: Connection], closing: Bool)>(([:], false))
+    private let state = Mutex(State())
 
     init(limit: Int) { self.limit = limit }
 
     func add(_ channel: any Channel, now: ContinuousClock.Instant) -> Admission {
-        state.withLock { state in
-            guard !state.closing else { return .refused }
+        let (admission, sweeper) = state.withLock { state -> (Admission, CheckedContinuation<Void, Never>?) in
+            guard !state.closing else { return (.refused, nil) }
             var evicted: (any Channel)?
             if state.open.count >= limit {
                 guard let oldest = state.open.filter({ !$0.value.subscribed }).min(by: { $0.value.lastActive < $1.value.lastActive }) else {
-                    return .refused
+                    return (.refused, nil)
                 }
                 evicted = state.open.removeValue(forKey: oldest.key)?.channel
             }
             state.open[ObjectIdentifier(channel)] = Connection(channel: channel, lastActive: now)
-            return .admitted(evicted: evicted)
+            defer { state.sweeper = nil }
+            return (.admitted(evicted: evicted), state.sweeper)
+        }
+        sweeper?.resume()
+        return admission
+    }
+
+    /// Returns once a connection is open (at once if one is), or on cancellation. The idle
+    /// sweep waits here rather than waking the daemon on a timer while no client is connected.
+    func waitForAConnection() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    // Cancelled before the handler below could see a waiter: do not wait.
+                    guard state.open.isEmpty, !state.closing, !Task.isCancelled else { return true }
+                    state.sweeper = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { state in
+                defer { state.sweeper = nil }
+                return state.sweeper
+            }?.resume()
         }
     }
 

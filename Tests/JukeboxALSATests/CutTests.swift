@@ -10,6 +10,8 @@ import Testing
 struct CutTests {
     let folder: TemporaryDirectory
     let rate = 44_100
+    /// Frames in one of the player's blocks (250 ms) at `rate`: writes are counted in blocks.
+    static let block = 44_100 / 4
     init() throws { folder = try TemporaryDirectory() }
 
     var device: String { "file:FILE=\(folder.file("out.raw")),FORMAT=raw" }
@@ -65,7 +67,7 @@ struct CutTests {
     @Test func skippedClipFadesOutAndTheNextFollowsAtOnce() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 2)
         let (b, bSamples) = try tone("b.wav", 660, seconds: 0.3)
-        let (player, outcome) = try await play(a, holdAt: 12, fade: .milliseconds(10)) { player, held in
+        let (player, outcome) = try await play(a, holdAt: 3, fade: .milliseconds(10)) { player, held in
             await player.stopCurrent()
             await held.release()
         }
@@ -78,7 +80,7 @@ struct CutTests {
         let heard = out.count - fade - bSamples.count
         // Some of clip a was taken back (it had been written, not played), the rest is exact,
         // then a 10 ms ramp down of the samples that followed, then clip b without a gap.
-        #expect(heard > 0 && heard < 13 * rate / 20 * 2)
+        #expect(heard > 0 && heard < 4 * Self.block * 2)
         #expect(Array(out[..<heard]) == Array(aSamples[..<heard]))
         #expect(Array(out[heard..<heard + fade]) == ramped(aSamples[heard..<heard + fade], from: 1, to: 0))
         #expect(Array(out[(heard + fade)...]) == bSamples)
@@ -86,7 +88,7 @@ struct CutTests {
 
     @Test func pauseFadesOutAndResumeFadesInWhereItStopped() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 1)
-        let (player, outcome) = try await play(a, holdAt: 12, fade: .milliseconds(5)) { player, held in
+        let (player, outcome) = try await play(a, holdAt: 2, fade: .milliseconds(5)) { player, held in
             await player.pause()
             await held.release()
             await held.waitForDrain()
@@ -107,7 +109,7 @@ struct CutTests {
         }
         // The fade's first frame has full gain, so the first differing sample lies just after the cut.
         let firstDifference = (0..<out.count).first { out[$0] != aSamples[$0] } ?? 0
-        #expect(firstDifference > 0 && firstDifference < 13 * rate / 20 * 2)
+        #expect(firstDifference > 0 && firstDifference < 3 * Self.block * 2)
         #expect(((firstDifference / 2 - 3)...(firstDifference / 2)).contains { out == expected(cutAt: $0) })
     }
 
@@ -121,6 +123,6 @@ struct CutTests {
         await player.shutdown()
         // The plugin writes what it was given; with no fade nothing is rewritten.
         let out = try output()
-        #expect(out == Array(aSamples[..<(5 * rate / 20 * 2)]))
+        #expect(out == Array(aSamples[..<(5 * Self.block * 2)]))
     }
 }

@@ -7,6 +7,7 @@ actor HeldSink: AudioSink {
     nonisolated let base: any AudioSink
     nonisolated var deviceName: String { base.deviceName }
     nonisolated var underruns: Int { base.underruns }
+    nonisolated var blockDuration: Duration { base.blockDuration }
     nonisolated func interrupt() { base.interrupt() }
     private let holdAt: Int
     private var writes = 0

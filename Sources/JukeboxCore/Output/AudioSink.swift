@@ -41,8 +41,16 @@ public protocol AudioSink: Sendable {
     /// False when what was written can be neither discarded nor taken back (a pipe to a
     /// server): a cut then fades out over the audio that follows what was written.
     var canDiscard: Bool { get }
+
+    /// How much audio the player hands over per write. Every write costs a hop to the sink's
+    /// thread and back, and waking threads is most of what playing costs, so a sink asks for
+    /// as much as its buffer takes comfortably. A skip, pause or stop interrupts a write, so
+    /// this bounds only how soon a volume change is heard: within a block plus the buffer.
+    var blockDuration: Duration { get }
 }
 
 extension AudioSink {
     public var canDiscard: Bool { true }
+    /// Two periods of the 500 ms ALSA buffer; about what aplay writes at a time.
+    public var blockDuration: Duration { .milliseconds(250) }
 }

@@ -27,6 +27,7 @@ public final class WatchedOutput: AudioSink {
     public var deviceName: String { output.deviceName }
     public var underruns: Int { output.underruns }
     public var canDiscard: Bool { output.canDiscard }
+    public var blockDuration: Duration { output.blockDuration }
     public func interrupt() { output.interrupt() }
     public func open(_ format: AudioFormat) async throws -> AudioFormat { try await watching { try await output.open(format) } }
     public func write(_ buffer: AudioBuffer) async throws { try await watching { try await output.write(buffer) } }

@@ -37,7 +37,7 @@ extension Player {
     /// Starts writing silence to the open device (`keepDeviceOpen: always`).
     func startSilence() {
         guard options.keepDeviceOpen == .always, silenceFeeder == nil, let format = openFormat?.device else { return }
-        let block = AudioBuffer.silence(format, frames: Self.blockFrames(format))
+        let block = AudioBuffer.silence(format, frames: Self.blockFrames(format, duration: sink.blockDuration))
         drained = false
         let sink = sink
         silenceFeeder = Task { [weak self] in

@@ -36,18 +36,16 @@ public actor Player {
     /// Frames of the current clip sent to the device, and its length.
     private var progress: (frames: Int, total: Int, format: AudioFormat)?
 
-    /// 50 ms blocks: small enough that a stop or pause is heard at once, large enough that
-    /// the hop to the device thread costs nothing measurable.
-    static let blocksPerSecond = 20
     /// No block, fade or stretch of silence holds more samples than this (4 MB of floats), so
     /// a file that claims an absurd rate or channel count cannot make one read allocate
     /// gigabytes. Ordinary clips never reach it: 500 ms of 48 kHz stereo is 48 000 samples.
     static let maxBlockSamples = 1 << 20
 
-    /// Frames per block for `format`: 50 ms (at least 64 frames), within `maxBlockSamples`.
-    static func blockFrames(_ format: AudioFormat) -> Int {
+    /// Frames per block for `format`: the sink's `blockDuration` (at least 64 frames), within
+    /// `maxBlockSamples`.
+    static func blockFrames(_ format: AudioFormat, duration: Duration) -> Int {
         let cap = maxFrames(format)
-        return max(min(format.sampleRate / blocksPerSecond, cap), min(64, cap))
+        return max(min(format.frames(in: duration), cap), min(64, cap))
     }
 
     /// The most frames of `format` one block may hold.
@@ -275,7 +273,7 @@ public actor Player {
     }
 
     private func stream(_ decoded: any DecodedClip, to deviceFormat: AudioFormat, gain: Double) async throws -> PlayOutcome {
-        let blockFrames = Self.blockFrames(decoded.format)
+        let blockFrames = Self.blockFrames(decoded.format, duration: sink.blockDuration)
         let fadeFrames = min(decoded.format.frames(in: options.fade), Self.maxFrames(decoded.format))
         var frames = 0
         var fadingIn = false
@@ -298,7 +296,7 @@ public actor Player {
                 return .stopped
             }
             guard var block = try await decoded.read(maxFrames: fadingIn ? fadeFrames : blockFrames) else { break }
-            // Read the volume per block so a change is heard within one block.
+            // Read the volume per block so a change is heard within one block (and the buffer).
             SampleMath.scale(&block, by: gain * volume)
             if fadingIn {
                 SampleMath.ramp(&block, from: 0, to: 1)

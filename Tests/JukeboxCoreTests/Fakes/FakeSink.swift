@@ -28,6 +28,8 @@ actor FakeSink: AudioSink {
     }
 
     nonisolated let deviceName: String
+    /// Short blocks (64 frames at the fixtures' 1 kHz), so tests can act between a clip's blocks.
+    nonisolated var blockDuration: Duration { .milliseconds(50) }
 
     init(deviceName: String = "fake") { self.deviceName = deviceName }
     nonisolated var underruns: Int { 0 }
