@@ -113,6 +113,33 @@ struct CutTests {
         #expect(((firstDifference / 2 - 3)...(firstDifference / 2)).contains { out == expected(cutAt: $0) })
     }
 
+    /// A volume change mid-clip does not wait for the device's buffer to play out: what the
+    /// device holds but has not played is taken back and written again, ramping from the old
+    /// volume to the new over the fade, and every frame is still heard once.
+    @Test func aVolumeChangeIsHeardAtOnceWithARamp() async throws {
+        let (a, aSamples) = try tone("a.wav", 440, seconds: 2)
+        let (player, outcome) = try await play(a, holdAt: 3, fade: .milliseconds(10)) { player, held in
+            await player.setVolume(0.5)
+            await held.release()
+        }
+        #expect(outcome == .completed(duration: .seconds(2)))
+        await player.shutdown()
+
+        let out = try output()
+        #expect(out.count == aSamples.count)
+        let fade = rate / 100 * 2
+        let changed = (0..<out.count).first { out[$0] != aSamples[$0] } ?? 0
+        // Without the retake the change would start with the fourth block, after the three written.
+        #expect(changed > 0 && changed < 3 * Self.block * 2, "changed at frame \(changed / 2)")
+        func expected(from frame: Int) -> [Int16] {
+            let at = frame * 2
+            return Array(aSamples[..<at]) + ramped(aSamples[at..<at + fade], from: 1, to: 0.5)
+                + aSamples[(at + fade)...].map { Int16((Double($0) * 0.5).rounded()) }
+        }
+        // The ramp's first frame is at the old volume, so the first change lies just after it.
+        #expect(((changed / 2 - 3)...(changed / 2)).contains { out == expected(from: $0) })
+    }
+
     @Test func withoutAFadeASkipCutsAtTheLastWrittenFrame() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 2)
         let (player, outcome) = try await play(a, holdAt: 4, fade: .zero) { player, held in

@@ -34,6 +34,17 @@ extension Player {
         }
     }
 
+    /// Takes back what the device holds of this clip but has not played yet (all but
+    /// `cutGuard`), for a volume change to be written over it, and returns the clip frame to
+    /// go on from: `written` when the device cannot take anything back.
+    func retake(_ decoded: any DecodedClip, at written: Int, to deviceFormat: AudioFormat) async throws -> Int {
+        // Also clears the interrupt that told the stream of the change.
+        let taken = await sink.rewind(upTo: written, keeping: deviceFormat.frames(in: Self.cutGuard))
+        guard taken > 0 else { return written }
+        try await decoded.seek(toFrame: written - taken)
+        return written - taken
+    }
+
     /// Starts writing silence to the open device (`keepDeviceOpen: always`).
     func startSilence() {
         guard options.keepDeviceOpen == .always, silenceFeeder == nil, let format = openFormat?.device else { return }

@@ -35,6 +35,11 @@ public actor Player {
     public private(set) var isPaused = false
     /// Frames of the current clip sent to the device, and its length.
     private var progress: (frames: Int, total: Int, format: AudioFormat)?
+    /// The volume the device's buffered audio was written at, while a change waits to be
+    /// applied to it.
+    private var volumeBefore: Double?
+    /// In `stream`, where an interrupted write is picked up again (not in the lead-in or a drain).
+    private var streaming = false
 
     /// No block, fade or stretch of silence holds more samples than this (4 MB of floats), so
     /// a file that claims an absurd rate or channel count cannot make one read allocate
@@ -136,7 +141,18 @@ public actor Player {
         events?.publish(.device(state))
     }
 
-    public func setVolume(_ volume: Double) { self.volume = min(max(volume, 0), 1) }
+    /// Sets the volume. While a clip plays, what the device holds but has not played yet is
+    /// taken back and written again at the new volume, so the change is heard at once rather
+    /// than after the buffer; see `stream`.
+    public func setVolume(_ volume: Double) {
+        let volume = min(max(volume, 0), 1)
+        guard volume != self.volume else { return }
+        // Paused, nothing is buffered: resuming fades in to the new volume.
+        let retake = streaming && !isPaused
+        if retake, volumeBefore == nil { volumeBefore = self.volume }
+        self.volume = volume
+        if retake { sink.interrupt() }
+    }
 
     /// Plays `clip` to the end, or until `stopCurrent()` or task cancellation.
     /// Throws `AudioDeviceError` when the device fails; the device is then closed so the
@@ -151,6 +167,8 @@ public actor Player {
         defer {
             isPlaying = false
             progress = nil
+            volumeBefore = nil
+            streaming = false
         }
         let decoded: any DecodedClip
         do {
@@ -266,7 +284,12 @@ public actor Player {
         var leadIn = device.frames(in: options.leadIn)
         while leadIn > 0 {
             let frames = min(leadIn, Self.maxFrames(device))
-            try await sink.write(.silence(device, frames: frames))
+            do {
+                try await sink.write(.silence(device, frames: frames))
+            } catch is WriteInterrupted {
+                // A skip or pause during the lead-in: the clip's loop sees it next.
+                break
+            }
             leadIn -= frames
         }
         return device
@@ -278,6 +301,7 @@ public actor Player {
         var frames = 0
         var fadingIn = false
         progress = (0, decoded.frameCount, decoded.format)
+        streaming = true
         while true {
             if isPaused, !stopRequested {
                 frames = await cutShort(decoded, at: frames, to: deviceFormat, gain: gain, fadeFrames: fadeFrames)
@@ -295,9 +319,24 @@ public actor Player {
                 if Task.isCancelled { try? await sink.drain() }
                 return .stopped
             }
-            guard var block = try await decoded.read(maxFrames: fadingIn ? fadeFrames : blockFrames) else { break }
-            // Read the volume per block so a change is heard within one block (and the buffer).
-            SampleMath.scale(&block, by: gain * volume)
+            var rampFrom: Double?
+            if let before = volumeBefore {
+                volumeBefore = nil
+                // After a pause nothing is buffered at the old volume: the fade-in rises to the new one.
+                if !fadingIn {
+                    frames = try await retake(decoded, at: frames, to: deviceFormat)
+                    progress?.frames = frames
+                    if fadeFrames > 0 { rampFrom = gain * before }
+                }
+            }
+            let size = fadingIn || rampFrom != nil ? fadeFrames : blockFrames
+            guard var block = try await decoded.read(maxFrames: size) else { break }
+            if let rampFrom {
+                // From the old volume to the new over a fade's length, so the change is no step.
+                SampleMath.ramp(&block, from: rampFrom, to: gain * volume)
+            } else {
+                SampleMath.scale(&block, by: gain * volume)
+            }
             if fadingIn {
                 SampleMath.ramp(&block, from: 0, to: 1)
                 fadingIn = false
