@@ -83,6 +83,7 @@ let package = Package(
                 "JukeboxCore", "JukeboxControl", "JukeboxProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

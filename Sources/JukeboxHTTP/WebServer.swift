@@ -4,6 +4,7 @@ import JukeboxControl
 import JukeboxCore
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 
 /// The web front end as one more service of the daemon: Hummingbird's HTTP/1 server on the
@@ -45,25 +46,30 @@ public struct WebServer: Service {
     public func run() async throws {
         await auth.restore()
         let api = WebAPI(jukebox: jukebox, auth: auth, logger: logger)
-        let responder = CallbackResponder { (request: Request, context: WebContext) in await api.respond(to: request, context: context) }
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
-        let application = Application(
-            responder: responder, server: .http1(configuration: .init(idleTimeout: Self.idleTimeout)),
-            configuration: ApplicationConfiguration(
+        // Hummingbird's HTTP/1 server without its `Application`, which adds a date cache that
+        // wakes the daemon once a second for as long as it runs (about 360 context switches a
+        // minute while idle); the Date header is made per response instead.
+        let server = try HTTPServerBuilder.http1(configuration: .init(idleTimeout: Self.idleTimeout)).buildServer(
+            configuration: ServerConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "jukeboxd", reuseAddress: true,
                 availableConnectionsDelegate: WebConnectionLimit(limit: Self.maxConnections(openFileLimit: ControlServer.openFileLimit), logger: logger)),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: quiet,
+            responder: { [quiet] request, writer, channel in
+                var response = await api.respond(to: request, context: WebContext(source: .init(channel: channel, logger: quiet)))
+                response.headers[.date] = HTTPDate.now()
+                response.headers[.server] = "jukeboxd"
+                try await writer.write(response: response.head, body: response.body)
+            },
             onServerRunning: { [settings, logger, onListening] channel in
                 let port = channel.localAddress?.port ?? settings.port
                 logger.info("web remote listening on http://\(settings.listen)\(port == settings.port ? "" : " (port \(port))")")
                 await onListening(port)
-            },
-            logger: quiet)
+            })
         do {
-            // run(), not runService(): the latter makes a service group of its own that also
-            // stops on SIGTERM, so the web server could end before the daemon's group asks it to,
-            // which that group takes for a failure.
-            try await application.run()
+            // Run as a service of the daemon's group, so it stops when that group asks.
+            try await server.run()
         } catch let error as IOError {
             throw WebServerError(settings: settings, errno: error.errnoCode)
         }

@@ -59,6 +59,10 @@ struct WebAPITests {
             for (name, value) in [("content-security-policy", "default-src 'self'"), ("x-content-type-options", "nosniff"), ("referrer-policy", "same-origin")] {
                 #expect(refused.headers[name] == value, "\(name)")
             }
+            #expect(refused.headers["server"] == "jukeboxd")
+            // An IMF-fixdate of now, as every answer of an origin server with a clock carries.
+            let date = try #require(refused.headers["date"])
+            #expect(date.hasSuffix(" GMT") && date.count == 29, "\(date)")
             #expect(try await rpc(base, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#, credentials: ["-H", "Authorization: Bearer wrong"]).status == 401)
             #expect(try await Self.curl(["\(base)/events"]).status == 401)
             #expect(try await Self.curl(["\(base)/no/such/page"]).status == 404)
