@@ -80,6 +80,11 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     public var underruns: Int { 0 }
     /// What is in the pipe is snapserver's: it cannot be taken back.
     public var canDiscard: Bool { false }
+    /// Small blocks: the pipe holds only `aheadLimit`, and snapserver wakes this thread for
+    /// every 20 ms chunk it reads whatever the block, so a large block saves little here. What
+    /// counts is how soon the first block of the next clip follows the last: converting a
+    /// quarter of a second first could let the pipe run dry between clips.
+    public var blockDuration: Duration { .milliseconds(50) }
 
     public func interrupt() {
         var one: UInt8 = 1

@@ -1,6 +1,7 @@
 import CSndFile
 import Glibc
 import JukeboxCore
+import Synchronization
 
 /// Decodes clips with libsndfile: every WAV flavour (8/16/24/32-bit integer, 32/64-bit float,
 /// any rate and channel count), plus FLAC, Ogg/Vorbis, AIFF and the rest libsndfile reads.
@@ -16,12 +17,25 @@ public struct SndFileDecoder: ClipDecoder {
 
 /// Owns one `SNDFILE*`. It is `@unchecked Sendable` because the handle is only touched on
 /// `queue`, a serial queue, which serialises every libsndfile call made through it.
+///
+/// It decodes up to a second ahead of what is asked (`readAhead`), and answers reads from that
+/// without going to `queue`: each hop there and back wakes two threads, which costs more than
+/// the decoding itself. A seek drops what was read ahead.
 final class SndFileHandle: DecodedClip, @unchecked Sendable {
     let format: AudioFormat
     let frameCount: Int
     private let file: String
     private let queue: BlockingWorkQueue
     private var handle: OpaquePointer?
+    /// Decoded and not yet read: the block, and how many of its frames were read.
+    private let ahead = Mutex<(block: AudioBuffer, used: Int)?>(nil)
+    /// The first read after opening or seeking decodes only what it asks, so the clip's first
+    /// audio is not held up by decoding a second of it (a compressed file, on a small board).
+    private let readsAhead = Atomic<Bool>(false)
+
+    /// At most a second, and never more samples than one of the player's blocks may hold.
+    static let readAhead: Duration = .seconds(1)
+    static let maxAheadSamples = 1 << 20
 
     init(source: ClipSource, queue: BlockingWorkQueue) throws {
         self.file = source.file
@@ -108,7 +122,23 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
     }
 
     func read(maxFrames: Int) async throws -> AudioBuffer? {
-        try await queue.run { try self.readBlocking(maxFrames: maxFrames) }
+        if let block = takeAhead(maxFrames) { return block }
+        let extra = readsAhead.exchange(true, ordering: .relaxed)
+            ? min(format.frames(in: Self.readAhead), Self.maxAheadSamples / format.channels) : 0
+        let chunk = max(maxFrames, extra)
+        guard let block = try await queue.run({ try self.readBlocking(maxFrames: chunk) }) else { return nil }
+        ahead.withLock { $0 = (block, 0) }
+        return takeAhead(maxFrames)
+    }
+
+    /// Up to `maxFrames` of what was read ahead; nil when nothing is left of it.
+    private func takeAhead(_ maxFrames: Int) -> AudioBuffer? {
+        ahead.withLock { ahead in
+            guard let (block, used) = ahead else { return nil }
+            let end = min(used + max(maxFrames, 1), block.frames)
+            ahead = end < block.frames ? (block, end) : nil
+            return used == 0 && end == block.frames ? block : block.frames(used..<end)
+        }
     }
 
     private func readBlocking(maxFrames: Int) throws -> AudioBuffer? {
@@ -143,6 +173,8 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
     }
 
     func seek(toFrame frame: Int) async throws {
+        ahead.withLock { $0 = nil }
+        readsAhead.store(false, ordering: .relaxed)
         let file = self.file
         try await queue.run {
             guard let handle = self.handle else { return }

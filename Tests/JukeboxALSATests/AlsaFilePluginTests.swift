@@ -132,18 +132,18 @@ extension AlsaFilePluginTests {
     /// A clip file cut short while it plays used to be recorded as `completed`; it ends early,
     /// and the reason says how much of it was played.
     @Test func clipTruncatedWhileItPlaysEndsEarly() async throws {
-        let samples = WAVFile.tone(frequency: 440, frames: 16_000, rate: 8000, channels: 1)
+        let samples = WAVFile.tone(frequency: 440, frames: 32_000, rate: 8000, channels: 1)
         let played = try clip("long.wav", samples, rate: 8000, channels: 1)
         let held = HeldSink(AlsaSink(device: device), holdAt: 1)
         let player = Player(sink: held, decoder: SndFileDecoder(), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         let playing = Task { try await player.play(played) }
         await held.waitUntilHeld()
-        // Two 250 ms blocks are read by now; keep four blocks' worth of samples in the file.
-        #expect(truncate(played.source.path, 44 + 4 * 2000 * 2) == 0)
+        // Two 250 ms blocks and the decoder's second ahead are read by now (1.25 s); keep 2 s in the file.
+        #expect(truncate(played.source.path, 44 + 16_000 * 2) == 0)
         await held.release()
         let outcome = try await playing.value
         await player.shutdown()
-        #expect(outcome == .endedEarly(reason: "the file holds less audio than its header says (cut short while it played, or damaged): played 1s of 2s"))
+        #expect(outcome == .endedEarly(reason: "the file holds less audio than its header says (cut short while it played, or damaged): played 2s of 4s"))
         #expect(outcome.name == "ended-early")
     }
 

@@ -55,6 +55,30 @@ struct SndFileDecoderTests {
         }
     }
 
+    /// The decoder reads a second ahead of what is asked; what comes out is the same frames, in
+    /// blocks no longer than asked, and a seek drops what was read ahead.
+    @Test func readsAndSeeksGiveTheFramesAskedForWhateverWasReadAhead() async throws {
+        let rate = 8000
+        let samples = (0..<(3 * rate)).map { Double($0 % 20_000) / 32_767 }
+        let path = try folder.write("ramp.wav", WAVFile.bytes(samples, encoding: .s16, rate: rate, channels: 1))
+        let expected = samples.map { Int16(($0 * 32_767).rounded()) }
+        let clip = try await SndFileDecoder().open(ClipSource(file: "ramp.wav", path: path))
+        func next(_ frames: Int) async throws -> [Int16] {
+            guard case .s16(let values)? = try await clip.read(maxFrames: frames)?.samples else { return [] }
+            return values
+        }
+        #expect(try await next(1000) == Array(expected[0..<1000]))
+        #expect(try await next(3000) == Array(expected[1000..<4000]))
+        try await clip.seek(toFrame: 20_000)
+        #expect(try await next(3000) == Array(expected[20_000..<23_000]))
+        try await clip.seek(toFrame: 500)
+        #expect(try await next(700) == Array(expected[500..<1200]))
+        try await clip.seek(toFrame: 23_500)
+        #expect(try await next(2000) == Array(expected[23_500..<24_000]))
+        #expect(try await clip.read(maxFrames: 2000) == nil)
+        await clip.close()
+    }
+
     @Test func missingFileNamesTheFile() async throws {
         await #expect(throws: ClipDecodeError(file: "gone.wav", reason: "no such file (looked for \(folder.file("gone.wav")))")) {
             _ = try await SndFileDecoder().open(ClipSource(file: "gone.wav", path: folder.file("gone.wav")))

@@ -21,6 +21,16 @@ public struct AudioBuffer: Sendable, Equatable {
 }
 
 extension AudioBuffer {
+    /// Frames `range` of this buffer, as a buffer of their own.
+    public func frames(_ range: Range<Int>) -> AudioBuffer {
+        let samples = range.lowerBound * channels..<range.upperBound * channels
+        return switch self.samples {
+        case .s16(let all): AudioBuffer(samples: .s16(Array(all[samples])), channels: channels)
+        case .s32(let all): AudioBuffer(samples: .s32(Array(all[samples])), channels: channels)
+        case .float32(let all): AudioBuffer(samples: .float32(Array(all[samples])), channels: channels)
+        }
+    }
+
     /// Digital silence in `format`, for lead-in and for keeping an idle device fed.
     public static func silence(_ format: AudioFormat, frames: Int) -> AudioBuffer {
         let count = max(frames, 0) * format.channels
