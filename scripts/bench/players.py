@@ -13,8 +13,8 @@ one run, measured as a person experiences them and as the kernel accounts for th
   memory   resident (VmRSS) and private (Private_Clean + Private_Dirty, smaps_rollup) memory
            of jukeboxd and MPD after playing.
   wakeups  context switches per minute (voluntary + involuntary, every thread) of each daemon
-           while idle, over 60 s, starting 15 s after the last play (once jukeboxd has closed
-           its device and idle pool threads have ended).
+           while idle, over 60 s, starting 30 s after the last play (once jukeboxd has closed
+           its device, swept its idle connections, and idle pool threads have ended).
 
 Prints `name|median|min|max` lines for scripts/bench-compare.sh, which starts the rig, the
 capture, jukeboxd (playing ten.wav and a.wav from MUSIC) and MPD (on MUSIC) first.
@@ -151,8 +151,9 @@ def main():
         print(f"onset {name}|{spread(values)}", flush=True)
 
     # Wake-ups while idle, once settled: jukeboxd closes its device 5 s after its last clip,
-    # and Dispatch ends a pool thread 5 s after its last work.
-    time.sleep(15)
+    # the control socket's idle sweep runs once more 10 s after the last client, and Dispatch
+    # ends a pool thread 5 s after its last work.
+    time.sleep(30)
     woke = wakeups([args.jukeboxd_pid, args.mpd_pid], 60)
     print(f"wakeups|{woke[args.jukeboxd_pid]}|{woke[args.mpd_pid]}", flush=True)
 
