@@ -210,7 +210,7 @@ met() { if [ "$(echo "$1" | bc)" = 1 ]; then echo "met"; else echo "**not met**"
     echo
     echo "jukeboxd, MPD $(mpd --version | head -n 1 | awk '{ print $NF }') with mpc, and aplay, on the same clips and the same"
     echo "real-time paced sound card (a PulseAudio null sink, scripts/pulse-rig.sh), in one run on"
-    echo "$(uname -m), $(nproc) cores, $(date -u +%Y-%m-%d). Medians of $runs runs (CLI: 100 runs after 10 warm-ups)."
+    echo "$(uname -m), $(nproc) cores, $(date -u +%Y-%m-%d). Medians of $runs runs (CPU: $(( onset_runs / 3 )) runs; onsets: $onset_runs; CLI: 100 runs after 10 warm-ups)."
     echo
     echo "Reproduce: \`scripts/bench-compare.sh $runs\`"
     echo

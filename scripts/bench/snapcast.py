@@ -27,6 +27,71 @@ RATE = 48_000
 BUFFER_MS = 400
 
 
+class Daemon:
+    def __init__(self, binary, work, name, session, env):
+        self.socket = os.path.join(work, f"{name}.sock")
+        self.log = open(os.path.join(work, f"{name}.log"), "w+")
+        self.process = subprocess.Popen([os.path.join(binary, "jukeboxd"), session, "--socket", self.socket,
+                                         "--state", os.path.join(work, f"{name}.state")], env=env, stderr=self.log)
+        self.binary = binary
+        self.wait_log("control socket listening")
+
+    def wait_log(self, text, count=1, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.log.seek(0)
+            if self.log.read().count(text) >= count:
+                return
+            time.sleep(0.02)
+        sys.exit(f"snapcast.py: jukeboxd never logged {text!r}")
+
+    def jukebox(self, *words):
+        return subprocess.run([os.path.join(self.binary, "jukebox"), "--socket", self.socket, *words], check=True, capture_output=True, text=True).stdout
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+class Snapcast:
+    def __init__(self, work):
+        self.work = work
+        self.port = free_port()
+        self.pipe = os.path.join(work, "fifo")
+        self.conf = os.path.join(work, "snapserver.conf")
+        with open(self.conf, "w") as out:
+            out.write(f"[server]\nthreads = 2\ndatadir = {work}\n[http]\nenabled = false\n[tcp]\nenabled = false\n[stream]\n"
+                      f"bind_to_address = 127.0.0.1\nport = {self.port}\nsource = pipe://{self.pipe}?name=jukeboxd&mode=create&sampleformat=48000:16:2&codec=pcm&chunk_ms=20\n"
+                      f"buffer = {BUFFER_MS}\n[logging]\nsink = null\n")
+        self.server = subprocess.Popen(["snapserver", "-c", self.conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while not os.path.exists(self.pipe):
+            time.sleep(0.02)
+        self.clients = {}
+
+    def add_client(self, name):
+        output = os.path.join(self.work, f"{name}.raw")
+        log = os.path.join(self.work, f"{name}.client.log")
+        process = subprocess.Popen(["snapclient", "-h", "127.0.0.1", "-p", str(self.port), "--hostID", name, "--logsink", f"file:{log}",
+                                    "--player", f"file:filename={output},mode=a"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if os.path.exists(log) and "Sampleformat" in open(log).read():
+                break
+            time.sleep(0.05)
+        self.clients[name] = (process, output)
+
+    def remove_clients(self):
+        for process, _ in self.clients.values():
+            process.terminate()
+            process.wait()
+        self.clients = {}
+
+    def stop(self):
+        self.remove_clients()
+        self.server.terminate()
+        self.server.wait()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
