@@ -64,6 +64,9 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
 
     public var underruns: Int { underrunTotal.load(ordering: .relaxed) }
 
+    /// Two periods: half the buffer, about what aplay writes at a time.
+    public var blockDuration: Duration { .microseconds(2 * Int64(periodMicroseconds)) }
+
     public func open(_ format: AudioFormat) async throws -> AudioFormat {
         try await queue.run { try self.openBlocking(format) }
     }

@@ -33,9 +33,10 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
     /// audio is not held up by decoding a second of it (a compressed file, on a small board).
     private let readsAhead = Atomic<Bool>(false)
 
-    /// At most a second, and never more samples than one of the player's blocks may hold.
+    /// At most a second ahead. No read decodes more than one of the player's blocks may hold
+    /// (`Player.maxFrames`), whatever it asks for, so a file claiming 1 024 channels cannot make
+    /// one read allocate gigabytes.
     static let readAhead: Duration = .seconds(1)
-    static let maxAheadSamples = 1 << 20
 
     init(source: ClipSource, queue: BlockingWorkQueue) throws {
         self.file = source.file
@@ -123,9 +124,8 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
 
     func read(maxFrames: Int) async throws -> AudioBuffer? {
         if let block = takeAhead(maxFrames) { return block }
-        let extra = readsAhead.exchange(true, ordering: .relaxed)
-            ? min(format.frames(in: Self.readAhead), Self.maxAheadSamples / format.channels) : 0
-        let chunk = max(maxFrames, extra)
+        let extra = readsAhead.exchange(true, ordering: .relaxed) ? format.frames(in: Self.readAhead) : 0
+        let chunk = min(max(maxFrames, extra), Player.maxFrames(format))
         guard let block = try await queue.run({ try self.readBlocking(maxFrames: chunk) }) else { return nil }
         ahead.withLock { $0 = (block, 0) }
         return takeAhead(maxFrames)

@@ -79,6 +79,25 @@ struct SndFileDecoderTests {
         await clip.close()
     }
 
+    /// However many frames a read asks for, it decodes no more than one of the player's blocks
+    /// may hold (`Player.maxFrames`): under the limit it gets what it asks, at or over it the limit.
+    @Test func noReadDecodesMoreThanAPlayerBlockMayHold() async throws {
+        let format = AudioFormat(sampleFormat: .s16, sampleRate: 8000, channels: 4)
+        let limit = Player.maxFrames(format)
+        let frames = 2 * limit + 500
+        let path = try folder.write("long.wav", WAVFile.bytes([Double](repeating: 0.25, count: frames * 4), encoding: .s16, rate: 8000, channels: 4))
+        let clip = try await SndFileDecoder().open(ClipSource(file: "long.wav", path: path))
+        #expect(clip.format == format)
+        #expect(try await clip.read(maxFrames: limit - 1)?.frames == limit - 1, "under")
+        try await clip.seek(toFrame: 0)
+        #expect(try await clip.read(maxFrames: limit)?.frames == limit, "at")
+        try await clip.seek(toFrame: 0)
+        #expect(try await clip.read(maxFrames: limit + 1)?.frames == limit, "over")
+        #expect(try await clip.read(maxFrames: 1 << 30)?.frames == limit, "far over, read ahead")
+        #expect(try await clip.read(maxFrames: 1 << 30)?.frames == 500, "the rest")
+        await clip.close()
+    }
+
     @Test func missingFileNamesTheFile() async throws {
         await #expect(throws: ClipDecodeError(file: "gone.wav", reason: "no such file (looked for \(folder.file("gone.wav")))")) {
             _ = try await SndFileDecoder().open(ClipSource(file: "gone.wav", path: folder.file("gone.wav")))

@@ -1,4 +1,4 @@
-import Dispatch
+import JukeboxCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,13 +55,11 @@ public enum Loopback {
         }
     }
 
-    /// Runs blocking work on a thread of its own. Not on `DispatchQueue.global()`: its pool
-    /// has one thread per core, two here, so two blocked reads there would hold up every other
-    /// test's blocking work; a queue of its own is given a thread of its own.
+    /// Runs blocking work on a thread of its own, as the daemon does (`BlockingWorkQueue`).
+    /// Not on `DispatchQueue.global()`: its pool has one thread per core, two here, so two
+    /// blocked reads there would hold up every other test's blocking work.
     public static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            DispatchQueue(label: "jukebox.tests.blocking").async { continuation.resume(returning: work()) }
-        }
+        await BlockingWorkQueue(label: "jukebox.tests.blocking").run(work)
     }
 
     static func address(port: Int) -> sockaddr_in {

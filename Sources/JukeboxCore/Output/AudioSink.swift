@@ -51,6 +51,6 @@ public protocol AudioSink: Sendable {
 
 extension AudioSink {
     public var canDiscard: Bool { true }
-    /// Two periods of the 500 ms ALSA buffer; about what aplay writes at a time.
+    /// A quarter of a second: few hops, and a block is soon converted.
     public var blockDuration: Duration { .milliseconds(250) }
 }

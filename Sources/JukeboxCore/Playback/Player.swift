@@ -33,13 +33,12 @@ public actor Player {
     public private(set) var volume: Double
     public private(set) var isPlaying = false
     public private(set) var isPaused = false
-    /// Frames of the current clip sent to the device, and its length.
+    /// Frames of the current clip sent to the device, and its length. Set only inside
+    /// `stream`, where an interrupted write is picked up again (not in the lead-in or a drain).
     private var progress: (frames: Int, total: Int, format: AudioFormat)?
     /// The volume the device's buffered audio was written at, while a change waits to be
     /// applied to it.
     private var volumeBefore: Double?
-    /// In `stream`, where an interrupted write is picked up again (not in the lead-in or a drain).
-    private var streaming = false
 
     /// No block, fade or stretch of silence holds more samples than this (4 MB of floats), so
     /// a file that claims an absurd rate or channel count cannot make one read allocate
@@ -54,7 +53,7 @@ public actor Player {
     }
 
     /// The most frames of `format` one block may hold.
-    static func maxFrames(_ format: AudioFormat) -> Int { max(maxBlockSamples / max(format.channels, 1), 1) }
+    public static func maxFrames(_ format: AudioFormat) -> Int { max(maxBlockSamples / max(format.channels, 1), 1) }
 
     public init(
         sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
@@ -148,7 +147,7 @@ public actor Player {
         let volume = min(max(volume, 0), 1)
         guard volume != self.volume else { return }
         // Paused, nothing is buffered: resuming fades in to the new volume.
-        let retake = streaming && !isPaused
+        let retake = progress != nil && !isPaused
         if retake, volumeBefore == nil { volumeBefore = self.volume }
         self.volume = volume
         if retake { sink.interrupt() }
@@ -168,7 +167,6 @@ public actor Player {
             isPlaying = false
             progress = nil
             volumeBefore = nil
-            streaming = false
         }
         let decoded: any DecodedClip
         do {
@@ -301,7 +299,6 @@ public actor Player {
         var frames = 0
         var fadingIn = false
         progress = (0, decoded.frameCount, decoded.format)
-        streaming = true
         while true {
             if isPaused, !stopRequested {
                 frames = await cutShort(decoded, at: frames, to: deviceFormat, gain: gain, fadeFrames: fadeFrames)
