@@ -137,26 +137,24 @@ struct MQTTFrontEndTests {
     /// A fake broker that accepts and then sends what no broker may: the daemon logs the
     /// reason, connects again, and plays on throughout.
     @Test func aBrokerSendingGarbageNeverStopsThePlaying() async throws {
-        let (listener, port) = Loopback.bound(listening: true)
-        defer { close(listener) }
-        try session(port: port)
         let garbage: [([UInt8], String)] = [
             ([0x30, 0xFF, 0xFF, 0xFF, 0x7F], "it sent a packet of 268435455 bytes, over the 262144 accepted"),
             ([0x32, 3, 0, 9, 97], "it sent a PUBLISH topic longer than its packet"),
             ([0x60, 0], "it sent a packet of type 6, which a broker does not send this client"),
         ]
+        // CONNACK (accepted), then the garbage.
+        let broker = ScriptedBroker(answers: garbage.map { [0x20, 2, 0, 0] + $0.0 })
+        try session(port: broker.port)
         _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { [socket] log in
-            for (bytes, reason) in garbage {
-                let (peer, connect) = await Loopback.accept(listener)
-                try #require(peer >= 0, "the daemon connected again within 30 s")
-                #expect(connect.first == 0x10, "CONNECT first")
-                let answer: [UInt8] = [0x20, 2, 0, 0] + bytes
-                _ = answer.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
-                #expect(await log.waitFor("closed the connection: \(reason)"))
-                close(peer)
+            var served = broker.served.makeAsyncIterator()
+            for (_, reason) in garbage {
+                #expect(await served.next() == 0x10, "a CONNECT came first, within 60 s")
+                if await !log.waitFor("closed the connection: \(reason)") {
+                    Issue.record("no \"closed the connection: \(reason)\"; the daemon's log: \(await log.lines.suffix(20))")
+                }
                 // Playing goes on meanwhile.
                 let played = try await DaemonProcess.run(["--socket", socket, "play", "water"], tool: "jukebox")
-                #expect(played.status == 0)
+                #expect(played.status == 0, "\(played.stderr)")
             }
             #expect(await log.waitUntil { $0.filter { $0.contains("played water") }.count == garbage.count })
         }

@@ -1,11 +1,18 @@
 import Glibc
 import JukeboxCore
 import JukeboxProtocol
+import JukeboxTestSupport
 
 /// Sends one JSON-RPC line to a daemon's control socket and reads the answer, from inside the
 /// test process: for timing a request without a client process's start-up in the figure.
+/// It waits on a thread of its own: an answer can take a while (9 000 clips enqueued), and the
+/// test process's cooperative pool has two threads, which the other tests need meanwhile.
 enum RawControl {
-    static func call(_ path: String, _ line: String) -> String? {
+    static func call(_ path: String, _ line: String) async -> String? {
+        await Loopback.offThePool { exchange(path, line) }
+    }
+
+    private static func exchange(_ path: String, _ line: String) -> String? {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0, var address = UnixSocketAddress(path) else { return nil }
         defer { close(descriptor) }
@@ -13,8 +20,12 @@ enum RawControl {
         let request = Array((line + "\n").utf8)
         guard request.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == request.count else { return nil }
         var reply: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(descriptor, &byte, 1) == 1, byte != UInt8(ascii: "\n") { reply.append(byte) }
-        return String(decoding: reply, as: UTF8.self)
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while !reply.contains(UInt8(ascii: "\n")) {
+            let count = read(descriptor, &chunk, chunk.count)
+            guard count > 0 else { break }
+            reply += chunk.prefix(count)
+        }
+        return String(decoding: reply.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
     }
 }

@@ -113,7 +113,7 @@ struct RealTimeTests {
                 try await Task.sleep(for: .seconds(1))
                 let skipped = ContinuousClock.now
                 // Straight to the socket: the client's start-up is benchmarked on its own.
-                let reply = RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"skip"}"#)
+                let reply = await RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"skip"}"#)
                 #expect(reply?.contains(#""result""#) == true, "\(reply ?? "no answer")")
                 #expect(await log.waitFor("pulse drained"))
                 return skipped - started

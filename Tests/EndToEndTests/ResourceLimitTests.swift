@@ -147,13 +147,13 @@ struct ResourceLimitTests {
             #expect(try await jukebox("pause").status == 0)
             let pid = try #require(daemonPID())
             let idle = Self.residentKilobytes(pid)
-            #expect(RawControl.call(socket, enqueue)?.contains(#""ticket":9000"#) == true)
+            #expect(await RawControl.call(socket, enqueue)?.contains(#""ticket":9000"#) == true)
             let full = Self.residentKilobytes(pid)
-            #expect(RawControl.call(socket, clear)?.contains(#""removed""#) == true)
+            #expect(await RawControl.call(socket, clear)?.contains(#""removed""#) == true)
             let cleared = Self.residentKilobytes(pid)
             for _ in 0..<10 {
-                _ = RawControl.call(socket, enqueue)
-                _ = RawControl.call(socket, clear)
+                _ = await RawControl.call(socket, enqueue)
+                _ = await RawControl.call(socket, clear)
             }
             let rounds = Self.residentKilobytes(pid)
             return (idle, full, cleared, rounds)

@@ -36,8 +36,12 @@ struct SnapcastTests {
         try await DaemonProcess.run(["--socket", socket] + words, tool: "jukebox")
     }
 
-    func capture(_ client: String) -> CaptureAnalysis {
-        CaptureAnalysis(bytes: snapcast.outputBytes(client), frequencies: Self.tones, rate: Snapcast.rate)
+    /// The client's output so far, analysed on a thread of its own: the file grows by 192 kB a
+    /// second and is read again on every poll, work the test process's cooperative pool (two
+    /// threads) should not carry while other tests wait on it.
+    func capture(_ client: String) async -> CaptureAnalysis {
+        let bytes = snapcast.outputBytes(client)
+        return await Loopback.offThePool { CaptureAnalysis(bytes: bytes, frequencies: Self.tones, rate: Snapcast.rate) }
     }
 
     /// Waits (up to 20 s) until the client's output holds `count` tone segments and then 0.5 s
@@ -45,7 +49,7 @@ struct SnapcastTests {
     func waitForSound(_ client: String, segments count: Int) async throws -> CaptureAnalysis {
         let deadline = ContinuousClock.now + .seconds(20)
         while true {
-            let heard = capture(client)
+            let heard = await capture(client)
             if let last = heard.segments.dropFirst(count - 1).first, heard.sound.count - last.end >= 52,
                !heard.sound[(last.end + 2)...].contains(true) {
                 return heard
@@ -101,7 +105,7 @@ struct SnapcastTests {
         #expect(run.lines.filter { $0.contains("played c") }.count == 3, "each logged as played once")
         var onsets: [Int] = []
         for client in ["kitchen", "workshop"] {
-            let heard = capture(client)
+            let heard = await capture(client)
             let segments = heard.segments
             #expect(segments.map(\.frequency) == order, "\(client): \(segments)")
             // Whole: one second each, within a 10 ms window at either end.

@@ -92,12 +92,12 @@ struct WebAPITests {
             for request in requests {
                 let web = try await rpc(base, request)
                 #expect(web.status == 200)
-                #expect(web.body == RawControl.call(socket, request), "\(request)")
+                #expect(await web.body == RawControl.call(socket, request), "\(request)")
             }
             // Changes made over HTTP are the socket's changes, and durable before the answer.
             let paused = try await rpc(base, #"{"jsonrpc":"2.0","id":12,"method":"pause"}"#)
             #expect(paused.body == #"{"id":12,"jsonrpc":"2.0","result":{"paused":true}}"#)
-            #expect(RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"status"}"#)?.contains(#""paused":true"#) == true)
+            #expect(await RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"status"}"#)?.contains(#""paused":true"#) == true)
             let queued = try await rpc(base, #"{"jsonrpc":"2.0","id":13,"method":"enqueue","params":{"clips":["walk"]}}"#)
             #expect(queued.body.contains(#""origin":"web""#), "\(queued.body)")
             #expect(try await rpc(base, #"{"jsonrpc":"2.0","method":"resume"}"#).status == 204, "a notification has no answer")
@@ -157,10 +157,10 @@ struct WebAPITests {
             for (round, method) in ["pause", "resume"].enumerated() {
                 let stream = try #require(EventStreamClient(port: port, authorization: "Bearer correct horse"))
                 defer { stream.close() }
-                #expect(stream.read(until: ": jukeboxd events").contains("HTTP/1.1 200 OK"))
-                _ = RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"\#(method)"}"#)
+                #expect(await stream.read(until: ": jukeboxd events").contains("HTTP/1.1 200 OK"))
+                _ = await RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"\#(method)"}"#)
                 let event = round == 0 ? "paused" : "resumed"
-                #expect(stream.read(until: "event: \(event)\ndata: {}\n\n").contains("event: \(event)"), "round \(round)")
+                #expect(await stream.read(until: "event: \(event)\ndata: {}\n\n").contains("event: \(event)"), "round \(round)")
             }
         }
     }
@@ -172,19 +172,19 @@ struct WebAPITests {
             let port = UInt16(base.split(separator: ":").last ?? "") ?? 0
             let stream = try #require(EventStreamClient(port: port, authorization: "Bearer correct horse", receiveBuffer: 4096))
             defer { stream.close() }
-            #expect(stream.read(until: ": jukeboxd events").contains("HTTP/1.1 200 OK"))
-            _ = RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#)
+            #expect(await stream.read(until: ": jukeboxd events").contains("HTTP/1.1 200 OK"))
+            _ = await RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#)
             let enqueue = #"{"jsonrpc":"2.0","id":2,"method":"enqueue","params":{"clips":["# + Array(repeating: #""walk""#, count: 9000).joined(separator: ",") + "]}}"
             // 54 000 events, far more than the 1 000 kept for a client and the kernel's buffers.
             for _ in 0..<3 {
-                let queued = RawControl.call(socket, enqueue) ?? "no answer"
+                let queued = await RawControl.call(socket, enqueue) ?? "no answer"
                 #expect(queued.contains("ticket"), "\(queued.prefix(300))")
-                #expect(RawControl.call(socket, #"{"jsonrpc":"2.0","id":3,"method":"clear"}"#)?.contains("result") == true)
+                #expect(await RawControl.call(socket, #"{"jsonrpc":"2.0","id":3,"method":"clear"}"#)?.contains("result") == true)
             }
             let status = try await DaemonProcess.run(["--socket", socket, "status"], tool: "jukebox")
             #expect(status.status == 0, "the daemon answers while the reader lags: \(status.stderr)")
-            _ = RawControl.call(socket, #"{"jsonrpc":"2.0","id":4,"method":"resume"}"#)
-            let (queued, sawResume) = stream.count("event: queued\n", until: "event: resumed\n")
+            _ = await RawControl.call(socket, #"{"jsonrpc":"2.0","id":4,"method":"resume"}"#)
+            let (queued, sawResume) = await stream.count("event: queued\n", until: "event: resumed\n")
             #expect(sawResume, "the newest event arrives")
             #expect(queued < 27_000, "\(queued) of 27 000 queued events arrived: the oldest were dropped")
             #expect(queued > 0)
@@ -209,7 +209,7 @@ struct WebAPITests {
                         await Loopback.offThePool {
                             guard let client = EventStreamClient(port: port, raw: stall, readTimeout: 60) else { return nil }
                             defer { client.close() }
-                            _ = client.read(until: "never sent")
+                            _ = client.blockingRead(until: "never sent")
                             return ContinuousClock.now - started
                         }
                     }
@@ -303,8 +303,10 @@ struct WebAPITests {
 }
 
 /// A plain HTTP client for `/events`, reading the stream as it comes (curl through a pipe
-/// would be read in large blocks).
-final class EventStreamClient {
+/// would be read in large blocks). Its reads wait on a thread of their own, never on the test
+/// process's cooperative pool.
+final class EventStreamClient: @unchecked Sendable {
+    // @unchecked: `received` is only used by one read at a time, in the order the test awaits them.
     let descriptor: Int32
     private var received = ""
 
@@ -331,7 +333,18 @@ final class EventStreamClient {
     }
 
     /// Everything received up to and including `text` (or until the stream stops for 10 s).
-    func read(until text: String) -> String {
+    func read(until text: String) async -> String {
+        await Loopback.offThePool { self.blockingRead(until: text) }
+    }
+
+    /// Reads until `marker` arrives (or the stream stops for 10 s), counting the `needle`s on
+    /// the way without keeping what was read.
+    func count(_ needle: String, until marker: String) async -> (count: Int, sawMarker: Bool) {
+        await Loopback.offThePool { self.blockingCount(needle, until: marker) }
+    }
+
+    /// `read(until:)` on the calling thread.
+    func blockingRead(until text: String) -> String {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !received.contains(text) {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
@@ -344,9 +357,7 @@ final class EventStreamClient {
         return head
     }
 
-    /// Reads until `marker` arrives (or the stream stops for 10 s), counting the `needle`s on
-    /// the way without keeping what was read.
-    func count(_ needle: String, until marker: String) -> (count: Int, sawMarker: Bool) {
+    private func blockingCount(_ needle: String, until marker: String) -> (count: Int, sawMarker: Bool) {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var tail = received
         var count = 0
