@@ -166,7 +166,7 @@ public actor MQTTClient {
         let keepAlive = configuration.keepAlive
         let heard = Heard()
         @Sendable func send(_ packet: MQTTPacket) async throws { try await outbound.write(ByteBuffer(bytes: packet.bytes)) }
-        return try await withThrowingTaskGroup(of: Outcome?.self) { group in
+        return await withThrowingTaskGroup(of: Outcome?.self) { group in
             // CONNACK in time; then PINGREQ when idle, and a broker silent for 1.5 keep-alives is gone.
             group.addTask {
                 try await Task.sleep(for: Self.answerTimeout)

@@ -157,7 +157,7 @@ struct SpeechTests {
 
     @Test func waitingForAnAnnouncementStopsWhenItIsSkipped() async throws {
         let speech = synthesizer(["/bin/sh", "-c", "sleep 3", "sh", "{out}"], timeLimit: .seconds(5))
-        try await running(speech) {
+        await running(speech) {
             let waiting = Task { try await speech.audio(for: .announcement("slow")) }
             while await speech.pendingCount > 0 { await Task.yield() }
             waiting.cancel()
