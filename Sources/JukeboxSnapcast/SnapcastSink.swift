@@ -7,9 +7,10 @@ import Synchronization
 /// snapclient then plays in sync. Clips of any rate and channel count are converted (libsoxr
 /// for the rate); gain, volume, lead-in, fades and the cue are the player's, as on ALSA.
 ///
-/// Pacing is the pipe's: snapserver reads one chunk per `chunk_ms` of its own clock, and the
-/// pipe is made small (`aheadLimit`), so a write waits until snapserver has taken what came
-/// before and the sink never runs more than about 100 ms ahead of the server. Between clips
+/// Pacing is snapserver's: it reads one chunk per `chunk_ms` of its own clock. The sink keeps
+/// at most `aheadLimit` in the pipe (it asks the pipe what it holds), and once that is there it
+/// waits until snapserver has read it down to `refillLevel` before writing again: one wake-up
+/// per 40 ms of audio, where waiting for room would wake it for every 20 ms chunk. Between clips
 /// nothing is written and snapserver plays silence; the pipe stays open, since closing it
 /// would make snapserver read end-of-file and reconnect over and over. Every blocking call
 /// runs on the sink's own thread.
@@ -27,6 +28,8 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     private var input: AudioFormat?
     private var resampler: Resampler?
     private var lastWrite: ContinuousClock.Instant?
+    /// What the pipe holds when full, in bytes (as the kernel set it).
+    private var pipeCapacity = 0
     /// Nothing has been written since the pipe was opened (see `send`).
     private var freshlyOpened = false
     /// The pipe was lost, or could not be opened: snapserver is (re)starting, and its clients
@@ -36,16 +39,19 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     /// `interrupt()` writes a byte here; a write waiting for room polls the other end.
     private let wake: (read: Int32, write: Int32)
 
-    /// How far ahead of snapserver the sink may be: the pipe is made this small (rounded down
-    /// to a power of two, at least one page), so a skip is heard within about this plus
-    /// Snapcast's own buffer.
+    /// How far ahead of snapserver the sink may be, so a skip is heard within about this plus
+    /// Snapcast's own buffer. The pipe itself is made the next power of two up from twice this,
+    /// so it has room for it in whole pages.
     public static let aheadLimit: Duration = .milliseconds(100)
+    /// How low the pipe may run before it is filled again: what is left for the time it takes
+    /// this thread to wake and write, and, between clips, for the next clip to begin.
+    static let refillLevel: Duration = .milliseconds(60)
     /// After this long without a write, the next clip starts with `fadeIn` (snapclients
     /// click when a stream starts from nothing at full level).
     static let idleGap: Duration = .milliseconds(200)
     static let fadeIn: Duration = .milliseconds(5)
     /// A pipe that takes nothing for this long is reported: snapserver is stopped or hung.
-    static let stallLimit = 3
+    static let stallLimit: Duration = .seconds(3)
     /// How long an open waits for snapserver, which looks for a writer every 100 ms.
     static let openPatience: Duration = .milliseconds(250)
     /// How long the first write after an open waits for snapserver to read again: it may
@@ -74,17 +80,16 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         if wake.write >= 0 { Glibc.close(wake.write) }
     }
 
-    /// `F_SETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE + 7`), which Swift's Glibc module leaves out.
+    /// `F_SETPIPE_SZ` and `F_GETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE + 7` and `+ 8`), which Swift's
+    /// Glibc module leaves out.
     static let setPipeSize: Int32 = 1031
+    static let getPipeSize: Int32 = 1032
 
     public var underruns: Int { 0 }
     /// What is in the pipe is snapserver's: it cannot be taken back.
     public var canDiscard: Bool { false }
-    /// Small blocks: the pipe holds only `aheadLimit`, and snapserver wakes this thread for
-    /// every 20 ms chunk it reads whatever the block, so a large block saves little here. What
-    /// counts is how soon the first block of the next clip follows the last: converting a
-    /// quarter of a second first could let the pipe run dry between clips.
-    public var blockDuration: Duration { .milliseconds(50) }
+    /// As ALSA's: each block costs a hop to this thread and back, whatever its size.
+    public var blockDuration: Duration { .milliseconds(250) }
 
     public func interrupt() {
         var one: UInt8 = 1
@@ -171,12 +176,13 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
             throw notAPipe
         }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        // At most `aheadLimit` of audio in the pipe. Shrinking can fail (EBUSY) while it holds
-        // more than that; it is then left as it is.
-        let limit = format.bytesPerFrame * format.sampleRate * Int(Self.aheadLimit.milliseconds) / 1000
+        // Room for `aheadLimit` in whole pages, and not much more: what `send` puts in the
+        // pipe is bounded by what it holds, and this bounds it again. Shrinking can fail
+        // (EBUSY) while the pipe holds more than that; it is then left as it is.
         var size = 4096
-        while size * 2 <= limit { size *= 2 }
+        while size < 2 * bytes(in: Self.aheadLimit) { size *= 2 }
         _ = fcntl(descriptor, Self.setPipeSize, Int32(size))
+        pipeCapacity = Int(fcntl(descriptor, Self.getPipeSize))
         pipe = descriptor
         freshlyOpened = true
         lastWrite = nil
@@ -250,8 +256,19 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         return false
     }
 
-    /// Writes all of `bytes`, waiting for room; `interrupt()` ends the wait with what was
-    /// written so far (in stream frames).
+    /// Bytes of the stream in `duration`.
+    private func bytes(in duration: Duration) -> Int {
+        format.sampleRate * Int(duration.milliseconds) / 1000 * format.bytesPerFrame
+    }
+
+    /// What the pipe holds and snapserver has not read yet, in bytes; nil if it cannot say.
+    private func queuedInPipe() -> Int? {
+        var queued: Int32 = 0
+        return ioctl(pipe, UInt(FIONREAD), &queued) == 0 ? Int(queued) : nil
+    }
+
+    /// Writes all of `bytes`, keeping at most `aheadLimit` in the pipe; `interrupt()` ends a
+    /// wait with what was written so far (in stream frames).
     private func send(_ bytes: [UInt8]) throws {
         // SIGPIPE, should snapserver go, is held back on this thread and taken here, so the
         // write fails with EPIPE instead of the signal ending the daemon.
@@ -259,46 +276,63 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         sigemptyset(&pipeSignal)
         sigaddset(&pipeSignal, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
+        let ahead = self.bytes(in: Self.aheadLimit)
+        let refill = self.bytes(in: Self.refillLevel)
+        let bytesPerSecond = format.sampleRate * format.bytesPerFrame
         var written = 0
-        var stalls = 0
+        var progress = ContinuousClock.now
         while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Glibc.write(pipe, $0.baseAddress, $0.count) }
-            if count > 0 {
-                written += count
-                stalls = 0
-                freshlyOpened = false
-                continue
-            }
-            let code = errno
-            switch code {
-            case EINTR:
-                continue
-            case EAGAIN:
-                var waits = [pollfd(fd: pipe, events: Int16(POLLOUT), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-                let ready = poll(&waits, 2, 1000)
-                if waits[1].revents & Int16(POLLIN) != 0 {
-                    clearInterrupt()
-                    throw WriteInterrupted(framesWritten: written / format.bytesPerFrame)
+            let queued = queuedInPipe()
+            let room = queued.map { ahead - $0 } ?? pipeCapacity
+            var full = queued == nil
+            if room > 0 {
+                let count = bytes[written...].prefix(room).withUnsafeBytes { Glibc.write(pipe, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    written += count
+                    progress = .now
+                    freshlyOpened = false
+                    continue
                 }
-                if ready == 0 {
-                    stalls += 1
-                    if stalls >= Self.stallLimit {
-                        throw AudioDeviceError(code: .stalled, device: deviceName, operation: "write", reason: "snapserver took no audio for 3 s",
-                                               hint: "is snapserver running, and reading this pipe?")
-                    }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN: full = true
+                case EPIPE:
+                    var timeout = timespec(tv_sec: 0, tv_nsec: 0)
+                    _ = sigtimedwait(&pipeSignal, nil, &timeout)
+                    try readerGone()
+                    continue
+                case let code:
+                    throw AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "\(path): \(FileReadError(errno: code))")
                 }
-            case EPIPE:
-                var timeout = timespec(tv_sec: 0, tv_nsec: 0)
-                _ = sigtimedwait(&pipeSignal, nil, &timeout)
-                if freshlyOpened, waitForReader() { continue }
-                Glibc.close(pipe)
-                pipe = -1
-                recovering = true
-                throw AudioDeviceError(code: .disconnected, device: deviceName, operation: "write", reason: "snapserver stopped reading \(path)",
-                                       hint: "the clip plays again from its start once snapserver is back")
-            default:
-                throw AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "\(path): \(FileReadError(errno: code))")
             }
+            if ContinuousClock.now - progress >= Self.stallLimit {
+                throw AudioDeviceError(code: .stalled, device: deviceName, operation: "write", reason: "snapserver took no audio for 3 s",
+                                       hint: "is snapserver running, and reading this pipe?")
+            }
+            // Until snapserver, reading in real time, has taken the pipe down to `refillLevel`;
+            // or, if the pipe cannot say what it holds or is full all the same, until it has
+            // room. The pipe is watched meanwhile for snapserver going away.
+            let wait = full ? 1000 : max(1, ((queued ?? 0) - refill) * 1000 / bytesPerSecond)
+            var waits = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                         pollfd(fd: pipe, events: full ? Int16(POLLOUT) : 0, revents: 0)]
+            _ = poll(&waits, 2, Int32(wait))
+            if waits[0].revents & Int16(POLLIN) != 0 {
+                clearInterrupt()
+                throw WriteInterrupted(framesWritten: written / format.bytesPerFrame)
+            }
+            if waits[1].revents & Int16(POLLERR) != 0 { try readerGone() }
         }
+    }
+
+    /// snapserver has closed the pipe. Just after an open it comes back within
+    /// `reopenGrace` (it read end-of-file in the instant before); otherwise it has gone, and
+    /// this throws.
+    private func readerGone() throws {
+        if freshlyOpened, waitForReader() { return }
+        Glibc.close(pipe)
+        pipe = -1
+        recovering = true
+        throw AudioDeviceError(code: .disconnected, device: deviceName, operation: "write", reason: "snapserver stopped reading \(path)",
+                               hint: "the clip plays again from its start once snapserver is back")
     }
 }

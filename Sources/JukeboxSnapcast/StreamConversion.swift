@@ -68,6 +68,6 @@ enum StreamConversion {
 
     private static func quantize(_ sample: Float, scale: Double) -> Int64 {
         guard sample.isFinite else { return 0 }
-        return Int64((min(max(Double(sample), -1), 1) * scale).rounded())
+        return Int64((min(max(Double(sample), -1), 1) * scale).rounded(.toNearestOrEven))
     }
 }

@@ -28,7 +28,7 @@ struct ResamplerTests {
         let resampler = try Resampler(inputRate: from, outputRate: to, channels: channels)
         let input = Self.tone(500, rate: from, frames: from, channels: channels)
         var output: [Float] = []
-        // Fed in 50 ms blocks, as the player writes.
+        // Fed in blocks, as the player writes (50 ms here, as short as a fade's blocks).
         let block = from / 20 * channels
         for start in stride(from: 0, to: input.count, by: block) {
             output += resampler.process(Array(input[start..<min(start + block, input.count)]))
