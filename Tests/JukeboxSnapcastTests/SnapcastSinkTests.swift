@@ -18,12 +18,15 @@ struct SnapcastSinkTests {
     }
 
     /// Reads `total` bytes from `descriptor` in 20 ms chunks on 20 ms ticks, noting what the
-    /// pipe holds before each read. Gives up after 10 s.
-    static func readLikeSnapserver(_ descriptor: Int32, total: Int) async -> Reading {
-        await Loopback.offThePool {
+    /// pipe holds before each read, on a thread started at once. Its clock starts with the
+    /// first byte, however late the test gets to writing. Gives up after 10 s.
+    static func readLikeSnapserver(_ descriptor: Int32, total: Int) -> ThreadTask<Reading> {
+        ThreadTask {
             var reading = Reading()
             let chunk = bytesPerSecond / 50
             var buffer = [UInt8](repeating: 0, count: chunk)
+            var first = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&first, 1, 10_000)
             var tick = ContinuousClock.now
             let deadline = tick + .seconds(10)
             while reading.bytes.count < total, ContinuousClock.now < deadline {
@@ -57,10 +60,10 @@ struct SnapcastSinkTests {
         let frames = 48_000
         let samples = (0..<frames * 2).map { Float(($0 / 2) % 20_000 - 10_000) / 32_768 }
         let total = frames * 4
-        async let reading = Self.readLikeSnapserver(reader, total: total)
+        let reading = Self.readLikeSnapserver(reader, total: total)
         try await sink.write(AudioBuffer(samples: .float32(samples), channels: 2))
         try await sink.drain()
-        let read = await reading
+        let read = await reading.value
         // The first write after a rest fades in over 5 ms.
         var expected = samples
         StreamConversion.fadeIn(&expected, channels: 2, frames: clip.frames(in: SnapcastSink.fadeIn))
