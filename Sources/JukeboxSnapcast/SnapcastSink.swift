@@ -28,8 +28,6 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     private var input: AudioFormat?
     private var resampler: Resampler?
     private var lastWrite: ContinuousClock.Instant?
-    /// What the pipe holds when full, in bytes (as the kernel set it).
-    private var pipeCapacity = 0
     /// Nothing has been written since the pipe was opened (see `send`).
     private var freshlyOpened = false
     /// The pipe was lost, or could not be opened: snapserver is (re)starting, and its clients
@@ -80,10 +78,8 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         if wake.write >= 0 { Glibc.close(wake.write) }
     }
 
-    /// `F_SETPIPE_SZ` and `F_GETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE + 7` and `+ 8`), which Swift's
-    /// Glibc module leaves out.
+    /// `F_SETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE + 7`), which Swift's Glibc module leaves out.
     static let setPipeSize: Int32 = 1031
-    static let getPipeSize: Int32 = 1032
 
     public var underruns: Int { 0 }
     /// What is in the pipe is snapserver's: it cannot be taken back.
@@ -182,7 +178,6 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         var size = 4096
         while size < 2 * bytes(in: Self.aheadLimit) { size *= 2 }
         _ = fcntl(descriptor, Self.setPipeSize, Int32(size))
-        pipeCapacity = Int(fcntl(descriptor, Self.getPipeSize))
         pipe = descriptor
         freshlyOpened = true
         lastWrite = nil
@@ -283,7 +278,8 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         var progress = ContinuousClock.now
         while written < bytes.count {
             let queued = queuedInPipe()
-            let room = queued.map { ahead - $0 } ?? pipeCapacity
+            // A pipe that cannot say what it holds takes what fits.
+            let room = queued.map { ahead - $0 } ?? bytes.count - written
             var full = queued == nil
             if room > 0 {
                 let count = bytes[written...].prefix(room).withUnsafeBytes { Glibc.write(pipe, $0.baseAddress, $0.count) }
