@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// TCP sockets on 127.0.0.1 for tests that play a client or a server by hand. Calls that
-/// block (`accept`, a read that waits) run on a thread of their own, never on the test's
-/// cooperative pool, which the code under test needs.
+/// block (a read that waits) run on a thread of their own, never on the test's cooperative
+/// pool, which the code under test needs.
 public enum Loopback {
     /// A socket bound to a free loopback port; `listening`: also listening, as a fake server.
     /// Without listening, connecting to the port is refused and no one else can take it.
@@ -32,27 +32,6 @@ public enum Loopback {
             return -1
         }
         return descriptor
-    }
-
-    /// The next connection to `listener`, and the first bytes it sends (up to 512); -1 and
-    /// nothing when none comes within `seconds`, so a test fails rather than hangs.
-    public static func accept(_ listener: Int32, seconds: Int = 30) async -> (descriptor: Int32, first: [UInt8]) {
-        await offThePool {
-            var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&waiting, 1, Int32(seconds * 1000)) == 1 else { return (-1, []) }
-            let peer = Glibc.accept(listener, nil, nil)
-            var bytes = [UInt8](repeating: 0, count: 512)
-            let count = peer >= 0 ? read(peer, &bytes, bytes.count) : -1
-            return (peer, Array(bytes.prefix(max(0, count))))
-        }
-    }
-
-    /// Reads until the peer closes (or errs), off the pool.
-    public static func drain(_ descriptor: Int32) async {
-        await offThePool {
-            var bytes = [UInt8](repeating: 0, count: 4096)
-            while read(descriptor, &bytes, bytes.count) > 0 {}
-        }
     }
 
     /// Runs blocking work on a thread of its own, as the daemon does (`BlockingWorkQueue`).
