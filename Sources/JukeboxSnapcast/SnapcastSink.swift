@@ -84,8 +84,11 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     public var underruns: Int { 0 }
     /// What is in the pipe is snapserver's: it cannot be taken back.
     public var canDiscard: Bool { false }
-    /// As ALSA's: each block costs a hop to this thread and back, whatever its size.
-    public var blockDuration: Duration { .milliseconds(250) }
+    /// Each block costs a hop to this thread and back, whatever its size, so blocks are not
+    /// small; nor as large as ALSA's 250 ms: between two blocks the pipe holds as little as
+    /// `refillLevel`, and in that time the player must bring the next block and this thread
+    /// convert it; a larger block is more to convert (and a debug build converts slowly).
+    public var blockDuration: Duration { .milliseconds(100) }
 
     public func interrupt() {
         var one: UInt8 = 1
