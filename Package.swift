@@ -154,7 +154,7 @@ let package = Package(
         // WAV writing and temporary folders shared by the tests that do real I/O.
         .target(
             name: "JukeboxTestSupport",
-            dependencies: ["JukeboxCore", .product(name: "Logging", package: "swift-log"), .product(name: "Subprocess", package: "swift-subprocess")],
+            dependencies: [.product(name: "Logging", package: "swift-log"), .product(name: "Subprocess", package: "swift-subprocess")],
             path: "Tests/JukeboxTestSupport"),
         .testTarget(
             name: "JukeboxSndFileTests",

@@ -21,10 +21,11 @@ enum RawControl {
         guard request.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == request.count else { return nil }
         var reply: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while !reply.contains(UInt8(ascii: "\n")) {
+        while true {
             let count = read(descriptor, &chunk, chunk.count)
             guard count > 0 else { break }
             reply += chunk.prefix(count)
+            if chunk.prefix(count).contains(UInt8(ascii: "\n")) { break }
         }
         return String(decoding: reply.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
     }

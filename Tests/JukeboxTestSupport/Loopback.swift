@@ -1,4 +1,3 @@
-import JukeboxCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,11 +33,11 @@ public enum Loopback {
         return descriptor
     }
 
-    /// Runs blocking work on a thread of its own, as the daemon does (`BlockingWorkQueue`).
-    /// Not on `DispatchQueue.global()`: its pool has one thread per core, two here, so two
-    /// blocked reads there would hold up every other test's blocking work.
+    /// Runs blocking work on a thread of its own (`ThreadTask`) and waits for it. Not on
+    /// `DispatchQueue.global()`: its pool has one thread per core, two here, so two blocked
+    /// reads there would hold up every other test's blocking work.
     public static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await BlockingWorkQueue(label: "jukebox.tests.blocking").run(work)
+        await ThreadTask(work).value
     }
 
     static func address(port: Int) -> sockaddr_in {
