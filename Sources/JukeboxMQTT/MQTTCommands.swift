@@ -2,6 +2,7 @@ import FoundationEssentials
 import JukeboxCore
 import Logging
 import MQTT
+import Synchronization
 
 /// Commands from MQTT, mapped to the same core commands as the socket's, with the same
 /// validation. A bad payload is logged with the reason; nothing from the broker can do more.
@@ -11,6 +12,8 @@ struct MQTTCommands: Sendable {
     let logger: Logger
     /// Home Assistant came back: its discovery configs go out again.
     let homeAssistantOnline: @Sendable () async -> Void
+    /// The command topics whose retained messages have been logged: once each per run.
+    let retainedLogged = TopicsLogged()
 
     /// What `play` takes as JSON: `{"clips": ["water", …], "cue": true}`.
     struct PlayRequest: Decodable {
@@ -27,6 +30,14 @@ struct MQTTCommands: Sendable {
             return
         }
         guard let name = topics.commandName(message.topic) else { return }
+        guard !message.publish.retain else {
+            // A retained command would act again at every connection, and one that takes
+            // something down would do so at every start. Home Assistant never retains commands.
+            if retainedLogged.insert(name) {
+                logger.warning("MQTT command \(name) ignored: it was published with the retain flag, so the broker hands it out at every connection; publish commands without it (delete the retained one with: mosquitto_pub -r -n -t '\(message.topic)')", metadata: ["command": "\(name)"])
+            }
+            return
+        }
         guard message.payload.count <= Self.maxPayload else {
             return refuse(name, "the payload is \(message.payload.count) bytes, over the \(Self.maxPayload) accepted")
         }
@@ -57,8 +68,8 @@ struct MQTTCommands: Sendable {
                 default: return refuse(name, "\"\(text.prefix(40))\" is not ON or OFF")
                 }
             case "volume":
-                guard let level = Int(text) ?? Double(text).flatMap({ $0.isFinite ? Int($0.rounded()) : nil }), (0...100).contains(level) else {
-                    return refuse(name, "\"\(text.prefix(40))\" is not a volume from 0 to 100")
+                guard let level = Self.volumeLevel(text) else {
+                    return refuse(name, "\"\(text.prefix(40))\" is not a volume from \(Jukebox.volumeRange.lowerBound) to \(Jukebox.volumeRange.upperBound)")
                 }
                 try await jukebox.waitUntilDurable(try await jukebox.setVolume(level))
             default:
@@ -67,6 +78,18 @@ struct MQTTCommands: Sendable {
         } catch {
             refuse(name, error.description)
         }
+    }
+
+    /// A volume as Home Assistant's number entity sends it (`40`, `40.0`, `39.6`), rounded to a
+    /// whole step; nil for anything else. The number is checked before it becomes an `Int`:
+    /// converting an out-of-range double (`1e20`) traps, and a retained payload would then
+    /// take the daemon down at every start.
+    static func volumeLevel(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 32, text.allSatisfy({ "0123456789.+-eE".contains($0) }),
+              let number = Double(text), number.isFinite else { return nil }
+        let rounded = number.rounded()
+        guard rounded >= Double(Jukebox.volumeRange.lowerBound), rounded <= Double(Jukebox.volumeRange.upperBound) else { return nil }
+        return Int(rounded)
     }
 
     /// A clip id, or `{"clips": […], "cue": true}`.
@@ -98,4 +121,12 @@ struct MQTTCommands: Sendable {
     private func refuse(_ command: String, _ reason: String) {
         logger.warning("MQTT command \(command) refused: \(reason)", metadata: ["command": "\(command)"])
     }
+}
+
+/// Names logged once each, shared by every copy of `MQTTCommands`.
+final class TopicsLogged: Sendable {
+    private let names = Mutex(Set<String>())
+
+    /// True the first time `name` is given.
+    func insert(_ name: String) -> Bool { names.withLock { $0.insert(name).inserted } }
 }

@@ -20,6 +20,9 @@ public struct MQTTConfiguration: Sendable {
     public var will: MQTTPacket.Publish?
     /// Subscribed again on every connection.
     public var subscriptions: [MQTTPacket.Subscription]
+    /// The wait before the first attempt after a failure; it doubles with each failure in a
+    /// row, up to `MQTTClient.maxBackoff`.
+    public var firstRetry: Duration = .seconds(1)
 
     public init(
         host: String, port: Int = 1883, clientID: String, username: String? = nil, password: String? = nil,
@@ -46,6 +49,9 @@ public struct MQTTConfiguration: Sendable {
 /// through `onConnected`). Nothing the broker sends can do more than close the connection.
 public actor MQTTClient {
     public static let maxBackoff: Duration = .seconds(60)
+    /// A connection that lasted this long was a good one: the next attempt waits the first
+    /// retry again.
+    public static let stableConnection: Duration = .seconds(60)
     /// Received messages not yet taken from `messages`; past this the newest are dropped (and
     /// logged), so a flood from the broker cannot grow memory.
     public static let messageBuffer = 100
@@ -97,12 +103,15 @@ public actor MQTTClient {
     /// Connects and reconnects until cancelled; on cancellation it disconnects cleanly (so the
     /// broker does not publish the last will).
     public func run() async {
-        var backoff: Duration = .seconds(1)
+        var backoff = configuration.firstRetry
         while !Task.isCancelled {
             let started = ContinuousClock.now
             let outcome = await connection()
             if Task.isCancelled { break }
-            if ContinuousClock.now - started > Self.maxBackoff { backoff = .seconds(1) }
+            // Only a connection that stayed up a while starts the backoff again: one that a
+            // broker (or what it hands out) ends at once must not bring a reconnection, and
+            // everything published on it, every second for ever.
+            if ContinuousClock.now - started > Self.stableConnection { backoff = configuration.firstRetry }
             switch outcome {
             case .refused(let reason), .failed(let reason):
                 if !failing {
@@ -112,8 +121,9 @@ public actor MQTTClient {
                 }
                 failing = true
             case .closed(let reason):
-                logger.warning("MQTT broker \(configuration.broker) closed the connection: \(reason); connecting again", metadata: ["broker": "\(configuration.broker)"])
-                backoff = .seconds(1)
+                logger.warning("MQTT broker \(configuration.broker) closed the connection: \(reason); connecting again in \(Self.words(for: backoff))", metadata: ["broker": "\(configuration.broker)"])
+            case .dropped(let reason):
+                logger.warning("MQTT: jukeboxd closed its connection to \(configuration.broker): \(reason); connecting again in \(Self.words(for: backoff))", metadata: ["broker": "\(configuration.broker)"])
             }
             try? await Task.sleep(for: backoff)
             backoff = min(backoff * 2, Self.maxBackoff)
@@ -126,8 +136,10 @@ public actor MQTTClient {
         case refused(String)
         /// No connection was made.
         case failed(String)
-        /// A connection was made and then ended.
+        /// A connection was made and then ended, by the broker or the network.
         case closed(String)
+        /// A connection was made, and this client ended it: the broker broke the protocol.
+        case dropped(String)
     }
 
     private func connection() async -> Outcome {
@@ -148,6 +160,8 @@ public actor MQTTClient {
             return try await channel.executeThenClose { inbound, outbound in
                 try await session(inbound: inbound, outbound: outbound)
             }
+        } catch let error as MQTTProtocolError {
+            return .dropped(Self.words(for: error))
         } catch {
             return .closed(Self.words(for: error))
         }
@@ -173,7 +187,7 @@ public actor MQTTClient {
                 guard heard.accepted else { return .failed("no answer to CONNECT within \(Self.answerTimeout.components.seconds) s") }
                 while true {
                     try await Task.sleep(for: keepAlive / 2)
-                    if heard.since > keepAlive * 3 / 2 { return .closed("it sent nothing for \((keepAlive * 3 / 2).components.seconds) s") }
+                    if heard.since > keepAlive * 3 / 2 { return .dropped("it sent nothing for \((keepAlive * 3 / 2).components.seconds) s") }
                     if heard.since >= keepAlive / 2 { try await send(.pingRequest) }
                 }
             }
@@ -207,8 +221,8 @@ public actor MQTTClient {
                         }
                         signal.yield()
                     case .pingResponse, .publishAcknowledged: break
-                    case .connectionAccepted, .connectionRefused: return .closed("it sent a second CONNACK")
-                    default: return .closed("it sent a packet a broker does not send")
+                    case .connectionAccepted, .connectionRefused: return .dropped("it sent a second CONNACK")
+                    default: return .dropped("it sent a packet a broker does not send")
                     }
                 }
                 return heard.accepted ? .closed("the connection ended") : .failed("the connection ended before CONNACK")
@@ -230,6 +244,8 @@ public actor MQTTClient {
                         break
                     }
                 }
+            } catch let error as MQTTProtocolError {
+                outcome = .dropped(Self.words(for: error))
             } catch {
                 outcome = .closed(Self.words(for: error))
             }
@@ -261,6 +277,11 @@ public actor MQTTClient {
             _ = await group.next()
             group.cancelAll()
         }
+    }
+
+    /// `1 s`, `4 s`, or `250 ms` below a second.
+    static func words(for wait: Duration) -> String {
+        wait < .seconds(1) ? "\(wait.components.attoseconds / 1_000_000_000_000_000) ms" : "\(wait.components.seconds) s"
     }
 
     /// An error as a person reads it: a broker's protocol fault, or the system's words, never

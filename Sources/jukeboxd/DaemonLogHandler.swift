@@ -31,16 +31,43 @@ struct DaemonLogHandler: LogHandler {
     func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
+        // Messages carry names and text from outside (MQTT payloads, HTTP fields, clip and
+        // file names): a line break in one must not start a forged entry.
+        let message = Self.escapingControls("\(event.message)")
         if journal {
-            let entry = Self.journalEntry(message: "\(event.message)", level: event.level, metadata: merged)
+            let fields = merged.mapValues { Logger.MetadataValue.string(Self.escapingControls("\($0)")) }
+            let entry = Self.journalEntry(message: message, level: event.level, metadata: fields)
             if Self.send(entry, to: journalSocket) { return }
         }
         let line = journal
-            ? "<\(Self.priority(event.level))>\(event.message)\n"
-            : "\(Self.timestamp()) \(event.level) \(event.message)\n"
+            ? "<\(Self.priority(event.level))>\(message)\n"
+            : "\(Self.timestamp()) \(event.level) \(message)\n"
         // One write per line: lines from different threads never interleave.
         let bytes = Array(line.utf8)
         _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    /// `text` with every control character written as an escape (`\n`, `\r`, `\t`,
+    /// `\u{1B}`…), so a log entry is one line, and no terminal escape sequence reaches
+    /// whoever reads it.
+    static func escapingControls(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { needsEscape($0) }) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where needsEscape(scalar): escaped += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
     /// One entry in journald's native format: `NAME=value` lines, or for a value that holds a

@@ -99,6 +99,40 @@ struct MQTTFrontEndTests {
         }
     }
 
+    /// Numbers past what an integer holds used to trap in the conversion (SIGILL), and a
+    /// retained one took the daemon down again at every start. Retained commands are not
+    /// carried out at all; a line break in a payload cannot forge a log entry.
+    @Test func hugeNumbersRetainedCommandsAndLineBreaksCannotHurtTheDaemon() async throws {
+        let mosquitto = try Mosquitto()
+        try session(port: mosquitto.port)
+        try await mosquitto.run { _ in
+            // Left on the broker before the daemon starts: handed out at its every connection.
+            try await mosquitto.publish("jukeboxd/desk/command/volume", "1e20", retain: true)
+            try await mosquitto.publish("jukeboxd/desk/command/paused", "ON", retain: true)
+            let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+                #expect(await log.waitFor("MQTT command volume ignored: it was published with the retain flag"))
+                #expect(await log.waitFor("MQTT command paused ignored: it was published with the retain flag"))
+                #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"], "the retained ON was not carried out")
+                // Live, the same numbers are refused with the reason.
+                for number in ["1e20", "-1e30", "9223372036854775808", "-9223372036854775809", "1e400", "nan", "0x40", "100.5", "--5"] {
+                    try await mosquitto.publish("jukeboxd/desk/command/volume", number)
+                    #expect(await log.waitFor("MQTT command volume refused: \"\(number)\" is not a volume from 0 to 100"), "\(number)")
+                }
+                try await mosquitto.publish("jukeboxd/desk/command/volume", "39.6")
+                #expect(try await mosquitto.messages("jukeboxd/desk/volume", until: "40").last == "40")
+                // A payload with a line break stays on its own line.
+                try await mosquitto.publish("jukeboxd/desk/command/play", "nosuch\n2026-01-01T00:00:00.000Z notice forged\r\u{1B}[2J")
+                #expect(await log.waitFor(#"nosuch\n2026-01-01T00:00:00.000Z notice forged\r\u{1B}[2J"#))
+                let lines = await log.lines
+                #expect(!lines.contains { $0.hasPrefix("2026-01-01") || $0.contains("\u{1B}") }, "\(lines.suffix(5))")
+                #expect(lines.filter { $0.contains("ignored: it was published with the retain flag") }.count == 2, "once each")
+                return try await jukebox("volume").stdout
+            }
+            #expect(run.status == 0)
+            #expect(run.result.contains("40"), "\(run.result)")
+        }
+    }
+
     @Test func theLastWillSaysOfflineWhenTheDaemonIsKilled() async throws {
         let mosquitto = try Mosquitto()
         try session(port: mosquitto.port, extra: #", "topic": "home/jukebox", "discovery": false"#)
@@ -149,8 +183,8 @@ struct MQTTFrontEndTests {
             var served = broker.served.makeAsyncIterator()
             for (_, reason) in garbage {
                 #expect(await served.next() == 0x10, "a CONNECT came first, within 60 s")
-                if await !log.waitFor("closed the connection: \(reason)") {
-                    Issue.record("no \"closed the connection: \(reason)\"; the daemon's log: \(await log.lines.suffix(20))")
+                if await !log.waitFor("jukeboxd closed its connection to mqtt://127.0.0.1:\(broker.port): \(reason)") {
+                    Issue.record("no \"closed its connection: \(reason)\"; the daemon's log: \(await log.lines.suffix(20))")
                 }
                 // Playing goes on meanwhile.
                 let played = try await DaemonProcess.run(["--socket", socket, "play", "water"], tool: "jukebox")

@@ -21,12 +21,15 @@ struct MQTTClientTests {
         }
     }
 
-    func client(port: Int, username: String? = nil, password: String? = nil, log: LogCollector, connections: Connections) -> MQTTClient {
-        let configuration = MQTTConfiguration(
+    func client(
+        port: Int, username: String? = nil, password: String? = nil, firstRetry: Duration = .seconds(1), log: LogCollector, connections: Connections
+    ) -> MQTTClient {
+        var configuration = MQTTConfiguration(
             // Each test's own client id: a broker drops the older of two clients of one name.
             host: "127.0.0.1", port: port, clientID: "jukeboxd-test-\(UInt32.random(in: 0 ... .max))", username: username, password: password,
             keepAlive: .seconds(30), will: .init(topic: "jb/availability", text: "offline", qos: .atLeastOnce, retain: true),
             subscriptions: [.init("jb/command/#")])
+        configuration.firstRetry = firstRetry
         let logger = Logger(label: "mqtt") { _ in log }
         return MQTTClient(configuration: configuration, logger: logger) {
             connections.continuation.yield()
@@ -134,17 +137,20 @@ struct MQTTClientTests {
         // late for the client's 10 s wait however busy the test process is.
         let broker = ScriptedBroker(answers: garbage.map { [0x20, 2, 0, 0, 0x90, 3, 0, 1, 1] + $0.0 })
         let log = LogCollector()
-        let client = client(port: broker.port, log: log, connections: Connections())
+        let client = client(port: broker.port, firstRetry: .milliseconds(50), log: log, connections: Connections())
         let running = Task { await client.run() }
         var served = broker.served.makeAsyncIterator()
         for (_, reason) in garbage {
             #expect(await served.next() == 0x10, "CONNECT first")
-            await log.waitFor("closed the connection: \(reason)")
+            await log.waitFor("jukeboxd closed its connection to mqtt://127.0.0.1:\(broker.port): \(reason)")
         }
         running.cancel()
         await running.value
         // Every time, the garbage came once the connection was made.
         #expect(log.lines.filter { $0.contains("MQTT connected") }.count == garbage.count, "\(log.lines)")
-        #expect(log.lines.filter { $0.contains("closed the connection") }.count == garbage.count, "\(log.lines)")
+        let closed = log.lines.filter { $0.contains("closed its connection") }
+        #expect(closed.count == garbage.count, "\(log.lines)")
+        // A connection that ends at once does not start the waits again: they double.
+        #expect(closed.map { $0.components(separatedBy: "connecting again in ").last ?? "" } == ["50 ms", "100 ms", "200 ms", "400 ms", "800 ms"], "\(closed)")
     }
 }
