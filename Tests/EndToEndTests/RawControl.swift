@@ -12,7 +12,7 @@ enum RawControl {
         await Loopback.offThePool { exchange(path, line) }
     }
 
-    private static func exchange(_ path: String, _ line: String) -> String? {
+    static func exchange(_ path: String, _ line: String) -> String? {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0, var address = UnixSocketAddress(path) else { return nil }
         defer { close(descriptor) }

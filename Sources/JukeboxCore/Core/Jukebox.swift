@@ -131,8 +131,9 @@ public actor Jukebox: Service {
         self.logger = logger
         self.startedAt = configuration.wallClock()
         self.stateFile = stateFile
+        if stateFile != nil { events.holdUntilSaved() }
         self.writer = stateFile.map { file in
-            StateWriter(file: file) { [queue, scheduler, player] in
+            StateWriter(file: file, outbox: events) { [queue, scheduler, player] in
                 await PersistedState.gather(queue: queue, scheduler: scheduler, player: player)
             }
         }
@@ -183,7 +184,7 @@ public actor Jukebox: Service {
             tasks.addTask { try? await scheduler.run(); return true }
             if let speech { tasks.addTask { await speech.run(); return false } }
             // The idle hook, once the device has been released after playing.
-            let deviceChanges = events.subscribe()
+            let deviceChanges = events.watch()
             tasks.addTask { [hooks] in
                 await cancelWhenGracefulShutdown {
                     for await event in deviceChanges {
@@ -194,7 +195,7 @@ public actor Jukebox: Service {
             }
             if let writer {
                 // Subscribed before the queue or the scheduler can change anything.
-                let changes = events.subscribe()
+                let changes = events.watch()
                 tasks.addTask { await self.save(changes, with: writer); return false }
             }
             // The scheduler returns at the session's end, once the last clip has finished,

@@ -13,3 +13,14 @@ public enum JukeboxEvent: Sendable, Equatable {
     /// The volume changed, 0–100 (from any front end, or a reload).
     case volume(Int)
 }
+
+extension JukeboxEvent {
+    /// Whether the event describes a change of the saved state (the queue, pause, volume,
+    /// the history), which subscribers hear of only once it is on disk.
+    public var describesSavedState: Bool {
+        switch self {
+        case .queued, .playing, .finished, .removed, .paused, .resumed, .volume: true
+        case .scheduled, .device, .sessionReloaded: false
+        }
+    }
+}

@@ -19,8 +19,12 @@ public actor StateWriter {
     /// cleared or played: the memory it took is handed back to the system.
     static let trimThreshold = 1 << 20
 
-    public init(file: StateFile, gather: @escaping Gather) {
+    /// Where the events of saved changes wait for their write (see `EventBus`).
+    private let outbox: EventBus?
+
+    public init(file: StateFile, outbox: EventBus? = nil, gather: @escaping Gather) {
         self.file = file
+        self.outbox = outbox
         self.gather = gather
     }
 
@@ -58,6 +62,8 @@ public actor StateWriter {
         while !waiting.isEmpty {
             // Everything marked so far was applied before this gather, so it is in the snapshot.
             let target = marked
+            // Likewise every event published so far: its change is in the snapshot.
+            let published = outbox?.mark()
             let state = await gather()
             do {
                 let size = try await file.save(state)
@@ -70,6 +76,7 @@ public actor StateWriter {
                     largest = size
                 }
                 durable = max(durable, target)
+                if let published { outbox?.release(through: published) }
                 let done = waiting.filter { $0.mark <= durable }
                 waiting.removeAll { $0.mark <= durable }
                 done.forEach { $0.continuation.resume() }
