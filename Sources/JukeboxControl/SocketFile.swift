@@ -21,12 +21,16 @@ public enum SocketFile {
         return address.withSockaddr { connect(descriptor, $0, $1) } == 0
     }
 
-    public static func prepare(_ path: String) throws(ControlSocketError) {
+    /// Checks `path` and makes its folder if it is missing; returns that folder if it was
+    /// made here, so the daemon removes it when it stops (`removeFolder`), as it removes the
+    /// socket, and leaves the machine as it found it.
+    @discardableResult
+    public static func prepare(_ path: String) throws(ControlSocketError) -> String? {
         guard UnixSocketAddress(path) != nil else {
             throw ControlSocketError(message: "control socket path \"\(path)\" is too long (at most 107 bytes); choose a shorter --socket", exitCode: 64)
         }
         if isLive(path) {
-            throw ControlSocketError(message: "another jukeboxd is already running on \(path); stop it first, or give this one its own --socket", exitCode: 75)
+            throw ControlSocketError(message: "another jukeboxd is already running on \(path); stop it first, or give this one its own --socket (and its own --state)", exitCode: 75)
         }
         var info = stat()
         if lstat(path, &info) == 0 {
@@ -38,13 +42,23 @@ public enum SocketFile {
         let folder = FilePath.directory(of: path)
         let uid = UInt32(geteuid())
         let isPrivate = folder == SocketPath.privateFolder(uid: uid)
-        if !FilePath.isDirectory(folder), mkdir(folder, isPrivate ? 0o700 : 0o755) != 0, errno != EEXIST {
-            throw ControlSocketError(message: "cannot create the socket folder \(folder): \(FileReadError(errno: errno))", exitCode: 73)
+        var made: String?
+        if !FilePath.isDirectory(folder) {
+            if mkdir(folder, isPrivate ? 0o700 : 0o755) == 0 {
+                made = folder
+            } else if errno != EEXIST {
+                throw ControlSocketError(message: "cannot create the socket folder \(folder): \(FileReadError(errno: errno))", exitCode: 73)
+            }
         }
         if isPrivate, let problem = SocketPath.checkPrivateFolder(folder, uid: uid) {
             throw ControlSocketError(message: "refusing the control socket folder: \(problem); remove it, or give --socket elsewhere", exitCode: 77)
         }
+        return made
     }
+
+    /// Removes a folder `prepare` made, once the socket in it is gone; one that holds
+    /// anything else stays.
+    public static func removeFolder(_ folder: String) { rmdir(folder) }
 
     /// Runs `bind` with a umask that leaves the new socket file open to its owner alone, so
     /// it is never connectable by anyone else, not even between its creation and the

@@ -115,8 +115,15 @@ struct Jukeboxd: AsyncParsableCommand {
         }
         do {
             if let socketGroup { _ = try SocketFile.groupID(socketGroup) }
-            try SocketFile.prepare(daemon.socketPath)
+            let madeFolder = try SocketFile.prepare(daemon.socketPath)
+            defer { madeFolder.map(SocketFile.removeFolder) }
+            // Held until the daemon has stopped.
+            let stateLock = try StateLock(statePath: statePath)
+            defer { withExtendedLifetime(stateLock) {} }
             try await daemon.run(catalog, statePath: statePath, web: web, mqtt: mqtt)
+        } catch let error as StateLocationError {
+            printError("jukeboxd: \(error)")
+            throw ExitCode(error.exitCode)
         } catch let error as WebServerError {
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)

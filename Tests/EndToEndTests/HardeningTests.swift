@@ -87,4 +87,21 @@ struct HardeningTests {
         #expect(third.result.contains(#""outcome":"failed""#) && third.result.contains(#""reason":"stopped the player twice; skipped""#), "\(third.result)")
         #expect(third.lines.contains { $0.contains("b will play again from its start after a restart") }, "b is kept")
     }
+
+    /// The session's duration came while the clip waited for a device that is not there: the
+    /// daemon used to wait for that clip for ever, and SIGTERM could not end it either. It now
+    /// ends at its duration, and the clip stays queued for the next start.
+    @Test func theSessionEndsAtItsDurationWhileAClipWaitsForAMissingDevice() async throws {
+        try folder.write("a.wav", WAVFile.bytes(Array(repeating: 0.1, count: 800), encoding: .s16, rate: 8000, channels: 1))
+        try folder.write("s.json", text: #"{ "device": "jukebox_absent", "interval": { "min": "1s", "max": "1s" }, "duration": "3s", "clips": [ { "file": "a.wav" } ] }"#)
+        let environment = try alsaConfig("# no jukebox_absent here")
+        let arguments = [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json")]
+        let run = try await DaemonProcess.run(arguments, environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("a stays queued, retrying"), "\(run.stderr)")
+        #expect(run.stderr.contains("reached its duration of 3s"), "\(run.stderr)")
+        #expect(run.stderr.contains("a will play again from its start after a restart"), "\(run.stderr)")
+        let state = try String(decoding: folder.read("state.json"), as: UTF8.self)
+        #expect(state.contains(#""waiting":[{"#), "the clip is kept: \(state)")
+    }
 }

@@ -214,7 +214,30 @@ struct JukeboxClientTests {
         }
         #expect(run.status == 0)
         #expect(run.result.status == 75)
-        #expect(run.result.stderr == "jukeboxd: another jukeboxd is already running on \(socket); stop it first, or give this one its own --socket\n")
+        #expect(run.result.stderr == "jukeboxd: another jukeboxd is already running on \(socket); stop it first, or give this one its own --socket (and its own --state)\n")
+    }
+
+    /// Following the message above, a second daemon with a socket of its own used to start on
+    /// the same state file, and the two overwrote each other's queue.
+    @Test func aSecondDaemonOnTheSameStateFileExits75NamingItAndThePidHoldingIt() async throws {
+        let statePath = try #require(daemonArguments.firstIndex(of: "--state").map { daemonArguments[$0 + 1] })
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] _ in
+            var second = daemonArguments
+            second[second.firstIndex(of: socket)!] = folder.file("other.sock")
+            let refused = try await DaemonProcess.run(second)
+            // With a state of its own too, it starts.
+            second[second.firstIndex(of: statePath)!] = folder.file("other-state.json")
+            let own = try await DaemonProcess.withDaemon(second, ready: "control socket listening") { _ in true }
+            return (refused, own.status, try String(contentsOfFile: folder.file(".state.json.lock"), encoding: .utf8))
+        }
+        #expect(run.status == 0)
+        let (refused, ownStatus, holder) = run.result
+        #expect(refused.status == 75)
+        let pid = holder.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(Int(pid) != nil, "the lock file holds the pid: \(holder)")
+        #expect(refused.stderr == "jukeboxd: the state file \(statePath) is in use by another jukeboxd (pid \(pid)); stop that one first, or give this one its own --state (and its own --socket)\n")
+        #expect(ownStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: folder.file("other.sock")), "the refused one left nothing behind")
     }
 
     @Test func watchPrintsEventsAsTheyHappen() async throws {

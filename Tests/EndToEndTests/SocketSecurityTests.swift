@@ -124,6 +124,28 @@ struct SocketSecurityTests {
         }
     }
 
+    /// The daemon made /run/jukeboxd for its socket (as root, with nothing configured) and
+    /// left it behind when it stopped, so the test above then found it there. It now removes
+    /// the folder it made, as it removes its socket.
+    @Test func theSocketFolderTheDaemonMadeIsGoneWhenItStops() async throws {
+        let folder = "/run/jukeboxd"
+        guard access(folder, F_OK) != 0 else {
+            Issue.record("\(folder) already exists (a jukeboxd service runs here?); this test needs to make it")
+            return
+        }
+        try self.folder.write("a.wav", WAVFile.bytes(Array(repeating: 0, count: 100), encoding: .s16, rate: 8000, channels: 1))
+        let session = try self.folder.write("s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "a.wav" } ] }"#)
+        // No --socket, JUKEBOX_SOCKET or XDG_RUNTIME_DIR: root's default, /run/jukeboxd/jukeboxd.sock.
+        let unset = ["JUKEBOX_SOCKET": "", "XDG_RUNTIME_DIR": ""]
+        let run = try await DaemonProcess.withDaemon(
+            [session, "--state", self.folder.file("state.json"), "--device", "null"], ready: "control socket listening on /run/jukeboxd/jukeboxd.sock",
+            environment: unset
+        ) { _ in access(folder, F_OK) == 0 }
+        #expect(run.status == 0)
+        #expect(run.result, "the daemon made \(folder)")
+        #expect(access(folder, F_OK) != 0, "\(folder) is gone after the stop")
+    }
+
     /// The daemon runs as its own user and cannot read the client's files: the upload brings
     /// the bytes over the socket, from a folder only the client may read.
     @Test func anUploadReachesADaemonRunAsAnotherUser() async throws {

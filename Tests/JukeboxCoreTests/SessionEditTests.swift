@@ -63,7 +63,7 @@ struct SessionEditTests {
             }
 
             """)
-        #expect(String(decoding: try folder.read("desk.json.bak"), as: UTF8.self) == Self.original, "the previous version is kept")
+        #expect(String(decoding: try folder.read(".desk.json.bak"), as: UTF8.self) == Self.original, "the previous version is kept")
         #expect(added.value.revision == SessionDocument.revision(of: try folder.read("desk.json")))
         #expect(added.value.revision != before)
         #expect(added.value.clip?.clip.title == "Take a walk")
@@ -97,7 +97,7 @@ struct SessionEditTests {
             _ = try await jukebox.edit(.updateSchedule(["clips": .array([])]))
         }
         #expect(try text() == Self.original)
-        #expect(!FilePath.isRegularFile(folder.file("desk.json.bak")))
+        #expect(!FilePath.isRegularFile(folder.file(".desk.json.bak")))
     }
 
     /// Hand edits are never overwritten.

@@ -61,11 +61,11 @@ struct StateLocationTests {
         }
     }
 
-    /// Another user planted `state.json.tmp` as a symlink to a file of the daemon's user: the
+    /// Another user planted `.state.json.tmp` as a symlink to a file of the daemon's user: the
     /// write must replace the link, never write through it.
     @Test func aSymlinkPlantedAsTheTemporaryFileIsNotFollowed() async throws {
         let victim = try folder.write("victim", text: "precious")
-        symlink(victim, folder.file("state.json.tmp"))
+        symlink(victim, folder.file(".state.json.tmp"))
         try await StateFile(path: folder.file("state.json")).save(PersistedState(nextTicket: 5))
         #expect(try folder.read("victim") == Array("precious".utf8))
         guard case .loaded(let state) = await StateFile(path: folder.file("state.json")).load() else {

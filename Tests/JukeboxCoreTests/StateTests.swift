@@ -22,7 +22,7 @@ struct StateTests {
             stats: ["a": ClipStats(timesPlayed: 3, lastPlayed: 1_000)], history: [])
         try await file.save(state)
         #expect(await file.load() == .loaded(state))
-        #expect(!FilePath.isRegularFile(folder.file("deep/er/state.json.tmp")), "the temporary file was renamed over")
+        #expect(!FilePath.isRegularFile(folder.file("deep/er/.state.json.tmp")), "the temporary file was renamed over")
     }
 
     @Test func corruptFileIsMovedAsideNotOverwritten() async throws {

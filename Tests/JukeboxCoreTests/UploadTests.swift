@@ -25,7 +25,7 @@ struct UploadTests {
 
     /// Files in the clips folder other than the session and its backup.
     func files() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("s.json") }.sorted()
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("s.json") && !$0.hasPrefix(".s.json") }.sorted()
     }
 
     @Test func anUploadOverTheLimitIsRefusedBeforeAnyByteIsStored() async throws {
@@ -60,6 +60,23 @@ struct UploadTests {
 
     /// Without ffmpeg, a file libsndfile cannot read is refused with what it looks like and
     /// what to do; and a refused edit (an id in use) removes the stored file again.
+    /// An upload named as the session's temporary file or backup used to be stored under that
+    /// name, and the next edit of the session then removed or overwrote it: the clip was gone.
+    @Test(arguments: ["s.json.tmp", "s.json.bak", ".s.json.tmp", ".s.json.bak"])
+    func anUploadNamedAsTheSessionsTemporaryFileOrBackupSurvivesTheNextEdit(name: String) async throws {
+        let upload = try await jukebox.beginUpload(name: name, size: tone.count)
+        try await upload.write(tone)
+        let added = try await jukebox.addClip(upload: upload, fields: ["id": .string("kept")])
+        let stored = try #require(added.value.clip?.clip.source.file)
+        #expect(!stored.hasPrefix("."), "stored names never start with a dot: \(stored)")
+        // Two more edits: each writes a temporary file and a backup.
+        _ = try await jukebox.edit(.updateClip(id: "kept", ["title": .string("Kept")]))
+        _ = try await jukebox.edit(.updateClip(id: "kept", ["title": .string("Kept still")]))
+        #expect(try folder.read(stored) == tone, "\(stored) is the upload, whole")
+        #expect(FilePath.isRegularFile(folder.file(".s.json.bak")))
+        #expect(!FilePath.isRegularFile(folder.file(".s.json.tmp")))
+    }
+
     @Test func refusedUploadsLeaveNothing() async throws {
         let m4a: [UInt8] = [0, 0, 0, 0x20] + Array("ftypM4A ".utf8) + [UInt8](repeating: 0, count: 52)
         let recording = try await jukebox.beginUpload(name: "memo.m4a", size: m4a.count)

@@ -7,7 +7,7 @@ import Darwin
 /// Editing the session through the API. The session file stays the one source of truth: an
 /// edit reads it, refuses if someone changed it by hand since the daemon read it, changes the
 /// document, checks the result with the session loader, writes the whole file atomically
-/// (keeping the previous one as `SESSION.json.bak`), and applies it like a reload. It returns
+/// (keeping the previous one as `.SESSION.json.bak`, a name no upload can take), and applies it like a reload. It returns
 /// once the file is on disk.
 extension Jukebox {
     /// The session file as the daemon read it, and the session with every default resolved.
@@ -47,7 +47,7 @@ extension Jukebox {
             try await sessionIO.run {
                 var info = stat()
                 let mode = stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
-                try AtomicFile.write(bytes, to: path + ".bak", mode: mode)
+                try AtomicFile.write(bytes, to: AtomicFile.hiddenSibling(of: path, suffix: ".bak"), mode: mode)
                 try AtomicFile.write(text, to: path, mode: mode)
             }
         } catch {

@@ -244,11 +244,24 @@ public actor ClipPlayQueue: Service {
     }
 
     /// Lets the clip playing now finish, starts nothing more, and returns once it has ended.
-    /// Used when the session's duration is reached.
+    /// Used when the session's duration is reached. A clip waiting for its device is not
+    /// waited for (it could wait for ever): it stays first in the queue, as at a stop, and so
+    /// does one whose device fails while it is waited for. Returns at once when cancelled
+    /// (a stop), so a stop always stops.
     public func finishAfterCurrent() async {
         closing = true
-        guard current != nil else { return }
-        await withCheckedContinuation { currentEnded.append($0) }
+        guard current != nil, deviceError == nil, !Task.isCancelled else { return }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { currentEnded.append($0) }
+        } onCancel: {
+            Task { await self.stopWaitingForTheEnd() }
+        }
+    }
+
+    /// Ends every wait of `finishAfterCurrent`.
+    private func stopWaitingForTheEnd() {
+        for waiter in currentEnded { waiter.resume() }
+        currentEnded = []
     }
 
     public func run() async throws {
@@ -341,6 +354,9 @@ public actor ClipPlayQueue: Service {
                     logger.debug("\(error); retrying in \(DurationText.format(delay))", metadata: Self.fields(entry, device: error.device))
                 }
                 deviceError = error
+                // The session's end is waiting for this clip, which now waits for its device:
+                // the session ends, and the clip stays first in the queue.
+                if closing { stopWaitingForTheEnd() }
                 await player.deviceRetrying(after: delay, error: error)
                 let clock = clock
                 let wait = Task { try await clock.sleep(for: delay) }
@@ -402,8 +418,7 @@ public actor ClipPlayQueue: Service {
         currentStartedAt = nil
         started = nil
         events.publish(.finished(entry, outcome))
-        for waiter in currentEnded { waiter.resume() }
-        currentEnded = []
+        stopWaitingForTheEnd()
     }
 
     private func record(_ play: PlayRecord) {

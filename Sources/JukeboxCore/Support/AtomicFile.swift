@@ -12,7 +12,7 @@ public enum AtomicFile {
     /// Writes through `body` (given the open descriptor and the temporary path) and puts the
     /// result in place of `path`. Returns what `body` returns.
     public static func replace<T>(_ path: String, mode: mode_t, _ body: (Int32, String) throws -> T) throws -> T {
-        let temporary = path + ".tmp"
+        let temporary = temporaryPath(for: path)
         // A new file, never one already there: O_EXCL with O_NOFOLLOW refuses a symlink (or
         // anything else) planted under the temporary name instead of writing through it. One
         // left by a crash is removed (unlink removes a symlink, not its target) and the
@@ -47,6 +47,18 @@ public enum AtomicFile {
             close(directory)
         }
         return result
+    }
+
+    /// Where `path`'s new content is written before it replaces it: `.NAME.tmp` beside it. A
+    /// leading dot keeps it apart from every name a clip can be stored under (an upload's
+    /// name never starts with one, `ClipUpload.safeName`), since a leftover under this name
+    /// is removed before the write.
+    public static func temporaryPath(for path: String) -> String { hiddenSibling(of: path, suffix: ".tmp") }
+
+    /// `.NAME` + `suffix` in `path`'s folder: jukeboxd's own files beside a file it keeps.
+    public static func hiddenSibling(of path: String, suffix: String) -> String {
+        let name = ".\(FilePath.lastComponent(path))\(suffix)"
+        return path.contains("/") ? FilePath.join(FilePath.directory(of: path), name) : name
     }
 
     /// Puts `bytes` in place of `path`.
