@@ -20,6 +20,8 @@ let package = Package(
         // No traits: its default ones pull in full Foundation (about 10 MB of resident memory)
         // and swift-configuration; FoundationEssentials is enough.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: []),
+        // PBKDF2 for the web remote's sessions file (and TLS's primitives to come).
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
     ],
     targets: [
         // C libraries: found by pkg-config; each is imported by exactly one Swift file.
@@ -84,6 +86,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

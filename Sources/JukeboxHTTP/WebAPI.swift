@@ -22,6 +22,7 @@ struct WebAPI: Sendable {
 
     let jukebox: Jukebox
     let auth: WebAuth
+    let hosts: WebHosts
     let logger: Logger
 
     func respond(to request: Request, context: WebContext) async -> Response {
@@ -33,13 +34,19 @@ struct WebAPI: Sendable {
     }
 
     private func route(_ request: Request, context: WebContext) async -> Response {
+        // DNS rebinding: a page whose name now points at this machine is another site.
+        if let refusal = hosts.refusal(request.head.authority) { return refusal }
+        // Another site's page may make a browser send requests here; a browser says where
+        // from (Origin, Sec-Fetch-Site), and nothing that changes anything is taken from
+        // another site, with or without a password.
+        if request.method != .get, request.method != .head, let refusal = hosts.crossSiteRefusal(request) { return refusal }
         switch (request.method, request.uri.path) {
         case (.post, "/login"): return await login(request, context: context)
         case (.post, "/logout"):
             await auth.logout(cookie: request.headers[.cookie])
             return Response(status: .noContent, headers: [.setCookie: "\(WebAuth.cookieName)=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"])
         case (.post, "/rpc"), (.get, "/events"), (.post, "/clips"):
-            switch await allowed(request) {
+            switch await allowed(request, context: context) {
             case .failure(let refusal): return refusal.response
             case .success: break
             }
@@ -57,22 +64,29 @@ struct WebAPI: Sendable {
         }
     }
 
-    /// Credentials, and for a browser's cookie on a state-changing request, the same origin.
-    private func allowed(_ request: Request) async -> Result<Void, Refusal> {
-        guard let credential = await auth.check(authorization: request.headers[.authorization], cookie: request.headers[.cookie]) else {
+    /// Credentials, and for a browser's cookie on a state-changing request, an Origin.
+    private func allowed(_ request: Request, context: WebContext) async -> Result<Void, Refusal> {
+        let credential: WebAuth.Credential
+        switch await auth.check(authorization: request.headers[.authorization], cookie: request.headers[.cookie], from: context.clientAddress) {
+        case .allowed(let allowed): credential = allowed
+        case .refused:
             var response = Self.problem(.unauthorized, "log in first (POST /login), or send Authorization: Bearer PASSWORD")
             response.headers[.wwwAuthenticate] = "Bearer"
             return .failure(Refusal(response: response))
+        case .throttled(let seconds):
+            return .failure(Refusal(response: Self.throttled(seconds)))
         }
-        if credential == .cookie, request.method != .get {
-            // Another site's page could otherwise make a visitor's browser send the cookie.
-            let origin = request.headers[.origin]
-            let host = request.head.authority
-            guard let origin, let host, origin == "http://\(host)" || origin == "https://\(host)" else {
-                return .failure(Refusal(response: Self.problem(.forbidden, "this request came from another site (Origin \(origin ?? "missing"))")))
-            }
+        if credential == .cookie, request.method != .get, request.headers[.origin] == nil {
+            // Only a browser has the cookie, and a browser says where a request comes from.
+            return .failure(Refusal(response: Self.problem(.forbidden, "this request does not say which site it came from (no Origin header)")))
         }
         return .success(())
+    }
+
+    static func throttled(_ seconds: Int) -> Response {
+        var response = problem(.tooManyRequests, "too many wrong passwords from this address; try again in \(seconds) s")
+        response.headers[.retryAfter] = "\(seconds)"
+        return response
     }
 
     struct Refusal: Error {
@@ -82,6 +96,7 @@ struct WebAPI: Sendable {
     // MARK: - Login
 
     private func login(_ request: Request, context: WebContext) async -> Response {
+        if let refusal = Self.refuseLongBody(request) { return refusal }
         var request = request
         guard let body = try? await request.collectBody(upTo: Self.maxBodySize) else {
             return Self.problem(.contentTooLarge, "the body is over \(Self.maxBodySize / 1024) KiB")
@@ -101,12 +116,9 @@ struct WebAPI: Sendable {
             let age = Int(WebAuth.sessionLifetime.components.seconds)
             return Response(status: .noContent, headers: [.setCookie: "\(WebAuth.cookieName)=\(token); HttpOnly; SameSite=Strict; Path=/; Max-Age=\(age)"])
         case .refused:
-            logger.notice("a failed login to the web remote from \(context.clientAddress)", metadata: ["client": "\(context.clientAddress)"])
             return Self.problem(.unauthorized, "wrong password")
         case .throttled(let seconds):
-            var response = Self.problem(.tooManyRequests, "too many failed logins from this address; try again in \(seconds) s")
-            response.headers[.retryAfter] = "\(seconds)"
-            return response
+            return Self.throttled(seconds)
         }
     }
 
@@ -137,11 +149,18 @@ struct WebAPI: Sendable {
         return String(validating: bytes, as: UTF8.self)
     }
 
+    /// A body announced as longer than `maxBodySize` is refused at once, unread.
+    static func refuseLongBody(_ request: Request) -> Response? {
+        guard let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodySize else { return nil }
+        return problem(.contentTooLarge, "a request is at most \(maxBodySize / 1024) KiB")
+    }
+
     // MARK: - JSON-RPC
 
     /// One JSON-RPC request, answered exactly as the socket answers it, after the same
     /// durability wait.
     private func rpc(_ request: Request) async -> Response {
+        if let refusal = Self.refuseLongBody(request) { return refusal }
         var request = request
         guard let body = try? await request.collectBody(upTo: Self.maxBodySize) else {
             return Self.problem(.contentTooLarge, "a request is at most \(Self.maxBodySize / 1024) KiB")

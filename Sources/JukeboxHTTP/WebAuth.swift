@@ -9,22 +9,32 @@ import Logging
 /// Who may use the web remote and the HTTP API. With a password, a browser logs in and gets a
 /// session cookie (30 days); scripts send `Authorization: Bearer PASSWORD`. Without one (only
 /// allowed on a loopback address) everyone on this machine may. Passwords are compared in
-/// constant time and never logged; an address that fails to log in 5 times in a minute is
-/// refused for the rest of that minute.
+/// constant time and never logged.
+///
+/// Every way of presenting the password (a login, a Bearer header) counts against one limit:
+/// an address that gets it wrong 5 times in a minute is refused for the rest of that minute,
+/// even with the right one. The table of addresses is bounded; once it is full, every address
+/// not in it shares one budget, so filling it throttles newcomers rather than nobody. Failures
+/// are logged a few lines a minute at most, with a count of the rest.
 ///
 /// The sessions are kept in a file beside the state file (mode 0600), so a phone stays logged
-/// in when the daemon restarts. The file records a salted fingerprint of the password: after a
-/// password change, every earlier session ends.
+/// in when the daemon restarts. The file records a slow salted hash of the password (PBKDF2
+/// with SHA-256): after a password change, every earlier session ends, and a copy of the file
+/// is slow to guess the password from.
 public actor WebAuth {
     public static let cookieName = "jukebox_session"
     public static let sessionLifetime: Duration = .seconds(30 * 24 * 3600)
-    /// Failed logins an address may make in `throttleWindow`.
+    /// Failed passwords an address may give in `throttleWindow`.
     public static let maxFailures = 5
     public static let throttleWindow: Duration = .seconds(60)
     /// Sessions kept at once; the oldest goes first. Each login makes one.
     public static let maxSessions = 1000
-    /// Addresses whose failures are remembered at once.
+    /// Addresses whose failures are remembered one by one; past this they share `overflow`.
     static let maxTrackedAddresses = 10_000
+    /// The one entry of every address the full table has no room for.
+    static let overflow = "every other address"
+    /// Log lines about failed passwords in one `throttleWindow`; the rest are counted.
+    static let maxFailureLines = 5
 
     private let password: [UInt8]?
     private let now: @Sendable () -> ContinuousClock.Instant
@@ -32,20 +42,27 @@ public actor WebAuth {
     private let wallClock: @Sendable () -> Int64
     private let sessionsFile: String?
     private let io = BlockingWorkQueue(label: "jukeboxd.web-sessions")
+    /// PBKDF2's rounds for the sessions file's hash of the password.
+    private let hashRounds: Int
+    /// The salt and hash written to the sessions file, once made or read.
+    private var passwordHash: PasswordHash?
     /// Session token → expiry (seconds since 1970).
     private var sessions: [String: Int64] = [:]
     private var failures: [String: [ContinuousClock.Instant]] = [:]
+    private var failureLog = FailureLog()
     private let logger: Logger
 
     public init(
         password: String?, sessionsFile: String? = nil, logger: Logger = Logger(label: "web", factory: { _ in SwiftLogNoOpLogHandler() }),
         now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-        wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }
+        wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) },
+        hashRounds: Int = PasswordHash.rounds
     ) {
         self.password = password.map { Array($0.utf8) }
         self.sessionsFile = password == nil ? nil : sessionsFile
         self.now = now
         self.wallClock = wallClock
+        self.hashRounds = hashRounds
         self.logger = logger
     }
 
@@ -59,17 +76,40 @@ public actor WebAuth {
         case cookie
     }
 
-    /// What the request proves, or nil.
-    public func check(authorization: String?, cookie: String?) -> Credential? {
-        guard let password else { return .open }
-        if let authorization, authorization.hasPrefix("Bearer ") {
-            return Self.equalInConstantTime(Array(authorization.dropFirst("Bearer ".count).utf8), password) ? .bearer : nil
+    public enum Verdict: Sendable, Equatable {
+        case allowed(Credential)
+        /// No credential, or a wrong one.
+        case refused
+        /// Too many wrong passwords from this address: try again after this many seconds.
+        case throttled(retryAfter: Int)
+    }
+
+    /// What the request proves, from `address`. A wrong Bearer password counts as a failed
+    /// login, and a throttled address is refused whatever it sends.
+    public func check(authorization: String?, cookie: String?, from address: String) -> Verdict {
+        guard let password else { return .allowed(.open) }
+        if let authorization, let presented = Self.bearerToken(authorization) {
+            if let wait = throttled(address) { return .throttled(retryAfter: wait) }
+            guard Self.equalInConstantTime(Array(presented.utf8), password) else {
+                failed(address, way: "a Bearer header")
+                return .refused
+            }
+            failures.removeValue(forKey: address)
+            return .allowed(.bearer)
         }
         if let token = cookie.flatMap(Self.sessionToken), let expiry = sessions[token] {
-            if expiry > wallClock() { return .cookie }
+            if expiry > wallClock() { return .allowed(.cookie) }
             sessions.removeValue(forKey: token)
         }
-        return nil
+        return .refused
+    }
+
+    /// The password of an `Authorization: Bearer …` header; the scheme's name is read in any
+    /// case (RFC 9110, 11.1). nil for any other scheme.
+    static func bearerToken(_ header: String) -> String? {
+        let trimmed = header.drop { $0 == " " }
+        guard let space = trimmed.firstIndex(of: " "), trimmed[..<space].lowercased() == "bearer" else { return nil }
+        return String(trimmed[space...].drop { $0 == " " })
     }
 
     public enum Login: Sendable, Equatable {
@@ -80,18 +120,9 @@ public actor WebAuth {
     }
 
     public func login(password attempt: String, from address: String) async -> Login {
-        let moment = now()
-        var recent = (failures[address] ?? []).filter { moment - $0 < Self.throttleWindow }
-        if recent.count >= Self.maxFailures, let oldest = recent.first {
-            let wait = Self.throttleWindow - (moment - oldest)
-            return .throttled(retryAfter: max(1, Int((wait.components.seconds)) + (wait.components.attoseconds > 0 ? 1 : 0)))
-        }
+        if let wait = throttled(address) { return .throttled(retryAfter: wait) }
         guard let password, Self.equalInConstantTime(Array(attempt.utf8), password) else {
-            recent.append(moment)
-            if failures.count >= Self.maxTrackedAddresses, failures[address] == nil {
-                failures = failures.filter { $0.value.contains { moment - $0 < Self.throttleWindow } }
-            }
-            if failures.count < Self.maxTrackedAddresses || failures[address] != nil { failures[address] = recent }
+            failed(address, way: "the login form")
             return .refused
         }
         failures.removeValue(forKey: address)
@@ -109,6 +140,64 @@ public actor WebAuth {
 
     public func logout(cookie: String?) async {
         if let token = cookie.flatMap(Self.sessionToken), sessions.removeValue(forKey: token) != nil { await save() }
+    }
+
+    // MARK: - Throttling
+
+    /// The entry of `address` in the failure table: its own, or the shared one once the table
+    /// is full.
+    private func key(_ address: String, at moment: ContinuousClock.Instant) -> String {
+        if failures[address] != nil || failures.count < Self.maxTrackedAddresses { return address }
+        failures = failures.filter { $0.value.contains { moment - $0 < Self.throttleWindow } }
+        return failures.count < Self.maxTrackedAddresses ? address : Self.overflow
+    }
+
+    /// Seconds until `address` may try again, or nil when it may now.
+    private func throttled(_ address: String) -> Int? {
+        let moment = now()
+        let recent = (failures[key(address, at: moment)] ?? []).filter { moment - $0 < Self.throttleWindow }
+        guard recent.count >= Self.maxFailures, let oldest = recent.first else { return nil }
+        let wait = Self.throttleWindow - (moment - oldest)
+        return max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
+    }
+
+    private func failed(_ address: String, way: String) {
+        let moment = now()
+        let key = key(address, at: moment)
+        var recent = (failures[key] ?? []).filter { moment - $0 < Self.throttleWindow }
+        recent.append(moment)
+        failures[key] = recent
+        let who = key == Self.overflow ? "\(address) (counted with every other address: the table of addresses is full)" : address
+        let line = recent.count == Self.maxFailures
+            ? "\(Self.maxFailures) wrong passwords for the web remote within \(Self.throttleWindow.components.seconds) s from \(who), the last through \(way); it is refused for the rest of that time"
+            : "a wrong password for the web remote from \(who), through \(way)"
+        for line in failureLog.lines(for: line, at: moment) { logger.notice("\(line)", metadata: ["client": "\(address)"]) }
+    }
+
+    /// At most `maxFailureLines` lines about failed passwords a minute; the rest are counted,
+    /// and the count is told with the next line that may be written.
+    struct FailureLog {
+        var windowStart: ContinuousClock.Instant?
+        var written = 0
+        var unwritten = 0
+
+        mutating func lines(for line: String, at moment: ContinuousClock.Instant) -> [String] {
+            var lines: [String] = []
+            if windowStart.map({ moment - $0 >= WebAuth.throttleWindow }) ?? true {
+                if unwritten > 0 {
+                    lines.append("\(unwritten) more wrong passwords for the web remote were not logged one by one (at most \(WebAuth.maxFailureLines) lines a minute)")
+                }
+                windowStart = moment
+                written = 0
+                unwritten = 0
+            }
+            guard written < WebAuth.maxFailureLines else {
+                unwritten += 1
+                return lines
+            }
+            written += 1
+            return lines + [line]
+        }
     }
 
     // MARK: - The sessions file
@@ -130,11 +219,18 @@ public actor WebAuth {
             logger.warning("the web remote's sessions file \(sessionsFile) is not one this daemon wrote; browsers log in again")
             return
         }
-        let header = first.split(separator: " ")
-        guard header.count == 3, header[2] == Self.fingerprint(password, salt: String(header[1])) else {
+        // jukeboxd-web-sessions pbkdf2-sha256:ROUNDS SALT HASH
+        let header = first.split(separator: " ").map(String.init)
+        guard header.count == 4, let saved = PasswordHash(method: header[1], salt: header[2], hash: header[3]) else {
+            logger.info("the web remote's sessions file \(sessionsFile) is from an older jukeboxd: browsers log in again")
+            return
+        }
+        let same = await io.run { saved.matches(password) }
+        guard same else {
             logger.info("the web remote's password changed: browsers log in again")
             return
         }
+        passwordHash = saved
         lines.removeFirst()
         let wall = wallClock()
         for line in lines.prefix(Self.maxSessions) {
@@ -148,9 +244,12 @@ public actor WebAuth {
 
     private func save() async {
         guard let sessionsFile, let password else { return }
-        var random = SystemRandomNumberGenerator()
-        let salt = String(random.next() as UInt64, radix: 16)
-        var text = "jukeboxd-web-sessions \(salt) \(Self.fingerprint(password, salt: salt))\n"
+        if passwordHash == nil {
+            // Made once, on the blocking thread: it is slow on purpose.
+            passwordHash = await io.run { [hashRounds] in PasswordHash(password: password, rounds: hashRounds) }
+        }
+        guard let passwordHash else { return }
+        var text = "jukeboxd-web-sessions \(passwordHash.method) \(passwordHash.salt) \(passwordHash.hash)\n"
         for (token, expiry) in sessions.sorted(by: { $0.value < $1.value }) { text += "\(token) \(expiry)\n" }
         let bytes = Array(text.utf8)
         // A session that cannot be saved still works until the daemon stops.
@@ -159,12 +258,6 @@ public actor WebAuth {
             return nil
         }
         if let failure { logger.warning("cannot save the web remote's sessions: \(failure); browsers will log in again after a restart") }
-    }
-
-    /// The password's salted fingerprint. The file is as private as the password file itself
-    /// (the daemon's user only); this only tells whether the password is still the same.
-    static func fingerprint(_ password: [UInt8], salt: String) -> String {
-        SessionDocument.revision(of: Array(salt.utf8) + [0] + password)
     }
 
     /// The session token in a `Cookie` header.

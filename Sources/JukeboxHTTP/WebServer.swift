@@ -45,16 +45,19 @@ public struct WebServer: Service {
 
     public func run() async throws {
         await auth.restore()
-        let api = WebAPI(jukebox: jukebox, auth: auth, logger: logger)
+        let api = WebAPI(jukebox: jukebox, auth: auth, hosts: WebHosts(settings: settings), logger: logger)
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
         // Hummingbird's HTTP/1 server without its `Application`, which adds a date cache that
         // wakes the daemon once a second for as long as it runs (about 360 context switches a
         // minute while idle); the Date header is made per response instead.
-        let server = try HTTPServerBuilder.http1(configuration: .init(idleTimeout: Self.idleTimeout)).buildServer(
+        let total = Self.maxConnections(openFileLimit: ControlServer.openFileLimit)
+        let perAddress = ConnectionsPerAddress(limit: ConnectionsPerAddress.limit(serving: total), logger: logger)
+        let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [AddressLimitHandler(perAddress)], idleTimeout: Self.idleTimeout)
+        let server = try HTTPServerBuilder.http1(configuration: configuration).buildServer(
             configuration: ServerConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "jukeboxd", reuseAddress: true,
-                availableConnectionsDelegate: WebConnectionLimit(limit: Self.maxConnections(openFileLimit: ControlServer.openFileLimit), logger: logger)),
+                availableConnectionsDelegate: WebConnectionLimit(limit: total, logger: logger)),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: quiet,
             responder: { [quiet] request, writer, channel in
                 var response = await api.respond(to: request, context: WebContext(source: .init(channel: channel, logger: quiet)))

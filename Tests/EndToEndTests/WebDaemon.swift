@@ -9,15 +9,16 @@ struct WebDaemon {
     var socket: String { folder.file("c.sock") }
     var arguments: [String] { [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "null"] }
 
-    /// `fields`: more session fields, as JSON members (`"cue": "water.wav", `).
-    init(fields: String = "") throws {
+    /// `fields`: more session fields, as JSON members (`"cue": "water.wav", `). Without
+    /// `password`, the web remote is open, as it may be on 127.0.0.1.
+    init(fields: String = "", password: Bool = true) throws {
         folder = try TemporaryDirectory()
         try folder.write("water.wav", tone)
         try folder.write("walk.wav", tone)
         try folder.write("password", text: Self.password + "\n")
         try folder.write("s.json", text: """
             { "interval": { "min": "1h", "max": "1h" }, \(fields)
-              "http": { "listen": "127.0.0.1:0", "passwordFile": "password" },
+              "http": { "listen": "127.0.0.1:0"\(password ? #", "passwordFile": "password""# : "") },
               "clips": [ { "file": "water.wav" }, { "file": "walk.wav" } ] }
             """)
     }
