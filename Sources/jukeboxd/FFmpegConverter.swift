@@ -23,10 +23,13 @@ struct FFmpegConverter: AudioConverter {
         return nil
     }
 
-    func convertToFLAC(_ input: String, _ output: String) async throws(ConversionFailure) {
+    func convertToFLAC(_ input: String, _ output: String, limits: ConversionLimits) async throws(ConversionFailure) {
+        // -t: a second past the longest clip accepted, so a longer one is seen to be longer
+        // and refused rather than cut; -fs: no more bytes than an upload may bring.
+        let seconds = limits.length.components.seconds + 1
         let arguments = [
             executable, "-nostdin", "-hide_banner", "-loglevel", "error", "-n", "-i", input,
-            "-map", "0:a:0", "-map_metadata", "-1", "-c:a", "flac", "-f", "flac", output,
+            "-map", "0:a:0", "-map_metadata", "-1", "-t", "\(seconds)", "-c:a", "flac", "-fs", "\(limits.size)", "-f", "flac", output,
         ]
         let result = await queue.run { () -> Result<ChildProcess.Outcome, ChildProcess.SpawnFailure> in
             Result { () throws(ChildProcess.SpawnFailure) in try ChildProcess.run(arguments, timeLimit: Self.timeLimit, outputLimit: Self.maxMessage) }

@@ -87,6 +87,37 @@ struct SessionEditingTests {
         #expect(try strays().isEmpty)
     }
 
+    /// A 2.9 MB WebM of 1 h was stored as a 230 MB FLAC: what ffmpeg writes is bounded by the
+    /// session's maxUploadLength and maxUploadSize, and what goes past them is refused and
+    /// leaves nothing.
+    @Test(.enabled(if: ffmpeg != nil, "ffmpeg is not installed: the WebM files cannot be made or converted (scripts/test.sh installs it)"))
+    func aConvertedUploadIsBoundedByTheSessionsLengthAndSize() async throws {
+        let ffmpeg = try #require(Self.ffmpeg)
+        // Silence at 8 kHz, which FLAC keeps small, past the length; noise, which it cannot, within it.
+        for (name, source, codec) in [("long.m4a", "aevalsrc=0:d=6:s=8000", ["-c:a", "aac"]), ("short.webm", "anoisesrc=d=2:r=48000:a=0.5", ["-c:a", "libopus", "-b:a", "12k"])] {
+            let made = try await Subprocess.run(
+                .path(.init(ffmpeg)),
+                arguments: Arguments(["-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", source] + codec + [home.file(name)]),
+                output: .discarded, error: .string(limit: 4096))
+            #expect(made.terminationStatus.isSuccess, "\(made.standardError)")
+        }
+        let webm = try #require(try? home.read("short.webm").count)
+        try folder.write("s.json", text: """
+            { "interval": { "min": "1h", "max": "1h" }, "maxUploadSize": 60000, "maxUploadLength": "5s", "clips": [ { "file": "water.wav" } ] }
+            """)
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { [self] _ in
+            (try await jukebox(["add", home.file("long.m4a")]), try await jukebox(["add", home.file("short.webm")]))
+        }
+        let (long, short) = run.result
+        #expect(long.status == 1)
+        #expect(long.stderr.contains("converted with ffmpeg, long.m4a is longer than the 5s accepted (the session's maxUploadLength; raise it to add a longer clip)"), "\(long.stderr)")
+        #expect(webm < 60000, "the WebM itself is within maxUploadSize: \(webm) bytes")
+        #expect(short.status == 1)
+        #expect(short.stderr.contains("short.webm, converted to FLAC, is larger than the 60000 bytes accepted (the session's maxUploadSize); nothing was kept"), "\(short.stderr)")
+        #expect(try strays().isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".flac") || $0.hasSuffix(".webm") || $0.hasSuffix(".m4a") }.isEmpty)
+    }
+
     /// Refused uploads leave no file: not audio, too large, and cut off halfway.
     @Test func refusedAndBrokenUploadsLeaveNothing() async throws {
         try home.write("notes.wav", Array("these are notes, not audio".utf8))

@@ -77,6 +77,49 @@ struct UploadTests {
         #expect(!FilePath.isRegularFile(folder.file(".s.json.tmp")))
     }
 
+    /// A 273 KB FLAC of 20 minutes of 384 kHz 7.1 took 8.5 s of CPU to check, then 201. The
+    /// length, the rate and the channels are checked before any frame is decoded, and no more
+    /// frames are decoded than the length allows, whatever the header says.
+    @Test(arguments: [
+        (8000, 8000, 1, nil), (7999, 8000, 1, nil),
+        (8001, 8000, 1, "a.wav is longer than the 1s accepted (the session's maxUploadLength; raise it to add a longer clip)"),
+        (100, 192_000, 1, nil), (100, 192_001, 1, "a.wav is sampled at 192001 Hz; at most 192000 Hz is accepted (convert it to 48000 Hz)"),
+        (100, 8000, 8, nil), (100, 8000, 9, "a.wav has 9 channels; at most 8 are accepted (mix it down to stereo or mono)"),
+    ] as [(Int, Int, Int, String?)])
+    func anUploadIsCheckedWithinTheSessionsLengthRateAndChannels(frames: Int, rate: Int, channels: Int, refusal: String?) async throws {
+        let folder = try TemporaryDirectory()
+        try folder.write("water.wav", tone)
+        let path = try folder.write("s.json", text: #"{ "maxUploadLength": "1s", "clips": [ { "file": "water.wav" } ] }"#)
+        let session = try SessionLoader.load(path: path)
+        let jukebox = Jukebox(
+            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeOutput: { _ in NullOutput() },
+            loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
+            configuration: .init(clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
+        let bytes = WAVFile.bytes(Array(repeating: 0.25, count: frames * channels), encoding: .s16, rate: rate, channels: channels)
+        let upload = try await jukebox.beginUpload(name: "a.wav", size: bytes.count)
+        try await upload.write(bytes)
+        if let refusal {
+            await #expect(throws: JukeboxError.unplayable("a.wav", reason: refusal)) { _ = try await jukebox.addClip(upload: upload, fields: [:]) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("a") || $0.hasPrefix(".upload") }.isEmpty)
+        } else {
+            #expect(try await jukebox.addClip(upload: upload, fields: [:]).value.clip?.clip.id == "a")
+        }
+    }
+
+    @Test func aMaxUploadLengthOutsideItsRangeIsAProblemOfTheSession() throws {
+        for (text, ok) in [("\"1s\"", true), ("\"3h\"", true), ("\"0.5s\"", false), ("\"3h1s\"", false), ("\"soon\"", false)] {
+            let path = try folder.write("l.json", text: #"{ "maxUploadLength": \#(text), "clips": [ { "file": "water.wav" } ] }"#)
+            do {
+                let session = try SessionLoader.load(path: path)
+                #expect(ok, "\(text) was accepted")
+                #expect(session.maxUploadLength <= .seconds(3 * 3600))
+            } catch {
+                #expect(!ok, "\(text): \(error.problems)")
+                #expect(error.problems.first?.contains("maxUploadLength") == true, "\(error.problems)")
+            }
+        }
+    }
+
     @Test func refusedUploadsLeaveNothing() async throws {
         let m4a: [UInt8] = [0, 0, 0, 0x20] + Array("ftypM4A ".utf8) + [UInt8](repeating: 0, count: 52)
         let recording = try await jukebox.beginUpload(name: "memo.m4a", size: m4a.count)

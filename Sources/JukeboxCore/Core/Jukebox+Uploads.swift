@@ -58,17 +58,27 @@ extension Jukebox {
         }
         var playable = received
         var name = ClipUpload.safeName(upload.name)
-        if let refusal = await decodeCompletely(received, as: name) {
+        let limits = UploadLimits(session)
+        if let refusal = await decodeCompletely(received, as: name, limits: limits) {
+            if refusal.final { throw .unplayable(name, reason: refusal.reason) }
+            let refusal = refusal.reason
             guard let converter else {
                 throw .unplayable(name, reason: "\(refusal); if it is a recording in another format, install ffmpeg on jukeboxd's machine (sudo apt-get install ffmpeg) so jukeboxd converts it, or convert it to WAV or FLAC yourself")
             }
             let converted = received + ".flac"
             do {
-                try await converter.convertToFLAC(received, converted)
+                try await converter.convertToFLAC(received, converted, limits: ConversionLimits(length: limits.length, size: limits.size))
             } catch {
                 throw .unplayable(name, reason: "\(refusal), and converting it with ffmpeg failed: \(error)")
             }
-            if let still = await decodeCompletely(converted, as: name) { throw .unplayable(name, reason: "converted with ffmpeg, it still cannot be played: \(still)") }
+            // What ffmpeg wrote is bounded too, since a small file of compressed audio can hold
+            // hours: in length (it stopped a second past the limit), then in bytes.
+            if let still = await decodeCompletely(converted, as: name, limits: limits) {
+                throw .unplayable(name, reason: still.final ? "converted with ffmpeg, \(still.reason)" : "converted with ffmpeg, it still cannot be played: \(still.reason)")
+            }
+            if let size = await sessionIO.run({ FilePath.size(converted) }), size >= limits.size {
+                throw .uploadRefused("\(name), converted to FLAC, is larger than the \(limits.size) bytes accepted (the session's maxUploadSize); nothing was kept")
+            }
             playable = converted
             name = FilePath.removingExtension(name) + ".flac"
         }
@@ -83,16 +93,30 @@ extension Jukebox {
         return added
     }
 
-    /// Reads every frame of the file; nil when it plays, else why not.
-    private func decodeCompletely(_ path: String, as name: String) async -> String? {
+    /// Reads every frame of the file, within `limits`; nil when it plays, else why not
+    /// (`final` when converting it cannot help: it is too long, too many channels…).
+    private func decodeCompletely(_ path: String, as name: String, limits: UploadLimits) async -> (reason: String, final: Bool)? {
         do {
             let clip = try await decoder.open(ClipSource(file: name, path: path))
             do {
+                if let refusal = limits.refusal(of: clip.format, frames: clip.frameCount, name: name) {
+                    await clip.close()
+                    return (refusal, true)
+                }
                 guard clip.frameCount > 0 else {
                     await clip.close()
-                    return "\(name) holds no audio"
+                    return ("\(name) holds no audio", false)
                 }
-                while try await clip.read(maxFrames: 1 << 16) != nil {}
+                // However the header reads, no more is decoded than the limits allow: the work
+                // is bounded by them, not by what the file claims.
+                var frames = 0
+                while let block = try await clip.read(maxFrames: 1 << 16) {
+                    frames += block.frames
+                    if let refusal = limits.refusal(of: clip.format, frames: frames, name: name) {
+                        await clip.close()
+                        return (refusal, true)
+                    }
+                }
                 await clip.close()
             } catch {
                 await clip.close()
@@ -102,8 +126,8 @@ extension Jukebox {
         } catch {
             let head = await sessionIO.run { FilePath.head(path, count: 16) }
             let why = (error as? ClipDecodeError)?.reason ?? "\(error)"
-            guard let kind = AudioFileKind.describe(head) else { return "\(name): \(why)" }
-            return "\(name) is \(kind), which libsndfile cannot read (\(why))"
+            guard let kind = AudioFileKind.describe(head) else { return ("\(name): \(why)", false) }
+            return ("\(name) is \(kind), which libsndfile cannot read (\(why))", false)
         }
     }
 

@@ -28,6 +28,8 @@ public struct Session: Sendable, Equatable {
     public var speech: SpeechSettings
     /// The largest clip file an upload may bring, in bytes.
     public var maxUploadSize: Int
+    /// The longest clip an upload may bring (`maxUploadLength`).
+    public var maxUploadLength: Duration
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
     /// a session made in code.
     public var revision: String
@@ -36,12 +38,17 @@ public struct Session: Sendable, Equatable {
     public static let defaultMaxUploadSize = 50 << 20
     /// `maxUploadSize` may be set from 1 KiB to 2 GiB.
     public static let maxUploadSizeRange = 1024...(2 << 30)
+    /// Reminders and announcements are short; a longer recording needs the session to say so.
+    public static let defaultMaxUploadLength: Duration = .seconds(600)
+    /// `maxUploadLength` may be set from 1 s to 3 h.
+    public static let maxUploadLengthRange: ClosedRange<Duration> = .seconds(1) ... .seconds(3 * 3600)
 
     public init(
         name: String, sourcePath: String, clipsDirectory: String, output: OutputConfig = .alsa(device: "default"),
         interval: ClosedRange<Duration> = Session.defaultInterval, activeHours: [TimeWindow] = [],
         duration: Duration? = nil, cue: ClipSource? = nil, volume: Double = 1,
         playback: PlaybackOptions = PlaybackOptions(), clips: [Clip], maxUploadSize: Int = Session.defaultMaxUploadSize,
+        maxUploadLength: Duration = Session.defaultMaxUploadLength,
         revision: String = "", web: WebSettings? = nil, mqtt: MQTTSettings? = nil, hooks: Hooks = Hooks(),
         speech: SpeechSettings = SpeechSettings()
     ) {
@@ -50,6 +57,7 @@ public struct Session: Sendable, Equatable {
         self.web = web
         self.mqtt = mqtt
         self.maxUploadSize = maxUploadSize
+        self.maxUploadLength = maxUploadLength
         self.revision = revision
         self.name = name
         self.sourcePath = sourcePath

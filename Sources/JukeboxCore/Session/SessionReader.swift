@@ -13,7 +13,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "http", "mqtt", "hooks", "tts", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "enabled"]
     static let windowKeys = ["from", "to", "days"]
 
@@ -53,13 +53,20 @@ struct SessionReader {
                 problem("maxUploadSize", "\(value.shortDescription) is not a whole number of bytes from \(range.lowerBound) to \(range.upperBound)")
             }
         }
+        var maxUploadLength = Session.defaultMaxUploadLength
+        if let value = fields["maxUploadLength"], let length = self.duration(value, at: "maxUploadLength") {
+            let range = Session.maxUploadLengthRange
+            if range.contains(length) { maxUploadLength = length } else {
+                problem("maxUploadLength", "\(value.shortDescription) is not from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound))")
+            }
+        }
         let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
         self.clips = clips
         self.cue = cue
         guard problems.isEmpty else { return nil }
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
-            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, web: web, mqtt: mqtt, hooks: hooks, speech: speech)
+            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, maxUploadLength: maxUploadLength, web: web, mqtt: mqtt, hooks: hooks, speech: speech)
     }
 
     /// `output: {"type": "alsa", "device": …}`, `{"type": "snapcast", "pipe": …, "format":

@@ -123,6 +123,12 @@ public enum FilePath {
 
     /// Up to `count` bytes from the start of the file; empty when it cannot be read. For
     /// telling what kind of file something is, however large it is.
+    /// The size of the file at `path`, or nil when it cannot be read.
+    public static func size(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+    }
+
     public static func head(_ path: String, count: Int) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard descriptor >= 0 else { return [] }
