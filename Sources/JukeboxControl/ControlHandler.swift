@@ -19,8 +19,8 @@ public struct ControlHandler: Sendable {
         public var subscribe = false
         /// The request changed state: the reply may be sent only once this returns.
         public var commit: (@Sendable () async throws(JukeboxError) -> Void)?
-        /// The response to send instead if the commit fails.
-        public var lineIfCommitFails: [UInt8]?
+        /// The response to send instead if the commit fails, saying why.
+        public var lineIfCommitFails: (@Sendable (JukeboxError) -> [UInt8])?
         /// The request accepted an upload: this many raw bytes follow it on the connection.
         public var rawBytes: Int?
 
@@ -36,7 +36,7 @@ public struct ControlHandler: Sendable {
                 try await commit()
                 return line
             } catch {
-                return lineIfCommitFails
+                return lineIfCommitFails?(error)
             }
         }
     }
@@ -118,7 +118,7 @@ public struct ControlHandler: Sendable {
             var reply = Reply(line: RPCCoding.result(result(acknowledged.value), id: id))
             if acknowledged.durableMark != nil {
                 reply.commit = { [jukebox] () async throws(JukeboxError) in try await jukebox.waitUntilDurable(acknowledged) }
-                reply.lineIfCommitFails = RPCCoding.error(RPCError(.stateNotSaved(reason: "the state file could not be written (see the daemon's log)")), id: id)
+                reply.lineIfCommitFails = { error in RPCCoding.error(RPCError(error), id: id) }
             }
             return reply
         }

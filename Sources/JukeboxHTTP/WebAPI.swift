@@ -259,7 +259,13 @@ struct WebAPI: Sendable {
         }
         do {
             for try await piece in request.body {
-                try await upload.write(Array(buffer: piece))
+                do throws(JukeboxError) {
+                    try await upload.write(Array(buffer: piece))
+                } catch {
+                    // The daemon's side failed (a full disk, say): not the client's fault.
+                    await upload.discard()
+                    return .failure(Refusal(response: Self.refusal(error)))
+                }
             }
         } catch {
             await upload.discard()

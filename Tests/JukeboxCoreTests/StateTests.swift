@@ -54,7 +54,7 @@ struct StateTests {
             stateFile: stateFile, loadSession: { session }, configuration: .init(clock: ManualClock(), wallClock: { 1_234 }), logger: .quiet)
         await jukebox.restoreState()
         let accepted = try await jukebox.enqueue(["a"], cue: false, client: "test")
-        await #expect(throws: JukeboxError.stateNotSaved(reason: "the state file could not be written (see the daemon's log)")) {
+        await #expect(throws: JukeboxError.stateNotSaved(reason: "not saving the state file \(path): \(path) could not be read or moved aside (\(reason))")) {
             try await jukebox.waitUntilDurable(accepted)
         }
         #expect(try folder.read("state.json") == Array("{ this is not state".utf8), "the file is as it was")

@@ -38,7 +38,9 @@ public actor ClipUpload {
         let path = "\(clipsDirectory)/.upload-\(String(random.next() as UInt64, radix: 16)).part"
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw .uploadRefused("cannot store an upload in the clips folder \(clipsDirectory): \(FileReadError(errno: errno)) (the daemon's user must be able to write there)")
+            let error = errno
+            let hint = FileReadError.isPermission(error) ? " (the daemon's user must be able to write there)" : ""
+            throw .uploadRefused("cannot store an upload in the clips folder \(clipsDirectory): \(FileReadError.words(for: error, writing: true))\(hint)")
         }
         self.descriptor = descriptor
         self.temporaryPath = path
@@ -67,7 +69,7 @@ public actor ClipUpload {
             return nil
         }
         if let failure {
-            throw .uploadRefused("cannot store \(name) in the clips folder: \(FileReadError(errno: failure))")
+            throw .uploadRefused("cannot store \(name) in the clips folder \(FilePath.directory(of: temporaryPath)): \(FileReadError.words(for: failure, writing: true)); nothing of it was kept")
         }
         received += bytes.count
     }
@@ -80,11 +82,13 @@ public actor ClipUpload {
         if descriptor >= 0 {
             let descriptor = descriptor
             self.descriptor = -1
-            let synced = await io.run { () -> Bool in
+            let failure = await io.run { () -> Int32? in
                 defer { close(descriptor) }
-                return fsync(descriptor) == 0
+                return fsync(descriptor) == 0 ? nil : errno
             }
-            guard synced else { throw .uploadRefused("cannot store \(name) in the clips folder: \(FileReadError(errno: errno))") }
+            if let failure {
+                throw .uploadRefused("cannot store \(name) in the clips folder \(FilePath.directory(of: temporaryPath)): \(FileReadError.words(for: failure, writing: true)); nothing of it was kept")
+            }
         }
         finished = true
         return temporaryPath

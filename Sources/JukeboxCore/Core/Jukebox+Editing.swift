@@ -51,7 +51,8 @@ extension Jukebox {
                 try AtomicFile.write(text, to: path, mode: mode)
             }
         } catch {
-            throw .sessionNotSaved(reason: "\(error)")
+            let permission = (error as? FileWriteError).map { FileReadError.isPermission($0.errno) } ?? false
+            throw .sessionNotSaved(reason: "\(error)\(permission ? " (the daemon's user must be able to write the session file's folder)" : "")")
         }
         await adopt(edited, reprobe: false)
         logger.notice("session edited through the API (\(edit.command.rawValue)\(clipID.map { " \($0)" } ?? "")); saved to \(path)",

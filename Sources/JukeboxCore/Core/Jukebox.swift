@@ -407,7 +407,7 @@ public actor Jukebox: Service {
             try await writer.save(through: mark)
         } catch {
             logger.error("\(error)")
-            throw .stateNotSaved(reason: "the state file could not be written (see the daemon's log)")
+            throw .stateNotSaved(reason: "\(error)")
         }
     }
 

@@ -55,7 +55,7 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
         case .uploadRefused(let message):
             return message
         case .sessionNotSaved(let reason):
-            return "the edit was not saved, so it was not made: \(reason) (the daemon's user must be able to write the session file's folder)"
+            return "the edit was not saved, so it was not made, and the session file is unchanged: \(reason)"
         case .revisionMismatch(let given, let current):
             return "the session has changed since revision \(given) (it is now \(current)); look at it again (`jukebox session`) and redo the edit"
         }

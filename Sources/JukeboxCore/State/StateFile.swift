@@ -62,7 +62,10 @@ public struct StateFile: Sendable {
                 try StateEncoder.write(state, to: descriptor, path: temporary)
             }
         } catch let error as FileWriteError {
-            throw StateFileError(path: error.path, errno: error.errno)
+            throw StateFileError(path: path, errno: error.errno)
+        } catch let error as StateFileError {
+            // Named as the state file, not its temporary.
+            throw StateFileError(path: path, errno: error.errno, detail: error.detail)
         }
     }
 

@@ -13,6 +13,6 @@ public struct StateFileError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         if let detail { return "not saving the state file \(path): \(detail)" }
-        return "cannot write the state file \(path): \(FileReadError(errno: errno)) (errno \(errno))"
+        return "cannot write the state file \(path): \(FileReadError.words(for: errno, writing: true)); it still holds the state last saved"
     }
 }

@@ -8,5 +8,5 @@ public struct FileWriteError: Error, Sendable, Equatable, CustomStringConvertibl
         self.errno = errno
     }
 
-    public var description: String { "cannot write \(path): \(FileReadError(errno: errno))" }
+    public var description: String { "cannot write \(path): \(FileReadError.words(for: errno, writing: true))" }
 }
