@@ -76,6 +76,8 @@ struct Jukeboxd: AsyncParsableCommand {
 
     func run() async throws {
         ReleaseMemory.configureAllocator()
+        // Hooks, ffmpeg and the speech engine cannot leave a program behind past their limit.
+        if !check { ChildProcess.adoptOrphans() }
         let level = logLevel
         let journal = ProcessEnvironment.current["JOURNAL_STREAM"].map { !$0.isEmpty } ?? false
         LoggingSystem.bootstrap { _ in DaemonLogHandler(level: level, journal: journal) }

@@ -64,6 +64,41 @@ struct HookTests {
         #expect(try folder.read("out.raw").count == 16000)
     }
 
+    /// A hook's helper that left its process group (`setsid`), or whose parent exited, used to
+    /// outlive the hook's time limit. Everything the hook started now ends at the limit, and
+    /// nothing is left a zombie.
+    @Test func everythingAHookStartedEndsAtItsTimeLimitEvenOutsideItsGroup() async throws {
+        let (inGroup, ownSession, orphaned) = (folder.file("in-group.pid"), folder.file("own-session.pid"), folder.file("orphaned.pid"))
+        // A child in the hook's group; one in a session of its own; and one in a session of its
+        // own whose parent exits at once (the daemon adopts it).
+        let script = """
+            sh -c 'echo $$ > \(inGroup); exec sleep 600' &
+            setsid sh -c 'echo $$ > \(ownSession); exec sleep 600' &
+            (setsid sh -c 'echo $$ > \(orphaned); exec sleep 600' &)
+            while [ ! -s \(inGroup) ] || [ ! -s \(ownSession) ] || [ ! -s \(orphaned) ]; do sleep 0.05; done
+            echo ready; exec sleep 600
+            """
+        let hook = try String(decoding: JSONEncoder().encode(["/bin/sh", "-c", script]), as: UTF8.self)
+        try folder.write("s.json", text: """
+            { "interval": { "min": "1h", "max": "1h" }, "hooks": { "beforePlaying": \(hook), "timeLimit": "3s" }, "clips": [ { "file": "water.wav" } ] }
+            """)
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { [folder] log in
+            #expect(try await DaemonProcess.run(["--socket", socket, "play", "water"], tool: "jukebox").status == 0)
+            #expect(await log.waitFor("hook beforePlaying took longer than 3s and was stopped"))
+            #expect(await log.waitFor("played water"))
+            let pids = try [inGroup, ownSession, orphaned].map { path -> pid_t in
+                try #require(pid_t(String(decoding: folder.read(String(path.dropFirst(folder.path.count + 1))), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), "\(path)")
+            }
+            // Gone, not even a zombie: /proc has no entry for any of them.
+            return pids.map { (pid: $0, left: FileManager.default.fileExists(atPath: "/proc/\($0)")) }
+        }
+        for (pid, left) in run.result {
+            #expect(!left, "process \(pid) outlived the hook's time limit")
+            if left { kill(pid, SIGKILL) }
+        }
+        #expect(run.status == 0)
+    }
+
     @Test func hooksThatAreNotArgumentListsAreRefusedByName() async throws {
         try folder.write("s.json", text: """
             { "hooks": { "beforePlaying": "gpioset gpiochip0 17=1", "idle": [], "afterPlaying": ["ok", ""], "timeLimit": "2m" },

@@ -3,14 +3,41 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// Runs another program from an argument list, never through a shell: hooks, ffmpeg, a speech
 /// engine. Its output (stdout and stderr together) is kept up to `outputLimit` bytes and the
 /// rest read and dropped, so a chatty program can neither block on a full pipe nor fill memory.
-/// It runs in a process group of its own, and the whole group is killed at `timeLimit`, so a
-/// hook that started a child of its own cannot leave it behind. The calling thread waits, so
-/// run it on a `BlockingWorkQueue`.
+/// It runs in a process group of its own, and at `timeLimit` everything it started is killed:
+/// its group, and every descendant, even one that left the group (`setsid`) or whose parent
+/// exited. For that the daemon is a child subreaper (`adoptOrphans`): an orphaned descendant
+/// becomes the daemon's child rather than init's, so it can still be found, and once it ends
+/// it is reaped here. The calling thread waits, so run it on a `BlockingWorkQueue`.
 public enum ChildProcess {
+    /// Whether the daemon adopts orphaned descendants (`adoptOrphans`).
+    private static let adopting = Mutex(false)
+
+    /// Makes this process a child subreaper, so an orphaned descendant of a program run here
+    /// stays findable and is ended with it. For the daemon, which starts programs only
+    /// through here: any child it did not start is then an orphan of one of them. (Not for a
+    /// process that also starts children another way, whose exits this would take.)
+    public static func adoptOrphans() {
+        adopting.withLock { $0 = becomeSubreaper() }
+    }
+
+    /// `prctl(PR_SET_CHILD_SUBREAPER, 1)`. Swift cannot call C's variadic `prctl`, so it is
+    /// called through a pointer with its five arguments, as the kernel reads them (on x86-64
+    /// and AArch64 Linux a variadic callee takes its integer arguments where these go).
+    private static func becomeSubreaper() -> Bool {
+        typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prctl") else { return false }
+        let setChildSubreaper: Int32 = 36
+        return unsafeBitCast(symbol, to: Prctl.self)(setChildSubreaper, 1, 0, 0, 0) == 0
+    }
+    /// The programs started here and not yet waited for; any other child of the daemon is an
+    /// orphan it adopted.
+    private static let started = Mutex(Set<pid_t>())
+
     public struct Outcome: Sendable, Equatable {
         public enum Ending: Sendable, Equatable {
             case exited(Int32)
@@ -82,7 +109,17 @@ public enum ChildProcess {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        // Registered under the lock that the orphan sweep reads, so a program just started is
+        // never taken for an orphan.
+        let spawned = started.withLock { started in
+            let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+            if result == 0 { started.insert(pid) }
+            return result
+        }
+        defer {
+            started.withLock { _ = $0.remove(pid) }
+            reapOrphans()
+        }
         close(output[1])
         close(inputPipe[0])
         guard spawned == 0 else {
@@ -112,14 +149,19 @@ public enum ChildProcess {
         }
         let deadline = ContinuousClock.now + timeLimit
         var status: Int32 = 0
+        // Its descendants as last seen, so one whose parent exits in between is still known.
+        var family = Set<ProcessTable.Entry>()
+        var rounds = 0
         while true {
             var waiting = pollfd(fd: output[0], events: Int16(POLLIN), revents: 0)
             _ = poll(&waiting, 1, 20)
             drain()
             let done = waitpid(pid, &status, WNOHANG)
             if done == pid { break }
+            rounds += 1
+            if rounds % 5 == 0 { family.formUnion(ProcessTable.read().descendants(of: pid)) }
             if ContinuousClock.now >= deadline {
-                kill(-pid, SIGKILL)
+                endEverything(pid, family: family)
                 waitpid(pid, &status, 0)
                 drain()
                 return Outcome(ending: .timedOut, output: text(kept))
@@ -128,6 +170,39 @@ public enum ChildProcess {
         drain()
         let ending: Outcome.Ending = status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
         return Outcome(ending: ending, output: text(kept))
+    }
+
+    /// Kills `pid`'s group, every descendant of it, whatever group or session it is in, and
+    /// every orphan the daemon adopted; stopped first, so none can start another meanwhile.
+    private static func endEverything(_ pid: pid_t, family: Set<ProcessTable.Entry>) {
+        kill(-pid, SIGKILL)
+        let table = ProcessTable.read()
+        var doomed = family.union(table.descendants(of: pid)).union(orphans(in: table))
+        for entry in doomed { kill(entry.pid, SIGSTOP) }
+        // Stopped ones cannot have made more since; take any the first look missed.
+        let again = ProcessTable.read()
+        doomed.formUnion(again.descendants(of: pid))
+        doomed.formUnion(orphans(in: again))
+        for entry in doomed where again.entries.contains(entry) {
+            kill(-entry.group, SIGKILL)
+            kill(entry.pid, SIGKILL)
+        }
+        reapOrphans()
+    }
+
+    /// The daemon's children that it did not start: orphans of programs it ran.
+    private static func orphans(in table: ProcessTable) -> [ProcessTable.Entry] {
+        guard adopting.withLock({ $0 }) else { return [] }
+        let me = getpid()
+        return started.withLock { started in table.entries.filter { $0.parent == me && !started.contains($0.pid) } }
+    }
+
+    /// Waits for every adopted orphan that has ended, so none stays a zombie.
+    public static func reapOrphans() {
+        for orphan in orphans(in: ProcessTable.read()) where orphan.state == "Z" {
+            var status: Int32 = 0
+            waitpid(orphan.pid, &status, WNOHANG)
+        }
     }
 
     private static func text(_ bytes: [UInt8]) -> String {
