@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl chromium chromium-driver python3-selenium mosquitto mosquitto-clients espeak-ng snapserver snapclient strace
-# A short fuzz run of the session loader and the control protocol (scripts/fuzz.sh).
-scripts/fuzz.sh --seconds 60
+# A short fuzz run of the session loader, the control protocol, MQTT commands and HTTP
+# requests (scripts/fuzz.sh).
+scripts/fuzz.sh --seconds 80
 swift test "$@"

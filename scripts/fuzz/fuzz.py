@@ -8,10 +8,18 @@
            many connections (some never read, some half-close, some cut the line short); the
            daemon must stay up, keep answering `status`, and stay within a memory bound.
 
+  mqtt     starts a mosquitto broker of its own and one jukeboxd connected to it, and publishes
+           mutated payloads to every command topic (and to topics that are not commands); the
+           daemon must stay up, keep answering `status`, and stay within a memory bound.
+  http     starts one jukeboxd with the web remote on 127.0.0.1 (open: no password, so the
+           requests reach the handlers) and sends it mutated raw HTTP requests from
+           corpus/http/: JSON-RPC, logins, uploads and multipart forms, with broken heads,
+           lengths and bodies; the same checks.
+
 Deterministic for a given --seed. A failing input is saved under --out and named in the
 output, so it can be replayed by hand. Exits 1 on the first failure.
 
-  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|control|all]
+  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|control|mqtt|http|all]
 """
 import argparse
 import copy
@@ -21,6 +29,7 @@ import random
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -260,9 +269,213 @@ def fuzz_control(binary, deadline, rng, out):
         shutil.rmtree(work, ignore_errors=True)
 
 
+class Daemon:
+    """One jukeboxd on a session of the demo clips, with `extra` session fields; stopped with SIGTERM."""
+
+    def __init__(self, binary, extra):
+        self.work = tempfile.mkdtemp(prefix="jukebox-fuzz-")
+        for name in os.listdir(CLIPS):
+            if name.endswith(".wav"):
+                shutil.copy(os.path.join(CLIPS, name), self.work)
+        clips = [{"file": name} for name in sorted(os.listdir(self.work)) if name.endswith(".wav")]
+        with open(os.path.join(self.work, "session.json"), "w") as file:
+            json.dump(dict({"interval": {"min": "1h", "max": "1h"}, "clips": clips}, **extra), file)
+        os.mkdir(os.path.join(self.work, "state"), 0o700)
+        self.socket = os.path.join(self.work, "c.sock")
+        self.log_path = os.path.join(self.work, "log")
+        self.process = subprocess.Popen(
+            [binary, os.path.join(self.work, "session.json"), "--socket", self.socket, "--state", os.path.join(self.work, "state", "s.json"),
+             "--device", "null", "--queue-limit", "2000", "--log-level", "info"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(self.log_path, "wb"))
+
+    def log(self):
+        with open(self.log_path, "rb") as file:
+            return file.read().decode(errors="replace")
+
+    def wait_for(self, text, seconds=20):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return True
+            if self.process.poll() is not None:
+                return False
+            time.sleep(0.05)
+        return False
+
+    def check(self, kind, sample, out):
+        """Up, answering `status`, within the memory bound, and no raw error in its log."""
+        if self.process.poll() is not None:
+            fail(kind, f"jukeboxd died ({self.process.returncode}): {self.log()[-500:]}", sample, out)
+        try:
+            status = call(self.socket, b'{"jsonrpc":"2.0","id":1,"method":"status"}')
+        except OSError as error:
+            fail(kind, f"status failed: {error}", sample, out)
+        if b'"result"' not in status:
+            fail(kind, f"status answered {status[:200]!r}", sample, out)
+        rss = resident_kilobytes(self.process.pid)
+        if rss > 400_000:
+            fail(kind, f"jukeboxd grew to {rss} kB", sample, out)
+        log = self.log()
+        for raw in ("Fatal error", "DecodingError", "Stack dump", "NIOCore.", "IOError("):
+            if raw in log:
+                fail(kind, f"a raw error reached the log: {log[log.index(raw) - 200:log.index(raw) + 200]}", sample, out)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def mqtt_packet(kind, body):
+    length, encoded = len(body), bytearray()
+    while True:
+        byte, length = length % 128, length // 128
+        encoded.append(byte | (0x80 if length else 0))
+        if not length:
+            return bytes([kind]) + bytes(encoded) + body
+
+
+def mqtt_string(data):
+    return struct.pack(">H", len(data)) + data
+
+
+def fuzz_mqtt(binary, deadline, rng, out):
+    if not os.path.exists("/usr/sbin/mosquitto"):
+        print("fuzz mqtt: SKIPPED: mosquitto is not installed (apt-get install mosquitto; scripts/test.sh installs it)")
+        return
+    seeds = []
+    for line in open(os.path.join(CORPUS, "mqtt", "commands.txt"), "rb"):
+        command, _, payload = line.rstrip(b"\n").partition(b"\t")
+        seeds.append((command, payload))
+    port = free_port()
+    work = tempfile.mkdtemp(prefix="jukebox-fuzz-mqtt-")
+    config = os.path.join(work, "mosquitto.conf")
+    with open(config, "w") as file:
+        file.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n" + ("user root\n" if os.getuid() == 0 else ""))
+    broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", config], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    daemon = None
+    sent = 0
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        daemon = Daemon(binary, {"name": "fuzz", "mqtt": {"broker": f"mqtt://127.0.0.1:{port}"}})
+        if not daemon.wait_for("MQTT connected"):
+            fail("mqtt", f"jukeboxd did not connect to the broker: {daemon.log()[-500:]}", b"", out)
+        def connect():
+            connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+            connection.sendall(mqtt_packet(0x10, mqtt_string(b"MQTT") + bytes([4, 2, 0, 60]) + mqtt_string(b"jukebox-fuzz")))
+            connection.recv(4)
+            return connection
+
+        publisher = connect()
+        while time.monotonic() < deadline:
+            command, payload = rng.choice(seeds)
+            if rng.random() < 0.8:
+                payload = mutate(payload, rng) if payload else rng.choice(INTERESTING)
+            if rng.random() < 0.1:
+                command = rng.choice([b"", b"+", b"#", b"volume/x", b"\x00", "é".encode(), b"x" * 300])
+            topic = b"jukeboxd/fuzz/command/" + command
+            retain = 1 if rng.random() < 0.05 else 0
+            try:
+                publisher.sendall(mqtt_packet(0x30 | retain, mqtt_string(topic) + payload))
+            except OSError:
+                # The broker drops a publisher whose topic it refuses (a wildcard, bad UTF-8).
+                publisher.close()
+                publisher = connect()
+            sent += 1
+            if sent % 100 == 0:
+                daemon.check("mqtt", topic + b" " + payload, out)
+        daemon.check("mqtt", b"", out)
+        print(f"fuzz mqtt: {sent} mutated command payloads through mosquitto; jukeboxd up, answering, {resident_kilobytes(daemon.process.pid)} kB resident")
+    finally:
+        if daemon:
+            daemon.stop()
+        broker.terminate()
+        broker.wait(timeout=10)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# Values that break HTTP heads and bodies.
+HTTP_INTERESTING = [
+    b"Content-Length: 99999999999999999999\r\n", b"Content-Length: -1\r\n", b"Content-Length: 5\r\nContent-Length: 6\r\n",
+    b"Transfer-Encoding: chunked\r\n", b"Host: rebind.evil.example\r\n", b"Origin: http://evil.example\r\n", b"Origin: null\r\n",
+    b"Authorization: Bearer \r\n", b"Authorization: bearer" + b" " * 5000 + b"\r\n", b"Cookie: jukebox_session=" + b";" * 3000 + b"\r\n",
+    b"X: " + b"a" * 90000 + b"\r\n", b"\r\n\r\n", b"\n", b"\x00", b" HTTP/1.0", b"?name=../../x.wav&title=%ff%fe", b"; boundary=\"\"",
+    b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\"\r\n\r\n", b"--XyZ--", b"\r\n--XyZ\r\n" * 50,
+]
+
+
+def mutate_http(data, rng):
+    if rng.random() < 0.5:
+        return mutate(data, rng)
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 3)):
+        position = rng.randrange(len(data) + 1)
+        choice = rng.randrange(3)
+        if choice == 0:
+            data[position:position] = rng.choice(HTTP_INTERESTING)
+        elif choice == 1:
+            line = data.find(b"\r\n", position)
+            if line >= 0:
+                data[line + 2:line + 2] = rng.choice(HTTP_INTERESTING)
+        else:
+            del data[position:position + rng.randint(1, 40)]
+    return bytes(data)
+
+
+def fuzz_http(binary, deadline, rng, out):
+    seeds = [open(os.path.join(CORPUS, "http", name), "rb").read() for name in sorted(os.listdir(os.path.join(CORPUS, "http")))]
+    daemon = Daemon(binary, {"maxUploadSize": 100000, "http": {"listen": "127.0.0.1:0"}})
+    sent = 0
+    try:
+        if not daemon.wait_for("web remote listening on"):
+            fail("http", f"the web remote did not start: {daemon.log()[-500:]}", b"", out)
+        line = next(line for line in daemon.log().splitlines() if "web remote listening on" in line)
+        port = int(line.rsplit("(port ", 1)[1].rstrip(")"))
+        while time.monotonic() < deadline:
+            sample = rng.choice(seeds)
+            if rng.random() < 0.9:
+                sample = mutate_http(sample, rng)
+            client = socket.create_connection(("127.0.0.1", port), timeout=1)
+            try:
+                client.sendall(sample)
+                if rng.random() < 0.8:
+                    client.shutdown(socket.SHUT_WR)
+                    try:
+                        while client.recv(65536):
+                            pass
+                    except socket.timeout:
+                        pass
+            except OSError:
+                pass
+            finally:
+                client.close()
+            sent += 1
+            if sent % 50 == 0:
+                daemon.check("http", sample, out)
+        daemon.check("http", b"", out)
+        print(f"fuzz http: {sent} mutated HTTP requests and forms; jukeboxd up, answering, {resident_kilobytes(daemon.process.pid)} kB resident")
+    finally:
+        daemon.stop()
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", nargs="?", default="all", choices=["session", "control", "all"])
+    parser.add_argument("what", nargs="?", default="all", choices=["session", "control", "mqtt", "http", "all"])
     parser.add_argument("--bin", default=os.path.join(HERE, "..", "..", ".build", "debug"))
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
@@ -270,11 +483,12 @@ def main():
     arguments = parser.parse_args()
     binary = os.path.join(arguments.bin, "jukeboxd")
     rng = random.Random(arguments.seed)
-    parts = ["session", "control"] if arguments.what == "all" else [arguments.what]
+    parts = ["session", "control", "mqtt", "http"] if arguments.what == "all" else [arguments.what]
     share = arguments.seconds / len(parts)
+    run = {"session": fuzz_sessions, "control": fuzz_control, "mqtt": fuzz_mqtt, "http": fuzz_http}
     for part in parts:
         deadline = time.monotonic() + share
-        (fuzz_sessions if part == "session" else fuzz_control)(binary, deadline, rng, arguments.out)
+        run[part](binary, deadline, rng, arguments.out)
 
 
 if __name__ == "__main__":
