@@ -5,6 +5,8 @@ import JukeboxProtocol
 enum Format {
     /// `m:ss` or `h:mm:ss`.
     static func clock(_ seconds: Double) -> String {
+        // Checked before it becomes an Int: an out-of-range double would trap.
+        guard seconds.isFinite, seconds >= 0, seconds < 1e12 else { return "?" }
         let total = Int(seconds.rounded(.down))
         let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
         let secondsText = (rest < 10 ? "0" : "") + "\(rest)"
@@ -14,7 +16,7 @@ enum Format {
 
     /// `45s`, `3m`, `1h30m`, `0.25s`: a duration as a session file writes it.
     static func seconds(_ seconds: Double) -> String {
-        guard seconds == seconds.rounded(), seconds >= 1 else { return "\(seconds)s" }
+        guard seconds == seconds.rounded(), seconds >= 1, seconds < 1e12 else { return "\(seconds)s" }
         let total = Int(seconds)
         let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
         var text = ""

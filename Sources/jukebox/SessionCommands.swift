@@ -104,7 +104,7 @@ extension Jukebox {
             let file = text("file") ?? "?"
             var parts = [text("id") ?? String(file.split(separator: "/").last?.split(separator: ".").first ?? "?"), file]
             if let title = text("title") { parts.append("\"\(title)\"") }
-            if case .number(let weight)? = fields["weight"] { parts.append("weight \(Int(weight))") }
+            if case .number(let weight)? = fields["weight"] { parts.append("weight \(Int(exactly: weight).map(String.init) ?? "\(weight)")") }
             if case .number(let gain)? = fields["gain"] { parts.append("gain \(gain) dB") }
             if case .array(let windows)? = fields["windows"] {
                 parts.append(windows.map { window in
