@@ -100,8 +100,9 @@ struct ResourceLimitTests {
     }
 
     /// Under a limit of 256 descriptors the web remote serves 48 connections at once; a flood of
-    /// 300 more waits in the backlog instead of taking the descriptors that clips, the device,
-    /// the state file and the control socket need. Once the flood goes, the page is served.
+    /// 300 more, from five addresses (one address may hold only a quarter of them), waits in the
+    /// backlog instead of taking the descriptors that clips, the device, the state file and the
+    /// control socket need. Once the flood goes, the page is served.
     @Test func aFloodOfWebConnectionsLeavesTheDaemonWorking() async throws {
         _ = try await withDaemon(openFiles: 256, extra: ["--http", "127.0.0.1:0"]) { log in
             #expect(await log.waitFor("web remote listening"))
@@ -109,7 +110,7 @@ struct ResourceLimitTests {
             let port = try #require(line.split(separator: "(port ").last.flatMap { Int($0.dropLast()) })
             var flood: [Int32] = []
             defer { flood.filter { $0 >= 0 }.forEach { close($0) } }
-            for _ in 0..<300 { flood.append(Loopback.connect(port: port, waiting: false)) }
+            for index in 0..<300 { flood.append(Loopback.connect(port: port, waiting: false, from: UInt8(2 + index % 5))) }
             #expect(await log.waitFor("the web remote has 48 connections open"), "the limit is reached, and said")
             let status = try await jukebox("status")
             #expect(status.status == 0, "\(status.stderr)")

@@ -33,6 +33,7 @@ struct SocketSecurityTests {
             #expect(client.status == 77)
             #expect(client.stderr == "jukebox: refusing the socket \(squatted)/jukeboxd.sock: \(squatted) belongs to \(squatter.name) (\(squatter.uid)), not to \(victim.name) (\(victim.uid)); someone else may be listening there\n")
             mkdir(folder.file("state"), 0o700)
+            chmod(folder.file("state"), 0o700)
             chown(folder.file("state"), victim.uid, victim.gid)
             let daemon = try await victim.run([binaries + "/jukeboxd", folder.file("s.json"), "--state", folder.file("state/s.json"), "--device", "null"])
             #expect(daemon.status == 77)
@@ -49,6 +50,8 @@ struct SocketSecurityTests {
             mkdir(folder.file("open"), 0o777)
             chmod(folder.file("open"), 0o1777)
             mkdir(folder.file("theirs"), 0o700)
+            // Set outright: another test in this process may hold a private umask meanwhile.
+            chmod(folder.file("theirs"), 0o700)
             chown(folder.file("theirs"), squatter.uid, squatter.gid)
             let socket = folder.file("open/j.sock")
             let answer = try await squatter.withDaemon([

@@ -78,7 +78,9 @@ struct WebAuthTests {
         #expect(header[1] == "pbkdf2-sha256:600000")
         #expect(header[2].count == 32 && header[3].count == 64, "a 16-byte salt and a 32-byte hash, in hex")
         let hash = try #require(PasswordHash(method: String(header[1]), salt: String(header[2]), hash: String(header[3])))
+        let started = ContinuousClock.now
         #expect(hash.matches(Array("correct horse".utf8)))
+        print("PBKDF2-SHA-256, \(PasswordHash.rounds) rounds: \(ContinuousClock.now - started) in this build")
         #expect(!hash.matches(Array("correct horsf".utf8)))
         // A file of an older jukeboxd (salt and FNV fingerprint), or one asking for rounds out
         // of bounds, gives no session.

@@ -18,10 +18,17 @@ public enum Loopback {
         return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
-    /// A connection to `port` (or -1); `waiting: false` returns before it is made.
-    public static func connect(port: Int, waiting: Bool = true) -> Int32 {
+    /// A connection to `port` (or -1); `waiting: false` returns before it is made. `from`:
+    /// the last byte of the loopback address it comes from (127.0.0.`from`), as another
+    /// machine would.
+    public static func connect(port: Int, waiting: Bool = true, from: UInt8 = 1) -> Int32 {
         let kind = Int32(SOCK_STREAM.rawValue) | (waiting ? 0 : Int32(SOCK_NONBLOCK.rawValue))
         let descriptor = socket(AF_INET, kind, 0)
+        if from != 1 {
+            var source = Self.address(port: 0)
+            source.sin_addr.s_addr = (UInt32(127) << 24 | UInt32(from)).bigEndian
+            _ = withUnsafePointer(to: &source) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        }
         var address = Self.address(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
