@@ -49,7 +49,7 @@ public actor WebAuth {
     /// Session token → expiry (seconds since 1970).
     private var sessions: [String: Int64] = [:]
     private var failures: [String: [ContinuousClock.Instant]] = [:]
-    private var failureLog = FailureLog()
+    private var failureLog = LogBudget(what: "wrong passwords for the web remote", maxLines: WebAuth.maxFailureLines, window: WebAuth.throttleWindow)
     private let logger: Logger
 
     public init(
@@ -171,33 +171,7 @@ public actor WebAuth {
         let line = recent.count == Self.maxFailures
             ? "\(Self.maxFailures) wrong passwords for the web remote within \(Self.throttleWindow.components.seconds) s from \(who), the last through \(way); it is refused for the rest of that time"
             : "a wrong password for the web remote from \(who), through \(way)"
-        for line in failureLog.lines(for: line, at: moment) { logger.notice("\(line)", metadata: ["client": "\(address)"]) }
-    }
-
-    /// At most `maxFailureLines` lines about failed passwords a minute; the rest are counted,
-    /// and the count is told with the next line that may be written.
-    struct FailureLog {
-        var windowStart: ContinuousClock.Instant?
-        var written = 0
-        var unwritten = 0
-
-        mutating func lines(for line: String, at moment: ContinuousClock.Instant) -> [String] {
-            var lines: [String] = []
-            if windowStart.map({ moment - $0 >= WebAuth.throttleWindow }) ?? true {
-                if unwritten > 0 {
-                    lines.append("\(unwritten) more wrong passwords for the web remote were not logged one by one (at most \(WebAuth.maxFailureLines) lines a minute)")
-                }
-                windowStart = moment
-                written = 0
-                unwritten = 0
-            }
-            guard written < WebAuth.maxFailureLines else {
-                unwritten += 1
-                return lines
-            }
-            written += 1
-            return lines + [line]
-        }
+        for line in failureLog.admit(line, at: moment) { logger.notice("\(line)", metadata: ["client": "\(address)"]) }
     }
 
     // MARK: - The sessions file

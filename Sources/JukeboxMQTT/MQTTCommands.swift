@@ -14,6 +14,8 @@ struct MQTTCommands: Sendable {
     let homeAssistantOnline: @Sendable () async -> Void
     /// The command topics whose retained messages have been logged: once each per run.
     let retainedLogged = TopicsLogged()
+    /// Refused commands are logged 20 lines a minute at most, then counted.
+    let refusals = SharedLogBudget(LogBudget(what: "refused MQTT commands", maxLines: 20))
 
     /// What `play` takes as JSON: `{"clips": ["water", …], "cue": true}`.
     struct PlayRequest: Decodable {
@@ -119,7 +121,10 @@ struct MQTTCommands: Sendable {
     }
 
     private func refuse(_ command: String, _ reason: String) {
-        logger.warning("MQTT command \(command) refused: \(reason)", metadata: ["command": "\(command)"])
+        // A broker, or anyone who may publish to it, can send refusals as fast as it likes.
+        for line in refusals.admit("MQTT command \(command) refused: \(reason)") {
+            logger.warning("\(line)", metadata: ["command": "\(command)"])
+        }
     }
 }
 
@@ -129,4 +134,11 @@ final class TopicsLogged: Sendable {
 
     /// True the first time `name` is given.
     func insert(_ name: String) -> Bool { names.withLock { $0.insert(name).inserted } }
+}
+
+/// A `LogBudget` shared by every copy of `MQTTCommands`.
+final class SharedLogBudget: Sendable {
+    private let budget: Mutex<LogBudget>
+    init(_ budget: LogBudget) { self.budget = Mutex(budget) }
+    func admit(_ line: String) -> [String] { budget.withLock { $0.admit(line, at: .now) } }
 }

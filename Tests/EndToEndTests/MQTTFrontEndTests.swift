@@ -126,6 +126,14 @@ struct MQTTFrontEndTests {
                 let lines = await log.lines
                 #expect(!lines.contains { $0.hasPrefix("2026-01-01") || $0.contains("\u{1B}") }, "\(lines.suffix(5))")
                 #expect(lines.filter { $0.contains("ignored: it was published with the retain flag") }.count == 2, "once each")
+                // Refusals are logged 20 a minute at most: 10 so far, 15 more, then a command
+                // that is carried out, so all before it have been handled.
+                for _ in 0..<15 { try await mosquitto.publish("jukeboxd/desk/command/volume", "loud") }
+                try await mosquitto.publish("jukeboxd/desk/command/volume", "41")
+                #expect(try await mosquitto.messages("jukeboxd/desk/volume", until: "41").last == "41")
+                #expect(await log.lines.filter { $0.contains("MQTT command") && $0.contains("refused") }.count == 20)
+                try await mosquitto.publish("jukeboxd/desk/command/volume", "40")
+                #expect(try await mosquitto.messages("jukeboxd/desk/volume", until: "40").last == "40")
                 return try await jukebox("volume").stdout
             }
             #expect(run.status == 0)
