@@ -16,7 +16,21 @@ struct JournalFieldsTests {
 
     @Test func aValueWithANewlineIsSentWithItsLength() {
         let entry = DaemonLogHandler.journalEntry(message: "two\nlines", level: .error, metadata: [:])
-        #expect(Array(entry.prefix(8 + 8 + 9 + 1)) == Array("MESSAGE\n".utf8) + [9, 0, 0, 0, 0, 0, 0, 0] + Array("two\nlines".utf8) + [10])
+        // In named parts: one sum of them is more than Swift 6.2's type checker takes.
+        let name: [UInt8] = Array("MESSAGE\n".utf8)
+        let length: [UInt8] = [9, 0, 0, 0, 0, 0, 0, 0]
+        let value: [UInt8] = Array("two\nlines".utf8)
+        #expect(Array(entry.prefix(8 + 8 + 9 + 1)) == name + length + value + [10])
+    }
+
+    /// A line break or a terminal escape from outside (an MQTT payload, a file name) is
+    /// written as an escape, so it cannot start a forged entry or drive the reader's terminal.
+    @Test(arguments: [
+        ("plain words, é and 🎵", "plain words, é and 🎵"), ("nosuch\n2026-01-01 notice forged", #"nosuch\n2026-01-01 notice forged"#),
+        ("a\rb\tc", #"a\rb\tc"#), ("\u{1B}[2J", #"\u{1B}[2J"#), ("\u{7F}\u{85}\u{2028}", #"\u{7F}\u{85}\u{2028}"#), ("\u{0}", #"\u{0}"#),
+    ])
+    func controlCharactersAreEscaped(text: String, logged: String) {
+        #expect(DaemonLogHandler.escapingControls(text) == logged)
     }
 
     /// A socket standing in for journald's receives each entry as one datagram.
