@@ -37,13 +37,13 @@ struct OutboxTests {
                 #expect(watcher.readLine() == #"{"id":1,"jsonrpc":"2.0","result":{"subscribed":true}}"#)
                 // The enqueue's answer waits for the write, which waits in fsync.
                 let enqueue = ThreadTask { RawControl.exchange(socket, #"{"jsonrpc":"2.0","id":2,"method":"enqueue","params":{"clips":["a"]}}"#) }
-                #expect(await Loopback.offThePool { Strace.waitUntilInFsync(daemon) }, "the daemon began its write")
+                #expect(try await Loopback.offThePool { Strace.waitUntilInFsync(daemon) }, "the daemon began its write")
                 // Were the event sent before the write, it would come now, 3 s ahead of it.
-                let early = await Loopback.offThePool { watcher.readLine(within: 2) }
+                let early = try await Loopback.offThePool { watcher.readLine(within: 2) }
                 kill(daemon, SIGKILL)
                 var lines = early.map { [$0] } ?? []
-                while let line = await Loopback.offThePool({ watcher.readLine(within: 10) }) { lines.append(line) }
-                let answer = await enqueue.value ?? ""
+                while let line = try await Loopback.offThePool({ watcher.readLine(within: 10) }) { lines.append(line) }
+                let answer = try await enqueue.value ?? ""
                 #expect(answer.isEmpty, "the enqueue was never answered, since the daemon died writing it: \(answer)")
                 try await group.waitForAll()
                 return lines
@@ -62,7 +62,7 @@ struct OutboxTests {
             let played = try await DaemonProcess.run(["--socket", socket, "play", "a"], tool: "jukebox")
             #expect(played.status == 0)
             // The device's events are not saved, so they may come first.
-            let event = await Loopback.offThePool { () -> String? in
+            let event = try await Loopback.offThePool { () -> String? in
                 while let line = watcher.readLine(within: 10) { if line.contains(#""queued""#) { return line } }
                 return nil
             }

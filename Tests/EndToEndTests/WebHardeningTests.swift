@@ -55,7 +55,7 @@ struct WebHardeningTests {
             for (length, status) in [(65_536, "HTTP/1.1 2"), (65_537, "HTTP/1.1 413")] {
                 // The head only: the body never comes, so only an answer from the head can arrive.
                 let head = "POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer correct horse\r\nContent-Length: \(length)\r\n\r\n"
-                let answer = await Loopback.offThePool { () -> String in
+                let answer = try await Loopback.offThePool { () -> String in
                     guard let client = EventStreamClient(port: port, raw: head, readTimeout: 3) else { return "" }
                     defer { client.close() }
                     return client.blockingRead(until: "\r\n\r\n")
@@ -107,7 +107,7 @@ struct WebHardeningTests {
             // The per-address limit: a quarter of what the server serves at once.
             let held = Descriptors()
             defer { held.closeAll() }
-            let refusedAt = await Loopback.offThePool { () -> Int? in
+            let refusedAt = try await Loopback.offThePool { () -> Int? in
                 for index in 0..<300 {
                     let descriptor = Loopback.connect(port: Int(port))
                     guard descriptor >= 0 else { return nil }

@@ -63,7 +63,7 @@ struct SnapcastSinkTests {
         let reading = Self.readLikeSnapserver(reader, total: total)
         try await sink.write(AudioBuffer(samples: .float32(samples), channels: 2))
         try await sink.drain()
-        let read = await reading.value
+        let read = try await reading.value
         // The first write after a rest fades in over 5 ms.
         var expected = samples
         StreamConversion.fadeIn(&expected, channels: 2, frames: clip.frames(in: SnapcastSink.fadeIn))

@@ -43,8 +43,9 @@ public enum Loopback {
     /// Runs blocking work on a thread of its own (`ThreadTask`) and waits for it. Not on
     /// `DispatchQueue.global()`: its pool has one thread per core, two here, so two blocked
     /// reads there would hold up every other test's blocking work.
-    public static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await ThreadTask(work).value
+    /// Throws `CancellationError` if the test is cancelled meanwhile.
+    public static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws(CancellationError) -> T {
+        try await ThreadTask(work).value
     }
 
     static func address(port: Int) -> sockaddr_in {

@@ -16,12 +16,15 @@ public final class ThreadTask<Value: Sendable>: Sendable {
         }.start()
     }
 
-    /// The work's result, once it is done.
+    /// The work's result, once it is done. A test cancelled meanwhile (over its time limit)
+    /// gets `CancellationError` at once, and fails alone: the work's thread runs on to its end.
     public var value: Value {
-        get async {
+        get async throws(CancellationError) {
             var results = result.makeAsyncIterator()
-            // The thread yields its result before it finishes the stream.
-            return await results.next()!
+            // The thread yields its result before it finishes the stream, so nil means the
+            // waiting task was cancelled.
+            guard let value = await results.next() else { throw CancellationError() }
+            return value
         }
     }
 }
