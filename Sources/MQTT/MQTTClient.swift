@@ -192,6 +192,13 @@ public actor MQTTClient {
                 }
             }
             group.addTask { [deliver, logger, signal, subscriptions = configuration.subscriptions] in
+                // Messages dropped since the buffer filled: the first is logged, the rest are
+                // counted and told once one fits again or the connection ends, so a broker
+                // flooding the client writes two lines, not one a message.
+                var dropped = 0
+                defer {
+                    if dropped > 1 { logger.warning("MQTT: \(dropped) messages were dropped in all, while \(Self.messageBuffer) were waiting to be handled") }
+                }
                 for try await packet in inbound {
                     heard.touch()
                     guard heard.accepted else {
@@ -212,8 +219,15 @@ public actor MQTTClient {
                         let acknowledge: @Sendable () async -> Void = { [id = message.packetID] in
                             if let id { try? await send(.publishAcknowledged(packetID: id)) }
                         }
-                        if case .dropped = deliver.yield(MQTTMessage(publish: message, acknowledge: acknowledge)) {
-                            logger.warning("MQTT: a message on \(message.topic) was dropped: \(Self.messageBuffer) are waiting to be handled")
+                        switch deliver.yield(MQTTMessage(publish: message, acknowledge: acknowledge)) {
+                        case .dropped:
+                            dropped += 1
+                            if dropped == 1 {
+                                logger.warning("MQTT: a message on \(message.topic) was dropped: \(Self.messageBuffer) are waiting to be handled; more will be counted")
+                            }
+                        default:
+                            if dropped > 1 { logger.warning("MQTT: \(dropped) messages were dropped in all, while \(Self.messageBuffer) were waiting to be handled") }
+                            dropped = 0
                         }
                     case .subscribeAcknowledged(_, let granted):
                         for (subscription, qos) in zip(subscriptions, granted) where qos == nil {

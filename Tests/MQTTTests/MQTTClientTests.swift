@@ -153,4 +153,23 @@ struct MQTTClientTests {
         // A connection that ends at once does not start the waits again: they double.
         #expect(closed.map { $0.components(separatedBy: "connecting again in ").last ?? "" } == ["50 ms", "100 ms", "200 ms", "400 ms", "800 ms"], "\(closed)")
     }
+
+    /// A broker that floods the client while nothing takes its messages: the buffer keeps
+    /// 100, and the log says so in two lines, not one a dropped message.
+    @Test func aFloodOfMessagesIsDroppedWithTwoLogLines() async throws {
+        let topic = Array("jb/command/volume".utf8)
+        let publish: [UInt8] = [0x30, UInt8(2 + topic.count + 2), 0, UInt8(topic.count)] + topic + Array("40".utf8)
+        // CONNACK and SUBACK, 300 messages, then a packet no broker sends, which ends the connection.
+        let broker = ScriptedBroker(answers: [[0x20, 2, 0, 0, 0x90, 3, 0, 1, 1] + Array((0..<300).map { _ in publish }.joined()) + [0x60, 0]])
+        let log = LogCollector()
+        let client = client(port: broker.port, log: log, connections: Connections())
+        let running = Task { await client.run() }
+        await log.waitFor("jukeboxd closed its connection")
+        running.cancel()
+        await running.value
+        let lines = log.lines.filter { $0.contains("dropped") }
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.contains("a message on jb/command/volume was dropped: 100 are waiting to be handled; more will be counted") == true, "\(lines)")
+        #expect(lines.last?.contains("MQTT: 200 messages were dropped in all, while 100 were waiting to be handled") == true, "\(lines)")
+    }
 }
