@@ -148,7 +148,7 @@ let package = Package(
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
         .testTarget(name: "MQTTTests", dependencies: [
-            "MQTT", "JukeboxCore", "JukeboxTestSupport",
+            "MQTT", "JukeboxMQTT", "JukeboxCore", "JukeboxTestSupport",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"), .product(name: "Subprocess", package: "swift-subprocess"),
         ]),

@@ -47,13 +47,11 @@ final class ConnectionsPerAddress: Sendable {
         if left <= limit / 2 { _ = told.withLock { $0.remove(address) } }
     }
 
-    var count: Int { open.withLock { $0.values.reduce(0, +) } }
-
     /// The key an address counts under: IPv4 whole, IPv6 by its first 64 bits (an
     /// IPv4-mapped IPv6 address as the IPv4 address it is).
     static func key(_ address: SocketAddress?) -> String {
         switch address {
-        case .v4(let v4)?: return v4.host.isEmpty ? (address?.ipAddress ?? "?") : (address?.ipAddress ?? v4.host)
+        case .v4?: return address?.ipAddress ?? "?"
         case .v6(let v6)?:
             let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
             if bytes.prefix(10).allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {

@@ -42,8 +42,6 @@ public actor WebAuth {
     private let wallClock: @Sendable () -> Int64
     private let sessionsFile: String?
     private let io = BlockingWorkQueue(label: "jukeboxd.web-sessions")
-    /// PBKDF2's rounds for the sessions file's hash of the password.
-    private let hashRounds: Int
     /// The salt and hash written to the sessions file, once made or read.
     private var passwordHash: PasswordHash?
     /// Session token → expiry (seconds since 1970).
@@ -55,14 +53,12 @@ public actor WebAuth {
     public init(
         password: String?, sessionsFile: String? = nil, logger: Logger = Logger(label: "web", factory: { _ in SwiftLogNoOpLogHandler() }),
         now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-        wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) },
-        hashRounds: Int = PasswordHash.rounds
+        wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }
     ) {
         self.password = password.map { Array($0.utf8) }
         self.sessionsFile = password == nil ? nil : sessionsFile
         self.now = now
         self.wallClock = wallClock
-        self.hashRounds = hashRounds
         self.logger = logger
     }
 
@@ -148,9 +144,17 @@ public actor WebAuth {
     /// is full.
     private func key(_ address: String, at moment: ContinuousClock.Instant) -> String {
         if failures[address] != nil || failures.count < Self.maxTrackedAddresses { return address }
-        failures = failures.filter { $0.value.contains { moment - $0 < Self.throttleWindow } }
+        // Expired entries make room; the full table is swept at most once a second, not on
+        // every request from a newcomer while it stays full.
+        if lastSweep.map({ moment - $0 >= .seconds(1) }) ?? true {
+            lastSweep = moment
+            failures = failures.filter { $0.value.contains { moment - $0 < Self.throttleWindow } }
+        }
         return failures.count < Self.maxTrackedAddresses ? address : Self.overflow
     }
+
+    /// When the full failure table was last swept for expired entries.
+    private var lastSweep: ContinuousClock.Instant?
 
     /// Seconds until `address` may try again, or nil when it may now.
     private func throttled(_ address: String) -> Int? {
@@ -220,7 +224,7 @@ public actor WebAuth {
         guard let sessionsFile, let password else { return }
         if passwordHash == nil {
             // Made once, on the blocking thread: it is slow on purpose.
-            passwordHash = await io.run { [hashRounds] in PasswordHash(password: password, rounds: hashRounds) }
+            passwordHash = await io.run { PasswordHash(password: password, rounds: PasswordHash.rounds) }
         }
         guard let passwordHash else { return }
         var text = "jukeboxd-web-sessions \(passwordHash.method) \(passwordHash.salt) \(passwordHash.hash)\n"

@@ -35,8 +35,12 @@ struct MQTTCommands: Sendable {
         guard !message.publish.retain else {
             // A retained command would act again at every connection, and one that takes
             // something down would do so at every start. Home Assistant never retains commands.
-            if retainedLogged.insert(name) {
-                logger.warning("MQTT command \(name) ignored: it was published with the retain flag, so the broker hands it out at every connection; publish commands without it (delete the retained one with: mosquitto_pub -r -n -t '\(message.topic)')", metadata: ["command": "\(name)"])
+            let line = "MQTT command \(name) ignored: it was published with the retain flag, so the broker hands it out at every connection; publish commands without it (delete the retained one with: mosquitto_pub -r -n -t '\(message.topic)')"
+            switch retainedLogged.insert(name) {
+            case .first: logger.warning("\(line)", metadata: ["command": "\(name)"])
+            case .seen: break
+            // More topics than are remembered: counted with the refusals instead.
+            case .full: for line in refusals.admit(line) { logger.warning("\(line)", metadata: ["command": "\(name)"]) }
             }
             return
         }
@@ -128,12 +132,22 @@ struct MQTTCommands: Sendable {
     }
 }
 
-/// Names logged once each, shared by every copy of `MQTTCommands`.
+/// Names logged once each, shared by every copy of `MQTTCommands`. A broker can hand out
+/// retained messages under any number of topics, so at most `limit` names are remembered.
 final class TopicsLogged: Sendable {
+    static let limit = 64
     private let names = Mutex(Set<String>())
 
-    /// True the first time `name` is given.
-    func insert(_ name: String) -> Bool { names.withLock { $0.insert(name).inserted } }
+    enum Seen { case first, seen, full }
+
+    func insert(_ name: String) -> Seen {
+        names.withLock { names in
+            if names.contains(name) { return .seen }
+            guard names.count < Self.limit else { return .full }
+            names.insert(name)
+            return .first
+        }
+    }
 }
 
 /// A `LogBudget` shared by every copy of `MQTTCommands`.

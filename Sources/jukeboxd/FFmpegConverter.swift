@@ -23,7 +23,7 @@ struct FFmpegConverter: AudioConverter {
         return nil
     }
 
-    func convertToFLAC(_ input: String, _ output: String, limits: ConversionLimits) async throws(ConversionFailure) {
+    func convertToFLAC(_ input: String, _ output: String, limits: UploadLimits) async throws(ConversionFailure) {
         // -t: a second past the longest clip accepted, so a longer one is seen to be longer
         // and refused rather than cut; -fs: no more bytes than an upload may bring.
         let seconds = limits.length.components.seconds + 1

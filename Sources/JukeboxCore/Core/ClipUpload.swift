@@ -68,10 +68,13 @@ public actor ClipUpload {
             }
             return nil
         }
-        if let failure {
-            throw .uploadRefused("cannot store \(name) in the clips folder \(FilePath.directory(of: temporaryPath)): \(FileReadError.words(for: failure, writing: true)); nothing of it was kept")
-        }
+        if let failure { throw notStored(failure) }
         received += bytes.count
+    }
+
+    /// A write or fsync of the received file failed (a full disk, say); the caller discards it.
+    private func notStored(_ failure: Int32) -> JukeboxError {
+        .uploadRefused("cannot store \(name) in the clips folder \(FilePath.directory(of: temporaryPath)): \(FileReadError.words(for: failure, writing: true)); nothing of it was kept")
     }
 
     /// Closes the file once every byte is there; the path of what was received.
@@ -86,9 +89,7 @@ public actor ClipUpload {
                 defer { close(descriptor) }
                 return fsync(descriptor) == 0 ? nil : errno
             }
-            if let failure {
-                throw .uploadRefused("cannot store \(name) in the clips folder \(FilePath.directory(of: temporaryPath)): \(FileReadError.words(for: failure, writing: true)); nothing of it was kept")
-            }
+            if let failure { throw notStored(failure) }
         }
         finished = true
         return temporaryPath

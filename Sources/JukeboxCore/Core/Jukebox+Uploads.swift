@@ -67,7 +67,7 @@ extension Jukebox {
             }
             let converted = received + ".flac"
             do {
-                try await converter.convertToFLAC(received, converted, limits: ConversionLimits(length: limits.length, size: limits.size))
+                try await converter.convertToFLAC(received, converted, limits: limits)
             } catch {
                 throw .unplayable(name, reason: "\(refusal), and converting it with ffmpeg failed: \(error)")
             }

@@ -29,9 +29,8 @@ public struct UploadLimits: Sendable, Equatable {
         if format.channels > Self.maxChannels || format.channels < 1 {
             return "\(name) has \(format.channels) channels; at most \(Self.maxChannels) are accepted (mix it down to stereo or mono)"
         }
-        // Frames past the limit, compared without a multiplication that could overflow.
-        let allowed = Int(length.components.seconds) * format.sampleRate + Int(length.components.attoseconds / 1_000_000_000_000_000) * format.sampleRate / 1000
-        if frames > allowed {
+        // At most 3 h at 192 kHz by now: no overflow.
+        if frames > format.frames(in: length) {
             return "\(name) is longer than the \(DurationText.format(length)) accepted (the session's maxUploadLength; raise it to add a longer clip)"
         }
         return nil

@@ -69,12 +69,6 @@ public struct SpeechCache: Sendable {
 
     func discard(_ path: String) { _ = unlink(path) }
 
-    /// The size of a regular file, or nil.
-    func size(of path: String) -> Int? {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG ? Int(info.st_size) : nil
-    }
-
     /// Puts a checked file in its place, then trims the folder to its limits.
     func keep(_ partial: String, as path: String) throws(FileWriteError) {
         guard rename(partial, path) == 0 else { throw FileWriteError(path: path, errno: errno) }

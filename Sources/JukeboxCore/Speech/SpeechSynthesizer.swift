@@ -143,7 +143,7 @@ public actor SpeechSynthesizer {
         }
         // What the engine wrote must be there, of a sane size, and audio we can play.
         if problem == nil {
-            let size = await files.run { cache.size(of: partial) } ?? 0
+            let size = await files.run { FilePath.size(partial) } ?? 0
             if size == 0 {
                 problem = "the speech engine \(program) wrote no audio file\(said)"
             } else if size > SpeechCache.maxFileSize {

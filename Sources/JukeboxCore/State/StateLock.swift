@@ -15,12 +15,10 @@ public final class StateLock: Sendable {
 
     /// Takes the lock for the state file at `statePath`, or says who has it (exit 75).
     public init(statePath: String, pid: pid_t = getpid()) throws(StateLocationError) {
-        let folder = FilePath.directory(of: statePath)
-        let name = String(statePath.dropFirst(folder.count).drop { $0 == "/" })
-        path = FilePath.join(folder, ".\(name).lock")
+        path = AtomicFile.hiddenSibling(of: statePath, suffix: ".lock")
         let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw StateLocationError(message: "cannot open \(path), which keeps two jukeboxd from sharing the state file \(statePath): \(FileReadError(errno: errno)); choose another state file with --state", exitCode: 73)
+            throw StateLocationError(message: "cannot open \(path), which keeps two jukeboxd from sharing the state file \(statePath): \(FileReadError.words(for: errno, writing: true)); choose another state file with --state", exitCode: 73)
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = Self.pid(in: descriptor)

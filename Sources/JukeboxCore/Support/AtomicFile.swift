@@ -53,7 +53,7 @@ public enum AtomicFile {
     /// leading dot keeps it apart from every name a clip can be stored under (an upload's
     /// name never starts with one, `ClipUpload.safeName`), since a leftover under this name
     /// is removed before the write.
-    public static func temporaryPath(for path: String) -> String { hiddenSibling(of: path, suffix: ".tmp") }
+    static func temporaryPath(for path: String) -> String { hiddenSibling(of: path, suffix: ".tmp") }
 
     /// `.NAME` + `suffix` in `path`'s folder: jukeboxd's own files beside a file it keeps.
     public static func hiddenSibling(of path: String, suffix: String) -> String {

@@ -149,19 +149,14 @@ public enum ChildProcess {
         }
         let deadline = ContinuousClock.now + timeLimit
         var status: Int32 = 0
-        // Its descendants as last seen, so one whose parent exits in between is still known.
-        var family = Set<ProcessTable.Entry>()
-        var rounds = 0
         while true {
             var waiting = pollfd(fd: output[0], events: Int16(POLLIN), revents: 0)
             _ = poll(&waiting, 1, 20)
             drain()
             let done = waitpid(pid, &status, WNOHANG)
             if done == pid { break }
-            rounds += 1
-            if rounds % 5 == 0 { family.formUnion(ProcessTable.read().descendants(of: pid)) }
             if ContinuousClock.now >= deadline {
-                endEverything(pid, family: family)
+                endEverything(pid)
                 waitpid(pid, &status, 0)
                 drain()
                 return Outcome(ending: .timedOut, output: text(kept))
@@ -173,11 +168,13 @@ public enum ChildProcess {
     }
 
     /// Kills `pid`'s group, every descendant of it, whatever group or session it is in, and
-    /// every orphan the daemon adopted; stopped first, so none can start another meanwhile.
-    private static func endEverything(_ pid: pid_t, family: Set<ProcessTable.Entry>) {
+    /// every orphan the daemon adopted (a descendant whose parent has exited is one of those,
+    /// so the two together are everything it started); stopped first, so none can start
+    /// another meanwhile.
+    private static func endEverything(_ pid: pid_t) {
         kill(-pid, SIGKILL)
         let table = ProcessTable.read()
-        var doomed = family.union(table.descendants(of: pid)).union(orphans(in: table))
+        var doomed = Set(table.descendants(of: pid)).union(orphans(in: table))
         for entry in doomed { kill(entry.pid, SIGSTOP) }
         // Stopped ones cannot have made more since; take any the first look missed.
         let again = ProcessTable.read()
@@ -199,6 +196,8 @@ public enum ChildProcess {
 
     /// Waits for every adopted orphan that has ended, so none stays a zombie.
     public static func reapOrphans() {
+        // Without adopting, there is none, and no reason to read /proc after every program.
+        guard adopting.withLock({ $0 }) else { return }
         for orphan in orphans(in: ProcessTable.read()) where orphan.state == "Z" {
             var status: Int32 = 0
             waitpid(orphan.pid, &status, WNOHANG)

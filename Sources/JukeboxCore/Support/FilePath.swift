@@ -123,10 +123,10 @@ public enum FilePath {
 
     /// Up to `count` bytes from the start of the file; empty when it cannot be read. For
     /// telling what kind of file something is, however large it is.
-    /// The size of the file at `path`, or nil when it cannot be read.
+    /// The size of the regular file at `path`, or nil.
     public static func size(_ path: String) -> Int? {
         var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG ? Int(info.st_size) : nil
     }
 
     public static func head(_ path: String, count: Int) -> [UInt8] {
