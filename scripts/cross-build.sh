@@ -14,7 +14,7 @@ mkdir -p "$out"
 # SwiftPM reads PKG_CONFIG_PATH (not PKG_CONFIG_LIBDIR): the sysroot's arm64 .pc files.
 pkgconfig="$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgconfig"
 for product in jukeboxd jukebox; do
-    in_root "cd /src && PKG_CONFIG_PATH=$pkgconfig swift build --scratch-path /build-arm64 --swift-sdk aarch64-unknown-linux-gnu \
+    in_root "cd $PWD && PKG_CONFIG_PATH=$pkgconfig swift build --scratch-path /build-arm64 --swift-sdk aarch64-unknown-linux-gnu \
         -c release --static-swift-stdlib --product $product"
     cp "$root/build-arm64/aarch64-unknown-linux-gnu/release/$product" "$out/$product"
 done

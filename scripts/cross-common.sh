@@ -39,14 +39,70 @@ mount_once() {  # SOURCE TARGET [mount options…]
 }
 
 # Runs a shell command inside the sid root, with /proc (the Swift driver finds its libraries
-# through /proc/self/exe), the repository at /src and the Swift package mirrors (read by git
+# through /proc/self/exe), the repository at its own path (so #filePath in a test names the
+# same file inside and outside the root) and the Swift package mirrors (read by git
 # through url.insteadOf, as on this machine) mounted.
 in_root() {
     mount_once proc "$root/proc" -t proc
-    mount_once "$PWD" "$root/src" --bind
+    mount_once "$PWD" "$root$PWD" --bind
     if [ -d /opt/swift-packages ]; then
         mount_once /opt/swift-packages "$root/opt/swift-packages" --bind -o ro
         printf '[url "/opt/swift-packages/"]\n\tinsteadOf = https://github.com/\n[safe]\n\tdirectory = *\n' > "$root/etc/gitconfig"
     fi
     chroot "$root" /bin/bash -c "$1"
+}
+
+# Lets the kernel run aarch64 programs through qemu-user (binfmt_misc), so that an arm64
+# Debian root can be entered with chroot. Uses qemu-user-static's own registration line.
+register_aarch64() {
+    # An aarch64 machine runs them itself: registering qemu there would emulate every program.
+    [ "$(dpkg --print-architecture)" = arm64 ] && return 0
+    [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+    [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] && return 0
+    cat /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register
+}
+
+# target_root DISTRO ARCH: prints the folder of a minimal Debian DISTRO root for ARCH, as a
+# Raspberry Pi OS Lite or a server has it (systemd, adduser), made once with debootstrap
+# (under qemu-user for arm64). Callers copy it rather than change it.
+target_root() {
+    local distro=$1 arch=$2 dir="$work/roots/$1-$2"
+    if [ ! -e "$dir/.complete" ]; then
+        [ "$arch" = arm64 ] && register_aarch64
+        remove_root "$dir"
+        mkdir -p "$work/roots"
+        debootstrap --arch="$arch" --variant=minbase --include=systemd,adduser,ca-certificates \
+            "$distro" "$dir" "$(debian_mirror)" >&2
+        echo 'Acquire::Check-Valid-Until "false";' > "$dir/etc/apt/apt.conf.d/99jukeboxd"
+        echo 'APT::Install-Recommends "false";' >> "$dir/etc/apt/apt.conf.d/99jukeboxd"
+        touch "$dir/.complete"
+    fi
+    echo "$dir"
+}
+
+# remove_root DIR: removes a root, after unmounting whatever is mounted inside it (a bind
+# mount of the repository is on the same file system, so rm --one-file-system would go in).
+remove_root() {
+    local target
+    for target in $(awk -v dir="$1/" 'index($2, dir) == 1 { print $2 }' /proc/mounts | sort -r); do umount -l "$target"; done
+    if awk -v dir="$1/" 'index($2, dir) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+        echo "cross: $1 still has mounts inside; not removing it" >&2
+        return 1
+    fi
+    rm -rf --one-file-system "$1"
+}
+
+# copy_root FROM TO: a fresh copy of a root, to change.
+copy_root() {
+    for target in $(awk -v dir="$1/" 'index($2, dir) == 1 { print $2 }' /proc/mounts | sort -r); do umount -l "$target"; done
+    remove_root "$2"
+    cp -a "$1" "$2"
+}
+
+# in_target ROOT COMMAND: runs a shell command inside a Debian root (any architecture this
+# machine can run), with /proc mounted and the host's resolv.conf.
+in_target() {
+    mount_once proc "$1/proc" -t proc
+    cp /etc/resolv.conf "$1/etc/resolv.conf" 2>/dev/null || true
+    chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive /bin/sh -c "$2"
 }

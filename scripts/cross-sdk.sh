@@ -25,7 +25,7 @@ mirror=$(debian_mirror)
 # 1. The sid root with Debian's Swift and lld.
 if [ ! -x "$root/usr/bin/swift" ]; then
     if [ ! -x "$root/usr/bin/apt-get" ]; then
-        rm -rf --one-file-system "$root"
+        remove_root "$root"
         debootstrap --variant=minbase sid "$root" "$mirror"
     fi
     # The archive's Release file may be older than apt allows.
@@ -70,7 +70,7 @@ fi
 #    own version), into the sysroot where swift-sdk.json names them.
 if [ ! -e "$sysroot_host/usr/lib/swift/linux/aarch64/swiftrt.o" ]; then
     in_root "rm -rf /tmp/swift-arm64 && mkdir -p /tmp/swift-arm64 && cd /tmp/swift-arm64 && \
-        dpkg --add-architecture arm64 && apt-get update -qq && apt-get download -qq swiftlang:arm64 libswiftlang:arm64 && \
+        { [ \$(dpkg --print-architecture) = arm64 ] || dpkg --add-architecture arm64; } && apt-get update -qq && apt-get download -qq swiftlang:arm64 libswiftlang:arm64 && \
         for deb in *.deb; do dpkg -x \$deb stage; done"
     stage="$root/tmp/swift-arm64/stage/usr/libexec/swift/lib"
     rm -rf "$sysroot_host/usr/lib/swift" "$sysroot_host/usr/lib/swift_static" "$sysroot_host/usr/lib/clang"

@@ -7,7 +7,7 @@
 # tests start their own mosquitto broker; espeak-ng speaks the announcements; the Snapcast tests start their own snapserver and snapclients.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl chromium chromium-driver python3-selenium mosquitto mosquitto-clients espeak-ng snapserver snapclient strace
+scripts/install-deps.sh --tests
 # A short fuzz run of the session loader, the control protocol, MQTT commands and HTTP
 # requests (scripts/fuzz.sh).
 scripts/fuzz.sh --seconds 80

@@ -22,7 +22,8 @@ struct Jukeboxd: AsyncParsableCommand {
             state file (give --state), or the web remote would listen beyond this machine \
             without a password.
             SIGHUP re-reads the session file.
-            """
+            """,
+        version: JukeboxVersion.current
     )
 
     @Argument(help: "The session file (JSON).")

@@ -48,14 +48,32 @@ struct ChildProcessTests {
         #expect(try ChildProcess.run(["/bin/sh", "-c", "echo no amplifier >&2; exit 3"], timeLimit: .seconds(5)) == .init(ending: .exited(3), output: "no amplifier"))
         #expect(try ChildProcess.run(["/bin/sh", "-c", "kill -TERM $$"], timeLimit: .seconds(5)).ending == .signalled(SIGTERM))
         #expect(throws: ChildProcess.SpawnFailure.self) { try ChildProcess.run(["no-such-program-here"], timeLimit: .seconds(5)) }
-        do {
-            _ = try ChildProcess.run(["/nonexistent/gpioset"], timeLimit: .seconds(5))
-        } catch {
-            #expect(error.description == "/nonexistent/gpioset could not be started: no such file", "\(error.description)")
-        }
+        let missing = #expect(throws: ChildProcess.SpawnFailure.self) { try ChildProcess.run(["/nonexistent/gpioset"], timeLimit: .seconds(5)) }
+        #expect(missing?.description == "/nonexistent/gpioset could not be started: no such file")
+        #expect(missing?.isMissingProgram == true)
         // Input arrives on standard input, then the end of it.
         #expect(try ChildProcess.run(["/bin/cat"], input: Array("Dinner is ready".utf8), timeLimit: .seconds(5)).output == "Dinner is ready")
         // A program that reads none of a large input: the write fails quietly, no SIGPIPE.
         #expect(try ChildProcess.run(["/bin/true"], input: [UInt8](repeating: 65, count: 4 << 20), timeLimit: .seconds(5)).succeeded)
+    }
+
+    /// A program that is missing or cannot be run is reported before anything is started, the
+    /// same on every libc and under emulation (where posix_spawn's child would just exit 127).
+    @Test func aProgramThatCannotRunIsNamedBeforeAnythingStarts() throws {
+        let folder = try TemporaryDirectory()
+        _ = try folder.write("notes.txt", text: "#!/bin/sh\nexit 0\n")
+        let notExecutable = folder.file("notes.txt")
+        let refused = #expect(throws: ChildProcess.SpawnFailure.self) { try ChildProcess.run([notExecutable], timeLimit: .seconds(5)) }
+        #expect(refused?.errno == EACCES)
+        #expect(refused?.isMissingProgram == false)
+        #expect(throws: ChildProcess.SpawnFailure.self) { try ChildProcess.run([folder.path], timeLimit: .seconds(5)) }
+        // Looked up in PATH as posix_spawnp does: a non-executable file of that name is passed
+        // over for a runnable one further on, and "no such program" only when none is.
+        #expect(ChildProcess.unrunnable("notes.txt", searching: "\(folder.path):/usr/bin") == EACCES)
+        #expect(ChildProcess.unrunnable("sh", searching: "\(folder.path):/bin") == nil)
+        #expect(ChildProcess.unrunnable("no-such-program-here", searching: "/bin:/usr/bin") == ENOENT)
+        #expect(ChildProcess.unrunnable("/bin/sh/x", searching: nil) == ENOENT)
+        #expect(ChildProcess.unrunnable("", searching: nil) == ENOENT)
+        #expect(try ChildProcess.run(["sh", "-c", "exit 0"], environment: ["PATH": "\(folder.path):/bin:/usr/bin"], timeLimit: .seconds(5)).succeeded)
     }
 }

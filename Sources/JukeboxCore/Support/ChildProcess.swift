@@ -60,6 +60,26 @@ public enum ChildProcess {
         public var isMissingProgram: Bool { errno == ENOENT }
     }
 
+    /// Why `program` cannot be run (ENOENT: no such file; EACCES: not an executable file), or
+    /// nil. A name without a slash is looked up in `path` (a PATH value) as posix_spawnp does.
+    static func unrunnable(_ program: String, searching path: String?) -> Int32? {
+        func check(_ file: String) -> Int32? {
+            var status = stat()
+            guard stat(file, &status) == 0 else { return errno == ENOTDIR ? ENOENT : errno }
+            guard status.st_mode & S_IFMT == S_IFREG, access(file, X_OK) == 0 else { return EACCES }
+            return nil
+        }
+        if program.contains("/") { return check(program) }
+        guard !program.isEmpty else { return ENOENT }
+        var found: Int32 = ENOENT
+        for folder in (path ?? "/bin:/usr/bin").split(separator: ":", omittingEmptySubsequences: false) {
+            let problem = check(folder.isEmpty ? program : "\(folder)/\(program)")
+            guard let problem else { return nil }
+            if problem == EACCES { found = EACCES }
+        }
+        return found
+    }
+
     /// Runs `arguments` (the first is the program: a path, or a name looked up in `PATH`) with
     /// `environment` added to the daemon's own, and `input` on its standard input.
     public static func run(
@@ -107,6 +127,13 @@ public enum ChildProcess {
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
+        }
+        // A program that is not there, or cannot be run, is reported as such before anything
+        // starts: posix_spawn cannot always tell (where it forks rather than vforks, as under
+        // qemu-user, the child just exits 127).
+        if let problem = unrunnable(arguments[0], searching: merged["PATH"]) {
+            close(output[0]); close(inputPipe[1])
+            throw SpawnFailure(program: arguments[0], errno: problem)
         }
         var pid: pid_t = 0
         // Registered under the lock that the orphan sweep reads, so a program just started is

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Installs a package that scripts/package.sh made into a fresh Debian root of its distribution
+# and architecture (arm64 runs under qemu-user), as `apt install ./jukeboxd_….deb` on a Pi
+# would, and checks what a user relies on:
+#   - the jukeboxd user (in audio), its folders, and the unit enabled for boot;
+#   - `systemd-analyze verify` of the installed unit;
+#   - the packaged session passes `jukeboxd --check`, run as the service's user;
+#   - the daemon, started as the unit starts it, plays a pick into ALSA's `file` plugin and
+#     answers `jukebox status` from a member of the jukeboxd group;
+#   - remove keeps the session and the state; purge removes both.
+#   scripts/package-test.sh DEB [DISTRO]     # DISTRO: trixie (the default) or bookworm
+# Needs root (or sudo) for the chroot.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+deb=$(realpath "${1:?usage: scripts/package-test.sh DEB [DISTRO]}")
+distro=${2:-trixie}
+if [ "$(id -u)" -ne 0 ]; then exec sudo "$0" "$@"; fi
+. scripts/cross-common.sh
+arch=$(dpkg-deb -f "$deb" Architecture)
+[ "$arch" = arm64 ] && register_aarch64
+started=$(date +%s)
+
+base=$(target_root "$distro" "$arch")
+test_root="$work/roots/$distro-$arch-install"
+copy_root "$base" "$test_root"
+daemon=
+finish() {
+    [ -n "$daemon" ] && kill -9 "$daemon" 2>/dev/null || true
+    unmount_all
+}
+trap finish EXIT
+fail() {
+    echo "package-test: $*" >&2
+    [ -f "$test_root/tmp/jukeboxd.log" ] && { echo "the daemon's log:" >&2; cat "$test_root/tmp/jukeboxd.log" >&2; }
+    exit 1
+}
+inside() { in_target "$test_root" "$1"; }
+
+# Installing: apt resolves the Depends from the archive, as on a Pi.
+cp "$deb" "$test_root/tmp/"
+inside "apt-get update -qq && apt-get install -y -qq /tmp/$(basename "$deb")" >/dev/null
+inside "id -nG jukeboxd" | tr ' ' '\n' | grep -qx audio || fail "the jukeboxd user is not in the audio group: $(inside "id jukeboxd")"
+[ "$(inside "stat -c %U /var/lib/jukeboxd/clips /etc/jukeboxd" | sort -u)" = jukeboxd ] || fail "/var/lib/jukeboxd/clips and /etc/jukeboxd do not belong to jukeboxd"
+[ -L "$test_root/etc/systemd/system/multi-user.target.wants/jukeboxd.service" ] || fail "the unit is not enabled for boot"
+inside "systemd-analyze verify /usr/lib/systemd/system/jukeboxd.service" || fail "systemd-analyze verify found problems in the unit"
+inside "setpriv --reuid=jukeboxd --regid=jukeboxd --init-groups jukeboxd --check /etc/jukeboxd/session.json" || fail "the packaged session fails --check"
+
+# The daemon as the unit runs it (User=jukeboxd, RuntimeDirectory, StateDirectory), but with
+# ALSA's file plugin for a device.
+inside "install -d -o jukeboxd -g jukeboxd -m 0750 /run/jukeboxd && useradd -m -G jukeboxd pi"
+chroot "$test_root" /usr/bin/env -i PATH=/usr/bin:/bin STATE_DIRECTORY=/var/lib/jukeboxd /bin/sh -c \
+    "exec setpriv --reuid=jukeboxd --regid=jukeboxd --init-groups /usr/bin/jukeboxd /etc/jukeboxd/session.json \
+        --socket /run/jukeboxd/jukeboxd.sock --socket-group jukeboxd --device file:FILE=/tmp/out.raw,FORMAT=raw --seed 1" \
+    2>"$test_root/tmp/jukeboxd.log" &
+daemon=$!
+wait_for() {
+    for _ in $(seq 1 600); do grep -q "$1" "$test_root/tmp/jukeboxd.log" && return 0; kill -0 "$daemon" 2>/dev/null || break; sleep 0.1; done
+    fail "the daemon never logged \"$1\""
+}
+wait_for "control socket listening"
+status=$(inside "runuser -u pi -- jukebox status") || fail "jukebox status from a member of the jukeboxd group failed: $status"
+echo "$status" | grep -q "jukeboxd" || fail "jukebox status does not name the session: $status"
+inside "runuser -u pi -- jukebox pick" >/dev/null || fail "jukebox pick failed"
+wait_for " played "
+[ -s "$test_root/tmp/out.raw" ] || fail "nothing reached ALSA's file plugin"
+[ -s "$test_root/var/lib/jukeboxd/state.json" ] || fail "no state in /var/lib/jukeboxd/state.json"
+kill -TERM "$daemon"
+wait "$daemon" || fail "jukeboxd exited with status $? after SIGTERM"
+daemon=
+played=$(wc -c < "$test_root/tmp/out.raw")
+
+# Remove keeps the user's session and state; purge takes them.
+inside "apt-get remove -y -qq jukeboxd" >/dev/null
+[ ! -e "$test_root/usr/bin/jukeboxd" ] || fail "remove left /usr/bin/jukeboxd"
+[ -s "$test_root/etc/jukeboxd/session.json" ] && [ -s "$test_root/var/lib/jukeboxd/state.json" ] || fail "remove did not keep the session and the state"
+inside "apt-get purge -y -qq jukeboxd" >/dev/null
+[ ! -e "$test_root/etc/jukeboxd" ] && [ ! -e "$test_root/var/lib/jukeboxd" ] || fail "purge left /etc/jukeboxd or /var/lib/jukeboxd"
+inside "dpkg-statoverride --list /etc/jukeboxd" >/dev/null && fail "purge left the statoverride of /etc/jukeboxd"
+[ ! -e "$test_root/etc/systemd/system/multi-user.target.wants/jukeboxd.service" ] || fail "purge left the unit enabled"
+
+echo "package-test: $(basename "$deb") installed in a $distro $arch root: checked, played $played bytes, answered jukebox status, verified, removed and purged ($(( $(date +%s) - started )) s)"
