@@ -42,7 +42,11 @@ inside "apt-get update -qq && apt-get install -y -qq /tmp/$(basename "$deb")" >/
 inside "id -nG jukeboxd" | tr ' ' '\n' | grep -qx audio || fail "the jukeboxd user is not in the audio group: $(inside "id jukeboxd")"
 [ "$(inside "stat -c %U /var/lib/jukeboxd/clips /etc/jukeboxd" | sort -u)" = jukeboxd ] || fail "/var/lib/jukeboxd/clips and /etc/jukeboxd do not belong to jukeboxd"
 [ -L "$test_root/etc/systemd/system/multi-user.target.wants/jukeboxd.service" ] || fail "the unit is not enabled for boot"
-inside "systemd-analyze verify /usr/lib/systemd/system/jukeboxd.service" || fail "systemd-analyze verify found problems in the unit"
+# The root has no man-db to look the unit's man: pages up with; they are checked as files.
+inside "systemd-analyze verify --man=no /usr/lib/systemd/system/jukeboxd.service" || fail "systemd-analyze verify found problems in the unit"
+for page in jukeboxd jukebox; do
+    [ -s "$test_root/usr/share/man/man1/$page.1.gz" ] || fail "no manual page $page(1), which the unit names"
+done
 inside "setpriv --reuid=jukeboxd --regid=jukeboxd --init-groups jukeboxd --check /etc/jukeboxd/session.json" || fail "the packaged session fails --check"
 
 # The daemon as the unit runs it (User=jukeboxd, RuntimeDirectory, StateDirectory), but with

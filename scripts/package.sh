@@ -68,6 +68,15 @@ doc="$stage/usr/share/doc/jukeboxd"
 install -D -m 0644 packaging/deb/copyright "$doc/copyright"
 gzip -9n < packaging/deb/changelog > "$doc/changelog.gz"
 for file in README.md docs/*.md; do gzip -9n < "$file" > "$doc/$(basename "$file").gz"; done
+# Manual pages, from each program's own help (ArgumentParser's generate-manual, built for
+# this machine; it runs an arm64 program through qemu-user).
+swift build -c release --product generate-manual >&2
+released=$(date -u -d "$(dpkg-parsechangelog -l packaging/deb/changelog -S Date)" +%F)
+install -d "$stage/usr/share/man/man1" "$out/man"
+for program in jukeboxd jukebox; do
+    QEMU_LD_PREFIX="$root$sysroot" .build/release/generate-manual "$bin/$program" --date "$released" -o "$out/man" >&2
+    gzip -9n < "$out/man/$program.1" > "$stage/usr/share/man/man1/$program.1.gz"
+done
 install -D -m 0644 packaging/deb/lintian-overrides "$stage/usr/share/lintian/overrides/jukeboxd"
 chmod 0644 "$doc"/*
 install -m 0755 packaging/deb/postinst packaging/deb/prerm packaging/deb/postrm "$stage/DEBIAN/"

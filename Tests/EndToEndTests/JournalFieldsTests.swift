@@ -20,7 +20,9 @@ struct JournalFieldsTests {
         let name: [UInt8] = Array("MESSAGE\n".utf8)
         let length: [UInt8] = [9, 0, 0, 0, 0, 0, 0, 0]
         let value: [UInt8] = Array("two\nlines".utf8)
-        #expect(Array(entry.prefix(8 + 8 + 9 + 1)) == name + length + value + [10])
+        let expected: [UInt8] = name + length + value + [10]
+        let start: [UInt8] = Array(entry.prefix(expected.count))
+        #expect(start == expected)
     }
 
     /// A line break or a terminal escape from outside (an MQTT payload, a file name) is
