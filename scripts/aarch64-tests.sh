@@ -23,11 +23,57 @@ in_root "cd $PWD && PKG_CONFIG_PATH=$pkgconfig swift build --scratch-path /build
 products="$root/build-arm64-tests/aarch64-unknown-linux-gnu/debug"
 
 # Every aarch64 program, the tests and the daemons they start, runs under qemu-user (through
-# binfmt_misc) against the sysroot; the Swift runtime is found there.
+# binfmt_misc) against the sysroot. Tests that start a program as another user clear its
+# environment, so the sysroot is named where qemu looks without one, /etc/qemu-binfmt/aarch64,
+# for the length of the run (unless something is there already). The programs' RUNPATH names
+# the Swift runtime by its path in the sid root, which the sysroot maps onto itself.
+mkdir -p "$root$sysroot/opt"
+ln -sfn .. "$root$sysroot/opt/jukeboxd-sysroot-arm64"
+interp=/etc/qemu-binfmt/aarch64
+made_interp=
+if [ ! -e "$interp" ] && [ ! -L "$interp" ]; then
+    mkdir -p /etc/qemu-binfmt
+    ln -s "$root$sysroot" "$interp"
+    made_interp=yes
+fi
 export QEMU_LD_PREFIX="$root$sysroot"
-export LD_LIBRARY_PATH=/usr/lib/swift/linux
-started=$(date +%s)
-status=0
-"$products/jukeboxdPackageTests.xctest" --testing-library swift-testing "$@" || status=$?
-echo "aarch64-tests: the test bundle ran under qemu-user in $(( $(date +%s) - started )) s, exit status $status"
-exit "$status"
+finish() {
+    if [ -n "$made_interp" ]; then rm -f "$interp"; rmdir /etc/qemu-binfmt 2>/dev/null || true; fi
+    unmount_all
+}
+trap finish EXIT
+bundle="$products/jukeboxdPackageTests.xctest"
+
+# One suite at a time, each in its own process (its tests in parallel, as `swift test` runs
+# them): all of them at once on an emulated CPU would run most past their time limits.
+skips=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --skip) skips+=(--skip "$2"); shift 2 ;;
+        *) echo "usage: scripts/aarch64-tests.sh [--skip REGEX]…" >&2; exit 64 ;;
+    esac
+done
+logs="$work/aarch64-tests"
+rm -rf "$logs"
+mkdir -p "$logs"
+started=$SECONDS
+failed=()
+ran=0
+suites=0
+for suite in $("$bundle" --testing-library swift-testing --list-tests "${skips[@]}" | sed 's|/.*||' | sort -u); do
+    begun=$SECONDS
+    if "$bundle" --testing-library swift-testing --filter "^$suite/" "${skips[@]}" > "$logs/$suite.log" 2>&1; then
+        outcome=passed
+    else
+        outcome=FAILED
+        failed+=("$suite")
+        grep -E '✘|↳' "$logs/$suite.log" | head -n 40 >&2
+    fi
+    tests=$(sed -n 's/^[^ ]* Test run with \([0-9]*\) tests\? .*/\1/p' "$logs/$suite.log" | tail -n 1)
+    tests=${tests:-0}
+    ran=$((ran + tests))
+    suites=$((suites + 1))
+    echo "aarch64-tests: $suite $outcome ($tests tests, $((SECONDS - begun)) s)"
+done
+echo "aarch64-tests: $ran tests in $suites suites ran under qemu-user in $((SECONDS - started)) s; ${#failed[@]} suites failed${failed[*]:+: ${failed[*]}} (logs in $logs)"
+[ ${#failed[@]} -eq 0 ]

@@ -100,7 +100,8 @@ copy_root() {
 }
 
 # in_target ROOT COMMAND: runs a shell command inside a Debian root (any architecture this
-# machine can run), with /proc mounted and the host's resolv.conf.
+# machine can run), with /proc mounted and the host's resolv.conf. Mount ROOT/proc first
+# (mount_once) when calling it from a subshell, which cannot unmount for the caller.
 in_target() {
     mount_once proc "$1/proc" -t proc
     cp /etc/resolv.conf "$1/etc/resolv.conf" 2>/dev/null || true

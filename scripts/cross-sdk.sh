@@ -83,7 +83,9 @@ fi
 
 # 4. The SDK bundle, installed in the sid root.
 bundle_host="$root$bundle"
-if ! in_root "swift sdk list" | grep -qx "$sdk_name"; then
+# (Not in a pipeline: a subshell's mounts would outlive it.)
+in_root "swift sdk list" > "$work/sdks"
+if ! grep -qx "$sdk_name" "$work/sdks"; then
     mkdir -p "$bundle_host/aarch64"
     cat > "$bundle_host/info.json" <<EOF
 { "schemaVersion": "1.0", "artifacts": { "$sdk_name": { "type": "swiftSDK", "version": "6.2.3", "variants": [ { "path": "aarch64" } ] } } }

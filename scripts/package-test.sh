@@ -23,6 +23,8 @@ started=$(date +%s)
 base=$(target_root "$distro" "$arch")
 test_root="$work/roots/$distro-$arch-install"
 copy_root "$base" "$test_root"
+# Mounted by this shell (not by a pipeline's subshell), so that its exit unmounts it.
+mount_once proc "$test_root/proc" -t proc
 daemon=
 finish() {
     [ -n "$daemon" ] && kill -9 "$daemon" 2>/dev/null || true

@@ -91,6 +91,8 @@ if [ ! -e "$shlibs_root/.complete" ]; then
     in_target "$shlibs_root" "apt-get update -qq && apt-get install -y -qq dpkg-dev binutils libasound2-dev libsndfile1-dev libsoxr-dev" >&2
     touch "$shlibs_root/.complete"
 fi
+# Mounted here, not in the command substitution below, so that this shell unmounts it.
+mount_once proc "$shlibs_root/proc" -t proc
 rm -rf "$shlibs_root/tmp/shlibs"
 mkdir -p "$shlibs_root/tmp/shlibs/debian"
 printf 'Source: jukeboxd\n\nPackage: jukeboxd\nArchitecture: any\n' > "$shlibs_root/tmp/shlibs/debian/control"

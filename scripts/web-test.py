@@ -183,7 +183,8 @@ def main():
         field.clear()
         field.send_keys(args.password)
         browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
-        wait.until(ready.visibility_of_element_located((By.ID, "app")))
+        # The first right password is hashed (600 000 rounds of PBKDF2): allow a slow CPU.
+        WebDriverWait(browser, 60).until(ready.visibility_of_element_located((By.ID, "app")))
         print("logged in")
 
         # What the command line queues shows on the page within a second.

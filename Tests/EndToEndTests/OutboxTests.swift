@@ -88,24 +88,26 @@ enum Strace {
         return nil
     }
 
-    /// The system call number of fsync on this machine.
-    static var fsyncNumber: String {
-        #if arch(x86_64)
-        "74"
-        #elseif arch(arm64)
-        "82"
-        #else
-        "?"
-        #endif
+    /// The system call number of fsync for the program running as `pid`, from the machine
+    /// field of its executable's ELF header: the kernel's own numbers, which differ from this
+    /// test's when the daemon runs under an emulator (qemu-user is an x86-64 program).
+    static func fsyncNumber(of pid: pid_t) -> String {
+        guard let header = FileManager.default.contents(atPath: "/proc/\(pid)/exe"), header.count >= 20 else { return "?" }
+        switch UInt16(header[18]) | UInt16(header[19]) << 8 {
+        case 62: return "74"  // EM_X86_64
+        case 183: return "82"  // EM_AARCH64
+        default: return "?"
+        }
     }
 
     /// Waits, at most 20 s, until one of the process's threads is inside fsync.
     static func waitUntilInFsync(_ pid: pid_t) -> Bool {
+        let fsync = fsyncNumber(of: pid)
         for _ in 0..<2000 {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
             for task in tasks {
                 let call = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8)) ?? ""
-                if call.split(separator: " ").first == Substring(fsyncNumber) { return true }
+                if call.split(separator: " ").first == Substring(fsync) { return true }
             }
             usleep(10_000)
         }

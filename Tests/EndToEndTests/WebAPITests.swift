@@ -24,7 +24,7 @@ struct WebAPITests {
 
     /// One request with curl: `-i` output split into status, headers and body.
     static func curl(_ arguments: [String], input: [UInt8]? = nil) async throws -> Reply {
-        let command = Arguments(["-s", "-i", "--max-time", "10"] + arguments)
+        let command = Arguments(["-s", "-i", "--max-time", "60"] + arguments)
         let output: [UInt8]
         if let input {
             output = try await Subprocess.run(.path("/usr/bin/curl"), arguments: command, input: .array(input), output: .bytes(limit: 1 << 20), error: .discarded).standardOutput
