@@ -41,6 +41,27 @@ struct SocketSecurityTests {
         }
     }
 
+    /// A clips folder the user cannot reach (the package's /var/lib/jukeboxd is 0750) used to
+    /// be reported as "not a folder". It is now named as out of that user's reach.
+    @Test func aClipsFolderOutOfTheUsersReachIsNamedSo() async throws {
+        try await withUsers(1) { users in
+            let outsider = users[0]
+            mkdir(folder.file("private"), 0o700)
+            chmod(folder.file("private"), 0o700)
+            mkdir(folder.file("private/clips"), 0o755)
+            try folder.write("p.json", text: #"{ "clipsDirectory": "\#(folder.file("private/clips"))", "clips": [ { "file": "\#(folder.file("a.wav"))" } ] }"#)
+            // Readable by the outsider, whatever umask another test has set meanwhile.
+            chmod(folder.file("p.json"), 0o644)
+            chmod(folder.file("a.wav"), 0o644)
+            let checked = try await outsider.run([binaries + "/jukeboxd", "--check", folder.file("p.json")])
+            #expect(checked.status == 65)
+            #expect(checked.stderr.contains(#"clipsDirectory: "\#(folder.file("private/clips"))" cannot be reached by user \#(outsider.name) (\#(outsider.uid)): permission denied"#), "\(checked.stderr)")
+        }
+        // Its own user, who may look in, is told nothing.
+        let mine = try await DaemonProcess.run(["--check", folder.file("p.json")])
+        #expect(mine.status == 0, "\(mine.stderr)")
+    }
+
     /// A daemon run by someone else, listening where the client looks, used to receive the
     /// client's commands and answer them ("paused"). The client now checks who serves the
     /// socket: root, itself, or the owner of the socket's folder.

@@ -25,8 +25,8 @@ struct SessionReader {
         let sessionDirectory = FilePath.directory(of: FilePath.absolute(sessionPath))
         let clipsDirectory = FilePath.normalize(
             FilePath.join(sessionDirectory, fields["clipsDirectory"].flatMap { nonEmptyString($0, at: "clipsDirectory") } ?? "."))
-        if fields["clipsDirectory"] != nil, !FilePath.isDirectory(clipsDirectory) {
-            problem("clipsDirectory", "\"\(clipsDirectory)\" is not a folder")
+        if fields["clipsDirectory"] != nil, let trouble = FilePath.folderProblem(clipsDirectory) {
+            problem("clipsDirectory", "\"\(clipsDirectory)\" \(trouble)")
         }
         let name = fields["name"].flatMap { nonEmptyString($0, at: "name") }
             ?? FilePath.removingExtension(FilePath.lastComponent(sessionPath))

@@ -88,6 +88,15 @@ public enum FilePath {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// Why `path` is not a folder this user can use: nil when it is one, else a few words
+    /// ("is not a folder", "cannot be reached by user NAME: permission denied").
+    public static func folderProblem(_ path: String) -> String? {
+        var info = stat()
+        if stat(path, &info) == 0 { return (info.st_mode & S_IFMT) == S_IFDIR ? nil : "is not a folder" }
+        if errno == EACCES { return "cannot be reached by user \(UserName.of(geteuid())): permission denied on a folder above it" }
+        return "is not a folder"
+    }
+
     /// Reads a whole regular file of at most `limit` bytes. Anything else is refused before a
     /// byte is read: a FIFO (which would hang), a device such as /dev/zero (which never ends),
     /// a folder, or a file too large to be what it claims. The error names the problem in
