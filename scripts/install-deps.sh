@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages jukeboxd builds and tests against (Debian 12 / Raspberry Pi OS).
 # Runs apt-get only for what is missing, through sudo when not root. Services that the packages
-# it installed start and enable (mosquitto, snapserver, snapclient on a machine with systemd)
-# are stopped and disabled again: the tests start their own, by pid, and a user's machine is
-# left running nothing new.
+# it installed start and enable (mosquitto, snapserver, snapclient on a machine with systemd,
+# and pulseaudio's for every login) are stopped and disabled again: the tests start their own,
+# by pid, and a user's machine is left running nothing new.
 set -euo pipefail
 
 packages=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev alsa-utils tzdata)
@@ -31,6 +31,14 @@ if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
             if systemctl is-enabled --quiet "$unit" 2>/dev/null || systemctl is-active --quiet "$unit"; then
                 echo "install-deps: stopping and disabling $unit (installed with $package; the tests start their own)"
                 run systemctl disable --now "$unit" >/dev/null 2>&1 || true
+            fi
+        done
+        # User services enabled for every login (pulseaudio's), which would compete with a
+        # desktop's own sound server (PipeWire) at the next login.
+        for unit in $(dpkg-query -L "$package" 2>/dev/null | sed -n -E 's#^/(usr/)?lib/systemd/user/([^/@]*\.(service|socket))$#\2#p'); do
+            if systemctl --global is-enabled --quiet "$unit" 2>/dev/null; then
+                echo "install-deps: disabling $unit for every user's login (installed with $package; the tests start their own)"
+                run systemctl --global disable "$unit" >/dev/null 2>&1 || true
             fi
         done
     done
