@@ -80,12 +80,22 @@ target_root() {
     echo "$dir"
 }
 
+# mounts_inside DIR: what is mounted inside DIR, deepest first.
+mounts_inside() {
+    awk -v dir="$1/" 'index($2, dir) == 1 { print $2 }' /proc/mounts | sort -r
+}
+
+# unmount_inside DIR: unmounts everything mounted inside DIR.
+unmount_inside() {
+    local target
+    for target in $(mounts_inside "$1"); do umount -l "$target"; done
+}
+
 # remove_root DIR: removes a root, after unmounting whatever is mounted inside it (a bind
 # mount of the repository is on the same file system, so rm --one-file-system would go in).
 remove_root() {
-    local target
-    for target in $(awk -v dir="$1/" 'index($2, dir) == 1 { print $2 }' /proc/mounts | sort -r); do umount -l "$target"; done
-    if awk -v dir="$1/" 'index($2, dir) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+    unmount_inside "$1"
+    if [ -n "$(mounts_inside "$1")" ]; then
         echo "cross: $1 still has mounts inside; not removing it" >&2
         return 1
     fi
@@ -94,7 +104,7 @@ remove_root() {
 
 # copy_root FROM TO: a fresh copy of a root, to change.
 copy_root() {
-    for target in $(awk -v dir="$1/" 'index($2, dir) == 1 { print $2 }' /proc/mounts | sort -r); do umount -l "$target"; done
+    unmount_inside "$1"
     remove_root "$2"
     cp -a "$1" "$2"
 }
