@@ -49,7 +49,7 @@ extension EntryInfo {
 extension StatusResult {
     public init(_ now: JukeboxSnapshot) {
         self.init(
-            session: now.session.name, device: now.player.deviceName, deviceState: now.player.deviceState.description,
+            session: now.session.name, device: now.player.deviceName, deviceState: now.deviceState.description,
             playing: now.playing.map { EntryInfo($0) }, waitingForDevice: now.waitingForDevice.map { EntryInfo($0) },
             queueLength: now.queue.waiting.count, paused: now.queue.paused, volume: VolumeResult(now).volume,
             nextPick: now.nextPick, uptime: now.uptime, played: now.queue.played, failed: now.queue.failed,
@@ -59,7 +59,7 @@ extension StatusResult {
 
 extension QueueResult {
     public init(_ now: JukeboxSnapshot) {
-        let position = now.player.position
+        let position = now.position
         let playing = now.playing.map { entry in
             PlayingInfo(
                 entry: EntryInfo(entry), elapsed: position?.elapsed.secondsDouble, total: position?.total.secondsDouble,

@@ -45,7 +45,7 @@ actor StatePublisher {
     /// The state topics and their values.
     static func state(_ snapshot: JukeboxSnapshot) -> [(String, String)] {
         let volume = Int((snapshot.player.volume * 100).rounded())
-        let device: String = switch snapshot.player.deviceState {
+        let device: String = switch snapshot.deviceState {
         case .closed: "idle"
         case .open: "playing through \(snapshot.player.deviceName)"
         case .retrying(let after, let error): "\(error.code); retrying in \(DurationText.format(after))"

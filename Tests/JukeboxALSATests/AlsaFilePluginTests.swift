@@ -29,7 +29,7 @@ struct AlsaFilePluginTests {
     @Test func bytesReachingALSAEqualTheClipsPCM() async throws {
         let samples = WAVFile.tone(frequency: 440, frames: 44_100, rate: 44_100, channels: 2)
         let player = player()
-        #expect(try await player.play(clip("a.wav", samples)) == .completed(duration: .seconds(1)))
+        #expect(try await player.play(clip("a.wav", samples)) == .ended(.completed(duration: .seconds(1))))
         await player.shutdown()
         #expect(try folder.read("out.raw") == WAVFile.pcm16(samples))
     }
@@ -141,7 +141,7 @@ extension AlsaFilePluginTests {
         // Two 250 ms blocks and the decoder's second ahead are read by now (1.25 s); keep 2 s in the file.
         #expect(truncate(played.source.path, 44 + 16_000 * 2) == 0)
         await held.release()
-        let outcome = try await playing.value
+        let outcome = try #require(try await playing.value.outcome)
         await player.shutdown()
         #expect(outcome == .endedEarly(reason: "the file holds less audio than its header says (cut short while it played, or damaged): played 2s of 4s"))
         #expect(outcome.name == "ended-early")

@@ -44,13 +44,13 @@ struct CutTests {
     /// pause) while it is held, so the cut lands at a known place mid-clip.
     func play(
         _ clip: PlayableClip, holdAt: Int, fade: Duration, while action: @escaping @Sendable (Player, HeldSink) async -> Void
-    ) async throws -> (Player, PlayOutcome) {
+    ) async throws -> (Player, PlayOutcome?) {
         let held = HeldSink(AlsaSink(device: device), holdAt: holdAt)
         let player = player(held, PlaybackOptions(fade: fade))
-        async let outcome = player.play(clip)
+        async let played = player.play(clip)
         await held.waitUntilHeld()
         await action(player, held)
-        return (player, try await outcome)
+        return (player, try await played.outcome)
     }
 
     @Test func leadInIsSilenceBeforeTheFirstClipOnly() async throws {
@@ -88,14 +88,26 @@ struct CutTests {
 
     @Test func pauseFadesOutAndResumeFadesInWhereItStopped() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 1)
-        let (player, outcome) = try await play(a, holdAt: 2, fade: .milliseconds(5)) { player, held in
-            await player.pause()
-            await held.release()
-            await held.waitForDrain()
-            await player.resume()
-        }
+        // Paused and resumed through the queue, which owns the pause, as a client does it.
+        let held = HeldSink(AlsaSink(device: device), holdAt: 2)
+        let events = EventBus()
+        let queue = ClipPlayQueue(
+            player: player(held, PlaybackOptions(fade: .milliseconds(5))), events: events,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let finished = events.subscribe()
+        let consumer = Task { try await queue.run() }
+        try await queue.enqueue(a, origin: .client("test"))
+        await held.waitUntilHeld()
+        await queue.pause()
+        await held.release()
+        await held.waitForDrain()
+        await queue.resume()
+        var outcome: PlayOutcome?
+        for await event in finished { if case .finished(_, let ended) = event { outcome = ended; break } }
         #expect(outcome == .completed(duration: .seconds(1)))
-        await player.shutdown()
+        // Stopping the queue shuts the player down and closes the file.
+        consumer.cancel()
+        _ = try? await consumer.value
 
         let out = try output()
         let fade = rate / 200 * 2

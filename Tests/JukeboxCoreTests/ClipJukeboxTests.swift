@@ -25,9 +25,10 @@ struct ClipJukeboxTests {
         var decoder = Fixtures.decoder(tags.map { ($0.key, $0.value, 100) })
         decoder.clips["/clips/cue.wav"] = FakeDecoder.Spec(tag: 99, frames: 20)
         let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
-        let queue = ClipPlayQueue(player: player, clock: ManualClock(), logger: .quiet)
+        let events = EventBus()
+        let queue = ClipPlayQueue(player: player, events: events, clock: ManualClock(), logger: .quiet)
         let jukebox = ClipJukebox(
-            session: session, queue: queue, clock: clock, localTime: ClockDrivenLocalTime(clock: clock, start: start),
+            session: session, queue: queue, events: events, clock: clock, localTime: ClockDrivenLocalTime(clock: clock, start: start),
             generator: SeededGenerator(seed: seed), logger: .quiet)
         return (jukebox, queue)
     }

@@ -6,6 +6,7 @@ import Testing
 struct ClipPlayQueueTests {
     let sink = FakeSink()
     let clock = ManualClock()
+    let events = EventBus()
 
     func makeQueue(
         _ clips: [(String, Int, Int)], failing: [String: String] = [:], beforePlaying: ClipPlayQueue.BeforePlaying? = nil
@@ -13,7 +14,7 @@ struct ClipPlayQueueTests {
         var decoder = Fixtures.decoder(clips)
         for (id, reason) in failing { decoder.clips["/clips/\(id).wav"]?.failure = reason }
         let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
-        return ClipPlayQueue(player: player, clock: clock, logger: .quiet, beforePlaying: beforePlaying)
+        return ClipPlayQueue(player: player, events: events, clock: clock, logger: .quiet, beforePlaying: beforePlaying)
     }
 
     func frames(_ tags: [Int], each: Int) -> @Sendable ([FakeSink.Event]) -> Bool {
@@ -42,7 +43,7 @@ struct ClipPlayQueueTests {
 
     @Test func beforePlayingRunsRightBeforeEachClipInOrder() async throws {
         let sink = self.sink
-        let queue = makeQueue([("a", 1, 100), ("b", 2, 100)]) { entry, _ in await sink.mark("before \(entry.clip.id)") }
+        let queue = makeQueue([("a", 1, 100), ("b", 2, 100)]) { entry in await sink.mark("before \(entry.clip.id)") }
         let consumer = Task { try await queue.run() }
         try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
         try await queue.enqueue(Fixtures.clip("b"), origin: .scheduler)
@@ -108,14 +109,14 @@ struct ClipPlayQueueTests {
         try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
         for expected in [Duration.milliseconds(500), .seconds(1), .seconds(2)] {
             await clock.waitForSleepers(1)
-            #expect(await queue.deviceError == busy)
+            #expect(await queue.deviceWait?.error == busy)
             #expect(await queue.current?.clip.id == "a", "the clip stays at the head of the queue")
             let before = clock.now
             clock.advanceToNextDeadline()
             #expect(before.duration(to: clock.now) == expected)
         }
         await sink.wait(until: frames([1], each: 100))
-        #expect(await queue.deviceError == nil)
+        #expect(await queue.deviceWait?.error == nil)
         #expect(await sink.framesWritten(tag: 1) == 100)
         consumer.cancel()
     }
@@ -145,13 +146,13 @@ struct ClipPlayQueueTests {
         let gone = AudioDeviceError(code: .disconnected, device: "fake", operation: "drain", reason: "Connection refused")
         await sink.failDrains([gone])
         let queue = makeQueue([("a", 1, 100)])
-        let events = queue.events.subscribe()
+        let events = self.events.subscribe()
         let consumer = Task { try await queue.run() }
         try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
         await clock.waitForSleepers(1)
         #expect(await queue.current?.clip.id == "a", "its tail was not heard, so it stays at the head")
         #expect(await queue.playedCount == 0)
-        #expect(await queue.deviceError == gone)
+        #expect(await queue.deviceWait?.error == gone)
         clock.advanceToNextDeadline()
         _ = await events.first { if case .finished = $0 { true } else { false } }
         #expect(await queue.playedCount == 1)
@@ -208,7 +209,7 @@ extension ClipPlayQueueTests {
         let record = try #require(await queue.history.first)
         #expect(record.outcome.name == "failed")
         #expect(record.outcome.reason == #"odd.wav: audio device "hw:0": cannot play s16 2147483647 Hz 1 ch: it cannot play at 2147483647 Hz (use "default" or a plughw: device so ALSA converts the format)"#)
-        #expect(await queue.deviceError == nil, "no retrying: the device is fine, the clip is not")
+        #expect(await queue.deviceWait?.error == nil, "no retrying: the device is fine, the clip is not")
         consumer.cancel()
     }
 
@@ -220,7 +221,7 @@ extension ClipPlayQueueTests {
         try await queue.enqueue(Fixtures.clip("a"), origin: .scheduler)
         try await queue.enqueue(Fixtures.clip("b"), origin: .scheduler)
         await clock.waitForSleepers(1)
-        #expect(await queue.deviceError == gone)
+        #expect(await queue.deviceWait?.error == gone)
         #expect(await queue.skip()?.clip.id == "a")
         // Without the clock moving, the skipped entry ends and the next one takes its place.
         await clock.waitForSleepers(1)

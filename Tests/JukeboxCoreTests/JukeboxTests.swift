@@ -150,7 +150,7 @@ struct JukeboxTests {
         #expect(waiting.playing == nil)
         #expect(waiting.waitingForDevice?.clip.id == "a")
         #expect(waiting.nextPick == nil, "no pick is shown while picks are held back")
-        #expect(waiting.player.deviceState.isRetrying)
+        #expect(waiting.deviceState.isRetrying)
         // Let the scheduler's moment come: it plans the next pick without picking.
         clock.advance(by: .seconds(10))
         var queued: [String] = []

@@ -12,8 +12,8 @@ struct PlayerTests {
 
     @Test func sameFormatClipsShareOneOpenDeviceWithNothingBetween() async throws {
         let player = player(Fixtures.decoder([("a", 1, 120), ("b", 2, 80)]))
-        #expect(try await player.play(Fixtures.clip("a")) == .completed(duration: .milliseconds(120)))
-        #expect(try await player.play(Fixtures.clip("b")) == .completed(duration: .milliseconds(80)))
+        #expect(try await player.play(Fixtures.clip("a")) == .ended(.completed(duration: .milliseconds(120))))
+        #expect(try await player.play(Fixtures.clip("b")) == .ended(.completed(duration: .milliseconds(80))))
         let format = AudioFormat(sampleFormat: .s16, sampleRate: 1000, channels: 1)
         #expect(await sink.events == [
             .open(format), .write(tag: 1, frames: 64), .write(tag: 1, frames: 56),
@@ -126,7 +126,7 @@ struct PlayerTests {
         await sink.waitForGatedWrite()
         await player.stopCurrent()
         await sink.gateWrites(false)
-        #expect(try await playing.value == .stopped)
+        #expect(try await playing.value == .ended(.stopped))
         #expect(await sink.events.last == .cancel)
         #expect(await sink.framesWritten(tag: 1) < 10_000)
     }
@@ -138,7 +138,7 @@ struct PlayerTests {
         await sink.waitForGatedWrite()
         playing.cancel()
         await sink.gateWrites(false)
-        #expect(try await playing.value == .stopped)
+        #expect(try await playing.value == .ended(.stopped))
         await player.shutdown()
         #expect(await sink.events.suffix(2) == [.cancel, .close])
     }
@@ -147,8 +147,8 @@ struct PlayerTests {
         var decoder = Fixtures.decoder([("bad", 1, 10)])
         decoder.clips["/clips/bad.wav"]?.failure = "not an audio file"
         let player = player(decoder)
-        #expect(try await player.play(Fixtures.clip("bad")) == .failed(reason: "bad.wav: not an audio file"))
-        #expect(try await player.play(Fixtures.clip("gone")) == .failed(reason: "gone.wav: no such file"))
+        #expect(try await player.play(Fixtures.clip("bad")) == .ended(.failed(reason: "bad.wav: not an audio file")))
+        #expect(try await player.play(Fixtures.clip("gone")) == .ended(.failed(reason: "gone.wav: no such file")))
         #expect(await sink.events.isEmpty)
     }
 }

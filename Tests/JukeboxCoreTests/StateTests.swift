@@ -109,7 +109,6 @@ struct StateTests {
         #expect(restored.queue.waiting.map(\.ticket) == [10, 11])
         #expect(restored.queue.waiting.last?.origin == .client("cli"))
         #expect(restored.queue.paused)
-        #expect(restored.player.paused, "the player is paused too: nothing starts")
         #expect(restored.player.volume == 0.5)
         // The bag continues its cycle: "c" is the only clip left in it.
         let picked = await jukebox.pick()

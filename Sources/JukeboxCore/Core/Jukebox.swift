@@ -99,14 +99,10 @@ public actor Jukebox: Service {
                 settings: session.speech, cache: SpeechCache(folder: folder, limits: configuration.speechLimits), decoder: decoder,
                 logger: logger)
         }
-        let playCue = ClipPlayQueue.playingCue(logger: logger)
         let queue = ClipPlayQueue(
             player: player, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
             capacity: configuration.queueLimit, logger: logger,
-            beforePlaying: { entry, player in
-                await hooks.run(.beforePlaying, entry: entry)
-                try await playCue(entry, player)
-            },
+            beforePlaying: { entry in await hooks.run(.beforePlaying, entry: entry) },
             afterPlaying: { entry, outcome in await hooks.run(.afterPlaying, entry: entry, outcome: outcome) },
             prepare: { clip in
                 guard let speech else { throw SpeechFailure("announcements are off: there is no state folder to keep their audio in") }
@@ -119,7 +115,7 @@ public actor Jukebox: Service {
         self.player = player
         self.queue = queue
         let scheduler = ClipJukebox(
-            session: session, clips: catalog.playableClips, queue: queue, clock: configuration.clock,
+            session: session, clips: catalog.playableClips, queue: queue, events: events, clock: configuration.clock,
             localTime: configuration.localTime, generator: configuration.generator, wallClock: configuration.wallClock,
             logger: logger)
         self.scheduler = scheduler

@@ -36,6 +36,16 @@ public struct JukeboxSnapshot: Sendable {
         }
     }
 
+    /// The device as `status` and `device` events show it: the queue says when the head
+    /// waits for it, the player whether it holds it open.
+    public var deviceState: DeviceState {
+        if let wait = queue.deviceWait { return .retrying(after: wait.retryIn, error: wait.error) }
+        return player.deviceOpen ? .open : .closed
+    }
+
+    /// How far into the clip playing now, or paused, playback is, and how long the clip is.
+    public var position: (elapsed: Duration, total: Duration)? { player.position ?? queue.pausedPosition }
+
     /// The entry being played now; nil while the head of the queue waits for its device.
     public var playing: QueueEntry? { queue.waitingForDevice ? nil : queue.current }
 

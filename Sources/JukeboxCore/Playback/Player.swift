@@ -10,9 +10,6 @@ public actor Player {
     private(set) var sink: any AudioSink
     /// The output to switch to once the clip playing now has ended.
     private var pendingSink: (any AudioSink)?
-    /// The device as `status` and `device` events report it. The player is its one source:
-    /// it opens and closes the device, and the queue says when it is retrying.
-    public private(set) var deviceState: DeviceState = .closed
     private let events: EventBus?
     private let decoder: any ClipDecoder
     private let clock: any Clock<Duration>
@@ -22,6 +19,9 @@ public actor Player {
     /// The format clips were opened with, and what the device accepted for it.
     var openFormat: (requested: AudioFormat, device: AudioFormat)?
     private var stopRequested = false
+    /// Whether the queue has paused: read at every block of the clip playing now. The queue
+    /// owns the pause; the player only stops when it is asked to, and says where.
+    private var pauseRequested: PauseSwitch?
     private var idleCloser: Task<Void, Never>?
     /// Writes silence while nothing plays, when the device is kept open.
     var silenceFeeder: Task<Void, Never>?
@@ -29,10 +29,8 @@ public actor Player {
     var drained = false
     /// Bumped on every play so a pending idle close can tell it is stale.
     private var generation = 0
-    private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
     public private(set) var volume: Double
     public private(set) var isPlaying = false
-    public private(set) var isPaused = false
     /// Frames of the current clip sent to the device, and its length. Set only inside
     /// `stream`, where an interrupted write is picked up again (not in the lead-in or a drain).
     private var progress: (frames: Int, total: Int, format: AudioFormat)?
@@ -93,26 +91,15 @@ public actor Player {
     /// What `status` shows of the player, read at one moment.
     public struct Snapshot: Sendable {
         public var deviceName: String
-        public var deviceState: DeviceState
+        /// The player holds the device open (between clips, too, until the idle close).
+        public var deviceOpen: Bool
         public var position: (elapsed: Duration, total: Duration)?
         public var volume: Double
-        public var paused: Bool
         public var underruns: Int
-
     }
 
     public func snapshot() -> Snapshot {
-        Snapshot(deviceName: sink.deviceName, deviceState: deviceState, position: position, volume: volume, paused: isPaused, underruns: sink.underruns)
-    }
-
-    /// The queue could not open or use the device and tries again after `delay`.
-    public func deviceRetrying(after delay: Duration, error: AudioDeviceError) {
-        setDeviceState(.retrying(after: delay, error: error))
-    }
-
-    /// Nothing waits for the device any more (the waiting clip was skipped): it is closed.
-    public func deviceRetryEnded() {
-        if deviceState.isRetrying { setDeviceState(.closed) }
+        Snapshot(deviceName: sink.deviceName, deviceOpen: openFormat != nil, position: position, volume: volume, underruns: sink.underruns)
     }
 
     /// Plays through `sink` from now on. While a clip plays, it finishes on the old output;
@@ -134,37 +121,46 @@ public actor Player {
         sink = next
     }
 
-    private func setDeviceState(_ state: DeviceState) {
-        guard state != deviceState else { return }
-        deviceState = state
-        events?.publish(.device(state))
-    }
-
     /// Sets the volume. While a clip plays, what the device holds but has not played yet is
     /// taken back and written again at the new volume, so the change is heard at once rather
     /// than after the buffer; see `stream`.
     public func setVolume(_ volume: Double) {
         let volume = min(max(volume, 0), 1)
         guard volume != self.volume else { return }
-        // Paused, nothing is buffered: resuming fades in to the new volume.
-        let retake = progress != nil && !isPaused
+        // Paused, nothing plays: resuming fades in to the new volume.
+        let retake = progress != nil
         if retake, volumeBefore == nil { volumeBefore = self.volume }
         self.volume = volume
         if retake { sink.interrupt() }
     }
 
-    /// Plays `clip` to the end, or until `stopCurrent()` or task cancellation.
+    /// How one call of `play` ended.
+    public enum Played: Sendable, Equatable {
+        /// The clip ended: played, stopped, or failed.
+        case ended(PlayOutcome)
+        /// The pause switch went on. The listener stopped hearing the clip at `frame` (after
+        /// a short fade); `play(_:from:)` with it goes on from there, fading in.
+        case paused(atFrame: Int, elapsed: Duration, total: Duration)
+
+        /// How the clip ended; nil when it was paused.
+        public var outcome: PlayOutcome? { if case .ended(let outcome) = self { outcome } else { nil } }
+    }
+
+    /// Plays `clip` to the end, or until `stopCurrent()`, task cancellation, or `pause`
+    /// going on; from `frame`, with a fade-in, when it goes on after a pause.
     /// Throws `AudioDeviceError` when the device fails; the device is then closed so the
     /// next attempt reopens it.
-    public func play(_ clip: PlayableClip) async throws -> PlayOutcome {
+    public func play(_ clip: PlayableClip, from frame: Int = 0, pause: PauseSwitch? = nil) async throws -> Played {
         cancelIdleClose()
         await switchOutputIfPending()
         await stopSilence()
         drained = false
         stopRequested = false
+        pauseRequested = pause
         isPlaying = true
         defer {
             isPlaying = false
+            pauseRequested = nil
             progress = nil
             volumeBefore = nil
         }
@@ -172,20 +168,22 @@ public actor Player {
         do {
             decoded = try await decoder.open(clip.source)
         } catch {
-            return .failed(reason: "\(error)")
+            return .ended(.failed(reason: "\(error)"))
         }
         do {
             let deviceFormat = try await prepareDevice(for: decoded.format)
-            let outcome = try await stream(decoded, to: deviceFormat, gain: SampleMath.linearGain(decibels: clip.gainDecibels))
+            if frame > 0 { try await decoded.seek(toFrame: frame) }
+            let played = try await stream(
+                decoded, from: frame, to: deviceFormat, gain: SampleMath.linearGain(decibels: clip.gainDecibels))
             await decoded.close()
-            return outcome
+            return played
         } catch let error as AudioDeviceError {
             await decoded.close()
             await closeDevice()
             throw error
         } catch {
             await decoded.close()
-            return .failed(reason: "\(error)")
+            return .ended(.failed(reason: "\(error)"))
         }
     }
 
@@ -194,29 +192,12 @@ public actor Player {
         guard isPlaying else { return }
         stopRequested = true
         sink.interrupt()
-        wakeResumeWaiters()
     }
 
-    /// Pauses mid-clip at the next block; nothing new starts until `resume()`.
-    public func pause() {
-        isPaused = true
+    /// The pause switch of the clip playing now went on: a write waiting for room stops
+    /// waiting, so the pause is heard at once. (The switch itself is read at every block.)
+    public func pauseSwitched() {
         if isPlaying { sink.interrupt() }
-    }
-
-    public func resume() {
-        isPaused = false
-        wakeResumeWaiters()
-    }
-
-    /// Returns once playback is not paused (or the task is cancelled).
-    public func waitWhilePaused() async {
-        while isPaused, !Task.isCancelled, !(isPlaying && stopRequested) {
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { resumeWaiters.append($0) }
-            } onCancel: {
-                Task { await self.wakeResumeWaiters() }
-            }
-        }
     }
 
     /// Waits until the device has played everything written, when nothing follows the clip
@@ -277,7 +258,7 @@ public actor Player {
         }
         let device = try await sink.open(format)
         openFormat = (format, device)
-        setDeviceState(.open)
+        events?.publish(.device(.open))
         logger.debug("opened \(sink.deviceName) for \(format)\(device == format ? "" : " as \(device)")", metadata: ["device": "\(sink.deviceName)"])
         var leadIn = device.frames(in: options.leadIn)
         while leadIn > 0 {
@@ -293,28 +274,29 @@ public actor Player {
         return device
     }
 
-    private func stream(_ decoded: any DecodedClip, to deviceFormat: AudioFormat, gain: Double) async throws -> PlayOutcome {
+    private func stream(_ decoded: any DecodedClip, from start: Int, to deviceFormat: AudioFormat, gain: Double) async throws -> Played {
         let blockFrames = Self.blockFrames(decoded.format, duration: sink.blockDuration)
         let fadeFrames = min(decoded.format.frames(in: options.fade), Self.maxFrames(decoded.format))
-        var frames = 0
-        var fadingIn = false
-        progress = (0, decoded.frameCount, decoded.format)
+        var frames = start
+        // Going on after a pause: the first block rises from silence.
+        var fadingIn = start > 0 && fadeFrames > 0
+        progress = (start, decoded.frameCount, decoded.format)
         while true {
-            if isPaused, !stopRequested {
-                frames = await cutShort(decoded, at: frames, to: deviceFormat, gain: gain, fadeFrames: fadeFrames)
-                try await decoded.seek(toFrame: frames)
-                progress?.frames = frames
-                // Let the fade play out rather than underrun; or keep the device fed.
-                if options.keepDeviceOpen == .always { startSilence() } else { try await sink.drain() }
-                await waitWhilePaused()
-                await stopSilence()
-                fadingIn = fadeFrames > 0
-            }
             if stopRequested || Task.isCancelled {
                 _ = await cutShort(decoded, at: frames, to: deviceFormat, gain: gain, fadeFrames: fadeFrames)
                 // Stopping the daemon: let the fade be heard before the device is released.
                 if Task.isCancelled { try? await sink.drain() }
-                return .stopped
+                return .ended(.stopped)
+            }
+            if pauseRequested?.isOn == true {
+                // Nothing of it written yet (paused before it began): nothing to cut.
+                if frames > start {
+                    frames = await cutShort(decoded, at: frames, to: deviceFormat, gain: gain, fadeFrames: fadeFrames)
+                }
+                // Let the fade play out rather than underrun; or keep the device fed.
+                if options.keepDeviceOpen == .always { startSilence() } else { try await sink.drain() }
+                let format = decoded.format
+                return .paused(atFrame: frames, elapsed: format.duration(frames: frames), total: format.duration(frames: decoded.frameCount))
             }
             var rampFrom: Double?
             if let before = volumeBefore {
@@ -357,15 +339,9 @@ public actor Player {
         // A few frames short is an estimate in the header (compressed formats), not a cut.
         if decoded.frameCount - frames > decoded.format.sampleRate / 10 {
             let (played, expected) = (decoded.format.duration(frames: frames), decoded.format.duration(frames: decoded.frameCount))
-            return .endedEarly(reason: "the file holds less audio than its header says (cut short while it played, or damaged): played \(DurationText.format(played)) of \(DurationText.format(expected))")
+            return .ended(.endedEarly(reason: "the file holds less audio than its header says (cut short while it played, or damaged): played \(DurationText.format(played)) of \(DurationText.format(expected))"))
         }
-        return .completed(duration: decoded.format.duration(frames: frames))
-    }
-
-    private func wakeResumeWaiters() {
-        let waiters = resumeWaiters
-        resumeWaiters = []
-        waiters.forEach { $0.resume() }
+        return .ended(.completed(duration: decoded.format.duration(frames: frames)))
     }
 
     private func closeIfStill(idleSince expected: Int) async {
@@ -378,7 +354,7 @@ public actor Player {
         guard openFormat != nil else { return }
         openFormat = nil
         await sink.close()
-        setDeviceState(.closed)
+        events?.publish(.device(.closed))
     }
 
     func cancelIdleClose() {

@@ -4,17 +4,19 @@ import ServiceLifecycle
 
 /// The single, strictly FIFO play queue. Every enqueue appends to `waiting` and yields into an
 /// `AsyncStream` consumed by one loop (`run()`), which takes entries from the front of
-/// `waiting`, runs `beforePlaying` and then plays the clip, so two clips can never overlap
-/// and they play in the order they were accepted. Scheduled picks and client requests share
-/// this queue.
+/// `waiting`, runs `beforePlaying` and then plays the entry's cue and its clip, so two clips
+/// can never overlap and they play in the order they were accepted. Scheduled picks and
+/// client requests share this queue.
+///
+/// The queue owns what plays, whether it is paused and why it waits (for a missing device);
+/// the player owns only whether the device is open. Nobody writes another's state back.
 ///
 /// The stream carries only a wake-up, and keeps at most one: the entries themselves live in
 /// `waiting` alone, so an entry that is removed or cleared is freed at once, even while the
 /// consumer is paused or busy (a stream of entries would hold every one until it was read).
 public actor ClipPlayQueue: Service {
-    /// Runs in the consumer, right before each clip: the cue, the log line, the event.
-    /// Throwing `AudioDeviceError` makes the whole slot wait for the device and start over.
-    public typealias BeforePlaying = @Sendable (QueueEntry, Player) async throws -> Void
+    /// Runs in the consumer, right before each entry's cue and clip (the hooks).
+    public typealias BeforePlaying = @Sendable (QueueEntry) async -> Void
     /// Runs in the consumer once a clip has ended, before the next one starts.
     public typealias AfterPlaying = @Sendable (QueueEntry, PlayOutcome) async -> Void
     /// Makes an announcement's audio (`PlayableClip.speech`) before its turn begins; what it
@@ -28,9 +30,9 @@ public actor ClipPlayQueue: Service {
     public static let crashLimit = 2
     public static let crashLoopReason = "stopped the player twice; skipped"
 
-    nonisolated let player: Player
-    nonisolated let events: EventBus
-    private let beforePlaying: BeforePlaying
+    private let player: Player
+    private let events: EventBus
+    private let beforePlaying: BeforePlaying?
     private let afterPlaying: AfterPlaying?
     private let prepare: Prepare?
     private let clock: any Clock<Duration>
@@ -45,11 +47,16 @@ public actor ClipPlayQueue: Service {
     public private(set) var currentStartedAt: Double?
     public private(set) var playedCount = 0
     public private(set) var failedCount = 0
-    /// The device's problem while the entry at the head waits for it (retrying); nil once
-    /// it plays. (How the device is shown to people is the player's `deviceState`.)
-    public private(set) var deviceError: AudioDeviceError?
-    /// Paused by a client: nothing new starts, and the clip playing now stops mid-way.
-    public private(set) var isPaused = false
+    /// Why the entry at the head waits rather than plays: its device's problem, and when it
+    /// is tried again. nil while it plays.
+    public private(set) var deviceWait: (error: AudioDeviceError, retryIn: Duration)?
+    /// Paused by a client: nothing new starts, and the clip playing now stops mid-way. The
+    /// player reads it at every block; only the queue sets it.
+    private let pauseSwitch = PauseSwitch()
+    public var isPaused: Bool { pauseSwitch.isOn }
+    private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// How far into the clip playing now it was paused, for `status`.
+    private var pausedPosition: (elapsed: Duration, total: Duration)?
     public private(set) var history = Deque<PlayRecord>()
     public private(set) var stats: [String: ClipStats] = [:]
     private var nextTicket: UInt64 = 1
@@ -85,7 +92,7 @@ public actor ClipPlayQueue: Service {
         self.wallClock = wallClock
         self.capacity = capacity
         self.logger = logger
-        self.beforePlaying = beforePlaying ?? Self.playingCue(logger: logger)
+        self.beforePlaying = beforePlaying
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -149,22 +156,42 @@ public actor ClipPlayQueue: Service {
         skipRequested = true
         retryWait?.cancel()
         preparing?.cancel()
+        // A clip paused mid-way ends too; the queue stays paused.
+        wakeResumeWaiters()
         await player.stopCurrent()
         return current
     }
 
     public func pause() async {
         guard !isPaused else { return }
-        isPaused = true
-        await player.pause()
+        pauseSwitch.set(true)
         events.publish(.paused)
+        await player.pauseSwitched()
     }
 
-    public func resume() async {
+    public func resume() {
         guard isPaused else { return }
-        isPaused = false
-        await player.resume()
+        pauseSwitch.set(false)
+        wakeResumeWaiters()
         events.publish(.resumed)
+    }
+
+    /// Returns once the queue is not paused, the entry playing now was skipped, or the task
+    /// is cancelled.
+    private func waitWhilePaused() async {
+        while isPaused, !Task.isCancelled, !(current != nil && skipRequested) {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { resumeWaiters.append($0) }
+            } onCancel: {
+                Task { await self.wakeResumeWaiters() }
+            }
+        }
+    }
+
+    private func wakeResumeWaiters() {
+        let waiters = resumeWaiters
+        resumeWaiters = []
+        waiters.forEach { $0.resume() }
     }
 
     /// Why the scheduler must not pick now, or nil when it may.
@@ -179,7 +206,7 @@ public actor ClipPlayQueue: Service {
 
     public var pickHold: PickHold? {
         if isPaused { return .paused }
-        if current != nil, deviceError != nil { return .waitingForDevice }
+        if current != nil, deviceWait != nil { return .waitingForDevice }
         if waiting.contains(where: { $0.origin == .scheduler }) { return .previousPickWaiting }
         return nil
     }
@@ -189,9 +216,13 @@ public actor ClipPlayQueue: Service {
         public var current: QueueEntry?
         public var currentStartedAt: Double?
         /// The entry at the head is waiting for its device rather than playing.
-        public var waitingForDevice: Bool
+        public var waitingForDevice: Bool { deviceWait != nil }
+        /// The device's problem and when it is tried again, while the head waits for it.
+        public var deviceWait: (error: AudioDeviceError, retryIn: Duration)?
         public var waiting: Deque<QueueEntry>
         public var paused: Bool
+        /// How far into the clip playing now it was paused.
+        public var pausedPosition: (elapsed: Duration, total: Duration)?
         public var played: Int
         public var failed: Int
         public var stats: [String: ClipStats]
@@ -200,9 +231,9 @@ public actor ClipPlayQueue: Service {
     }
 
     public func snapshot() -> Snapshot {
-        Snapshot(current: current, currentStartedAt: currentStartedAt, waitingForDevice: current != nil && deviceError != nil,
-                 waiting: waiting, paused: isPaused, played: playedCount, failed: failedCount, stats: stats, history: history,
-                 pickHold: pickHold)
+        Snapshot(current: current, currentStartedAt: currentStartedAt, deviceWait: current != nil ? deviceWait : nil,
+                 waiting: waiting, paused: isPaused, pausedPosition: pausedPosition, played: playedCount, failed: failedCount,
+                 stats: stats, history: history, pickHold: pickHold)
     }
 
     /// The queue as it should survive a restart: the clip playing now first (after a crash it
@@ -222,10 +253,7 @@ public actor ClipPlayQueue: Service {
     public func restore(
         entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark? = nil, paused: Bool = false
     ) async {
-        if paused {
-            isPaused = true
-            await player.pause()
-        }
+        if paused { pauseSwitch.set(true) }
         self.stats = stats
         self.history = Deque(history.suffix(Self.historyLimit))
         var entries = entries[...]
@@ -250,7 +278,7 @@ public actor ClipPlayQueue: Service {
     /// (a stop), so a stop always stops.
     public func finishAfterCurrent() async {
         closing = true
-        guard current != nil, deviceError == nil, !Task.isCancelled else { return }
+        guard current != nil, deviceWait == nil, !Task.isCancelled else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { currentEnded.append($0) }
         } onCancel: {
@@ -272,7 +300,7 @@ public actor ClipPlayQueue: Service {
     private func consume() async {
         for await _ in wakeups {
             while !waiting.isEmpty {
-                await player.waitWhilePaused()
+                await waitWhilePaused()
                 guard !closing, !Task.isCancelled, let entry = waiting.first else { break }
                 waiting.removeFirst()
                 current = entry
@@ -328,36 +356,44 @@ public actor ClipPlayQueue: Service {
         }
         while !Task.isCancelled {
             do {
-                try await beforePlaying(entry, player)
+                await beforePlaying?(entry)
                 if skipRequested { return .stopped }
-                let outcome = try await player.play(entry.clip)
+                if let cue = entry.cue {
+                    // The cue, in the same slot: a cue that cannot be played is logged, and
+                    // the clip plays anyway.
+                    if case .failed(let reason) = try await playThrough(cue) {
+                        logger.warning("cue skipped before \(entry.clip.id): \(reason)", metadata: Self.fields(entry))
+                    }
+                    if skipRequested { return .stopped }
+                }
+                let outcome = try await playThrough(entry.clip)
                 if outcome.reachedItsEnd, waiting.isEmpty { try await player.finishBuffered() }
-                if let recovered = deviceError {
+                if let recovered = deviceWait?.error {
                     logger.notice("audio device \"\(recovered.device)\" is working again", metadata: ["device": "\(recovered.device)"])
                 }
-                deviceError = nil
+                deviceWait = nil
                 return outcome
             } catch let error as AudioDeviceError where error.code == .unsupportedFormat {
                 // Retrying cannot help: the device will never take this clip's format. The
                 // clip fails (its reason names the device, the format and what to use
                 // instead) and the queue goes on.
-                deviceError = nil
+                endDeviceWait()
                 return .failed(reason: "\(entry.clip.source.file): \(error)")
             } catch let error as AudioDeviceError {
                 // Skipped while the device failed: no retry. (`finish` logs the skip.)
                 if skipRequested { break }
                 let delay = backoff.next()
                 // One warning per distinct problem; repeats of the same one go to debug.
-                if error != deviceError {
+                if error != deviceWait?.error {
                     logger.warning("\(error); \(entry.clip.id) stays queued, retrying in \(DurationText.format(delay))", metadata: Self.fields(entry, device: error.device))
                 } else {
                     logger.debug("\(error); retrying in \(DurationText.format(delay))", metadata: Self.fields(entry, device: error.device))
                 }
-                deviceError = error
+                deviceWait = (error, delay)
+                events.publish(.device(.retrying(after: delay, error: error)))
                 // The session's end is waiting for this clip, which now waits for its device:
                 // the session ends, and the clip stays first in the queue.
                 if closing { stopWaitingForTheEnd() }
-                await player.deviceRetrying(after: delay, error: error)
                 let clock = clock
                 let wait = Task { try await clock.sleep(for: delay) }
                 retryWait = wait
@@ -374,12 +410,36 @@ public actor ClipPlayQueue: Service {
                 return .failed(reason: "\(error)")
             }
         }
-        if deviceError != nil {
-            // Skipped or shut down while waiting: nothing waits for the device any more.
-            deviceError = nil
-            await player.deviceRetryEnded()
-        }
+        // Skipped or shut down while waiting: nothing waits for the device any more.
+        endDeviceWait()
         return .stopped
+    }
+
+    /// Plays one clip of the slot (the cue or the clip) to its end. A pause stops it where
+    /// the listener stopped hearing it, and it goes on from there once resumed; a skip
+    /// while paused ends it.
+    private func playThrough(_ clip: PlayableClip) async throws -> PlayOutcome {
+        var from = 0
+        while true {
+            switch try await player.play(clip, from: from, pause: pauseSwitch) {
+            case .ended(let outcome):
+                return outcome
+            case .paused(let frame, let elapsed, let total):
+                pausedPosition = (elapsed, total)
+                await waitWhilePaused()
+                pausedPosition = nil
+                if skipRequested || Task.isCancelled { return .stopped }
+                from = frame
+            }
+        }
+    }
+
+    /// The entry at the head no longer waits for its device (it played, failed or was
+    /// skipped): the device is shown closed again, as it is.
+    private func endDeviceWait() {
+        guard deviceWait != nil else { return }
+        deviceWait = nil
+        events.publish(.device(.closed))
     }
 
     /// The log fields of an entry: `journalctl CLIP=ward` finds every line about it.
@@ -424,16 +484,5 @@ public actor ClipPlayQueue: Service {
     private func record(_ play: PlayRecord) {
         history.append(play)
         if history.count > Self.historyLimit { history.removeFirst() }
-    }
-
-    /// The standard `beforePlaying`: plays the entry's cue, if any, in the same queue slot.
-    /// A cue that cannot be played is logged and the clip plays anyway.
-    public static func playingCue(logger: Logger) -> BeforePlaying {
-        { entry, player in
-            guard let cue = entry.cue else { return }
-            if case .failed(let reason) = try await player.play(cue) {
-                logger.warning("cue skipped before \(entry.clip.id): \(reason)", metadata: ClipPlayQueue.fields(entry))
-            }
-        }
     }
 }

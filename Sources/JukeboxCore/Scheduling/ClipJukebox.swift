@@ -10,6 +10,8 @@ public actor ClipJukebox: Service {
     /// The clips that can be scheduled: enabled and playable. Bag items index this array.
     public private(set) var clips: [Clip]
     private let queue: ClipPlayQueue
+    /// Where the next pick's time is announced (`scheduled` events).
+    private let events: EventBus
     private let clock: ElapsedClock
     private let localTime: any LocalTimeSource
     private let logger: Logger
@@ -20,7 +22,7 @@ public actor ClipJukebox: Service {
     public private(set) var nextPickWallTime: Double?
 
     public init(
-        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, clock: some Clock<Duration>,
+        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, events: EventBus, clock: some Clock<Duration>,
         localTime: any LocalTimeSource = SystemLocalTime(), generator: SeededGenerator = SeededGenerator(),
         wallClock: @escaping WallClock = SystemWallClock.now, logger: Logger
     ) {
@@ -28,6 +30,7 @@ public actor ClipJukebox: Service {
         self.session = session
         self.clips = (clips ?? session.clips).filter(\.enabled)
         self.queue = queue
+        self.events = events
         self.clock = ElapsedClock(clock)
         self.localTime = localTime
         self.generator = generator
@@ -59,7 +62,7 @@ public actor ClipJukebox: Service {
             }
             let gap = due - clock.now
             nextPickWallTime = wallClock() + gap.secondsDouble
-            queue.events.publish(.scheduled(nextPickEpochSeconds: nextPickWallTime))
+            events.publish(.scheduled(nextPickEpochSeconds: nextPickWallTime))
             logger.debug("next pick in \(DurationText.format(gap))")
             guard try await nap(until: due) else { continue }
             pickAt = nil
