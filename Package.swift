@@ -38,9 +38,14 @@ let package = Package(
             providers: [.apt(["libsoxr-dev"])]
         ),
 
+        // The audio layer the outputs and decoders stand on, as MPD's output plugins see only
+        // OutputAPI.hxx: the sink protocol, audio formats and blocks, conversion, device
+        // errors, the blocking-work thread, and the decoder protocol. No logging, no session.
+        .target(name: "JukeboxAudio"),
         .target(
             name: "JukeboxCore",
             dependencies: [
+                "JukeboxAudio",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -92,18 +97,18 @@ let package = Package(
         ),
         .target(
             name: "JukeboxALSA",
-            dependencies: ["CALSA", "JukeboxCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CALSA", "JukeboxAudio", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "JukeboxSndFile",
-            dependencies: ["CSndFile", "JukeboxCore"]
+            dependencies: ["CSndFile", "JukeboxAudio"]
         ),
         // Sample-rate conversion (libsoxr) for outputs with a fixed stream format.
         .target(name: "JukeboxResample", dependencies: ["CSoxr"]),
         // The Snapcast output: PCM into snapserver's pipe source, for multi-room playback.
         .target(
             name: "JukeboxSnapcast",
-            dependencies: ["JukeboxCore", "JukeboxResample"]
+            dependencies: ["JukeboxAudio", "JukeboxResample"]
         ),
         .executableTarget(
             name: "jukeboxd",

@@ -1,6 +1,6 @@
 import CALSA
 import Glibc
-import JukeboxCore
+import JukeboxAudio
 import Logging
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Glibc
-import JukeboxCore
+import JukeboxAudio
 import JukeboxResample
 import Synchronization
 
@@ -61,10 +61,11 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     /// miss the start of the clip that plays again.
     static let reconnectLeadIn: Duration = .milliseconds(2000)
 
-    public init(path: String, format: StreamFormat) {
+    /// `deviceName` is how messages and `status` name the output (the session's words for it).
+    public init(path: String, format: StreamFormat, deviceName: String? = nil) {
         self.path = path
         self.format = format
-        self.deviceName = OutputConfig.snapcast(pipe: path, format: format).description
+        self.deviceName = deviceName ?? "snapcast:\(path) (\(format))"
         self.opener = FIFOOpener(path: path)
         var ends: [Int32] = [-1, -1]
         _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &ends)

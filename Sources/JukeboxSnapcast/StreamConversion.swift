@@ -1,4 +1,4 @@
-import JukeboxCore
+import JukeboxAudio
 
 /// Sample work for a fixed-format stream: to float, channel mapping, a fade-in, and to the
 /// stream's integer samples.

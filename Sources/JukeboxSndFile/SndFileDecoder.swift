@@ -1,6 +1,6 @@
 import CSndFile
 import Glibc
-import JukeboxCore
+import JukeboxAudio
 import Synchronization
 
 /// Decodes clips with libsndfile: every WAV flavour (8/16/24/32-bit integer, 32/64-bit float,
@@ -34,7 +34,7 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
     private let readsAhead = Atomic<Bool>(false)
 
     /// At most a second ahead. No read decodes more than one of the player's blocks may hold
-    /// (`Player.maxFrames`), whatever it asks for, so a file claiming 1 024 channels cannot make
+    /// (`AudioFormat.maxBlockFrames`), whatever it asks for, so a file claiming 1 024 channels cannot make
     /// one read allocate gigabytes.
     static let readAhead: Duration = .seconds(1)
 
@@ -125,7 +125,7 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
     func read(maxFrames: Int) async throws -> AudioBuffer? {
         if let block = takeAhead(maxFrames) { return block }
         let extra = readsAhead.exchange(true, ordering: .relaxed) ? format.frames(in: Self.readAhead) : 0
-        let chunk = min(max(maxFrames, extra), Player.maxFrames(format))
+        let chunk = min(max(maxFrames, extra), format.maxBlockFrames)
         guard let block = try await queue.run({ try self.readBlocking(maxFrames: chunk) }) else { return nil }
         ahead.withLock { $0 = (block, 0) }
         return takeAhead(maxFrames)

@@ -89,7 +89,7 @@ struct Daemon {
     static func makeOutput(_ config: OutputConfig) -> any AudioSink {
         switch config {
         case .alsa(let device): AlsaSink(device: device)
-        case .snapcast(let pipe, let format): SnapcastSink(path: pipe, format: format)
+        case .snapcast(let pipe, let format): SnapcastSink(path: pipe, format: format, deviceName: config.description)
         }
     }
 

@@ -83,7 +83,7 @@ struct SndFileDecoderTests {
     /// may hold (`Player.maxFrames`): under the limit it gets what it asks, at or over it the limit.
     @Test func noReadDecodesMoreThanAPlayerBlockMayHold() async throws {
         let format = AudioFormat(sampleFormat: .s16, sampleRate: 8000, channels: 4)
-        let limit = Player.maxFrames(format)
+        let limit = format.maxBlockFrames
         let frames = 2 * limit + 500
         let path = try folder.write("long.wav", WAVFile.bytes([Double](repeating: 0.25, count: frames * 4), encoding: .s16, rate: 8000, channels: 4))
         let clip = try await SndFileDecoder().open(ClipSource(file: "long.wav", path: path))

@@ -38,20 +38,12 @@ public actor Player {
     /// applied to it.
     private var volumeBefore: Double?
 
-    /// No block, fade or stretch of silence holds more samples than this (4 MB of floats), so
-    /// a file that claims an absurd rate or channel count cannot make one read allocate
-    /// gigabytes. Ordinary clips never reach it: 500 ms of 48 kHz stereo is 48 000 samples.
-    static let maxBlockSamples = 1 << 20
-
     /// Frames per block for `format`: the sink's `blockDuration` (at least 64 frames), within
-    /// `maxBlockSamples`.
+    /// `AudioFormat.maxBlockSamples`.
     static func blockFrames(_ format: AudioFormat, duration: Duration) -> Int {
-        let cap = maxFrames(format)
+        let cap = format.maxBlockFrames
         return max(min(format.frames(in: duration), cap), min(64, cap))
     }
-
-    /// The most frames of `format` one block may hold.
-    public static func maxFrames(_ format: AudioFormat) -> Int { max(maxBlockSamples / max(format.channels, 1), 1) }
 
     public init(
         sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
@@ -262,7 +254,7 @@ public actor Player {
         logger.debug("opened \(sink.deviceName) for \(format)\(device == format ? "" : " as \(device)")", metadata: ["device": "\(sink.deviceName)"])
         var leadIn = device.frames(in: options.leadIn)
         while leadIn > 0 {
-            let frames = min(leadIn, Self.maxFrames(device))
+            let frames = min(leadIn, device.maxBlockFrames)
             do {
                 try await sink.write(.silence(device, frames: frames))
             } catch is WriteInterrupted {
@@ -276,7 +268,7 @@ public actor Player {
 
     private func stream(_ decoded: any DecodedClip, from start: Int, to deviceFormat: AudioFormat, gain: Double) async throws -> Played {
         let blockFrames = Self.blockFrames(decoded.format, duration: sink.blockDuration)
-        let fadeFrames = min(decoded.format.frames(in: options.fade), Self.maxFrames(decoded.format))
+        let fadeFrames = min(decoded.format.frames(in: options.fade), decoded.format.maxBlockFrames)
         var frames = start
         // Going on after a pause: the first block rises from silence.
         var fadingIn = start > 0 && fadeFrames > 0

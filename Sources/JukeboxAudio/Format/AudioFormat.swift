@@ -22,5 +22,14 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
         Int(duration.milliseconds * Int64(sampleRate) / 1000)
     }
 
+    /// No block, fade or stretch of silence holds more samples than this (4 MB of floats), so
+    /// a file that claims an absurd rate or channel count cannot make one read allocate
+    /// gigabytes. Ordinary clips never reach it: 500 ms of 48 kHz stereo is 48 000 samples.
+    public static let maxBlockSamples = 1 << 20
+
+    /// The most frames of this format one block may hold: every decoder read and every
+    /// block the player writes stays within it.
+    public var maxBlockFrames: Int { max(Self.maxBlockSamples / max(channels, 1), 1) }
+
     public var description: String { "\(sampleFormat) \(sampleRate) Hz \(channels) ch" }
 }
