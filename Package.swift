@@ -104,16 +104,16 @@ let package = Package(
             dependencies: ["CSndFile", "JukeboxAudio"]
         ),
         // Sample-rate conversion (libsoxr) for outputs with a fixed stream format.
-        .target(name: "JukeboxResample", dependencies: ["CSoxr"]),
+        .target(name: "JukeboxResample", dependencies: ["CSoxr", "JukeboxAudio"]),
         // The Snapcast output: PCM into snapserver's pipe source, for multi-room playback.
         .target(
             name: "JukeboxSnapcast",
-            dependencies: ["JukeboxAudio", "JukeboxResample"]
+            dependencies: ["JukeboxAudio"]
         ),
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxSndFile", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxSndFile", "JukeboxResample", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,10 +1,11 @@
 import CSoxr
+import JukeboxAudio
 
 /// Converts interleaved float audio from one sample rate to another with libsoxr (its "high
 /// quality" setting, as snapclient and MPD use it). This is the only file that imports soxr.
 ///
 /// Not thread-safe: one owner (an output's own thread) feeds it in order.
-public final class Resampler: @unchecked Sendable {
+public final class Resampler: RateConverter, @unchecked Sendable {
     public let inputRate: Int
     public let outputRate: Int
     public let channels: Int

@@ -1,11 +1,12 @@
 import Glibc
 import JukeboxAudio
-import JukeboxResample
 import Synchronization
 
 /// Plays into snapserver's `pipe://` source: PCM in the stream's fixed format, which every
-/// snapclient then plays in sync. Clips of any rate and channel count are converted (libsoxr
-/// for the rate); gain, volume, lead-in, fades and the cue are the player's, as on ALSA.
+/// snapclient then plays in sync. It opens with that format's rate and channels, in float
+/// samples, whatever the clip's; the conversion stage (`ConvertingSink`) maps the channels
+/// and converts the rate. Gain, volume, lead-in, fades and the cue are the player's, as on
+/// ALSA; this sink turns the floats into the stream's integers.
 ///
 /// Pacing is snapserver's: it reads one chunk per `chunk_ms` of its own clock. The sink keeps
 /// at most `aheadLimit` in the pipe (it asks the pipe what it holds), and once that is there it
@@ -18,15 +19,13 @@ import Synchronization
 /// A clip counts as played once its last frame is in the pipe: there is nothing to drain,
 /// so a quiet pipe can never make a clip fail.
 public final class SnapcastSink: AudioSink, @unchecked Sendable {
-    // @unchecked: `pipe`, `input`, `resampler` and `lastWrite` are only used on `queue`;
+    // @unchecked: `pipe` and `lastWrite` are only used on `queue`;
     // `wakeFD` is set once at init.
     public let deviceName: String
     public let path: String
     public let format: StreamFormat
     private let queue = BlockingWorkQueue(label: "jukebox.snapcast")
     private var pipe: Int32 = -1
-    private var input: AudioFormat?
-    private var resampler: Resampler?
     private var lastWrite: ContinuousClock.Instant?
     /// Nothing has been written since the pipe was opened (see `send`).
     private var freshlyOpened = false
@@ -101,7 +100,7 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         while Glibc.read(wake.read, &drained, drained.count) > 0 {}
     }
 
-    /// Takes clips in any rate and layout, as float samples, and converts them itself.
+    /// Opens the pipe; blocks are to come as float samples in the stream's rate and channels.
     public func open(_ requested: AudioFormat) async throws -> AudioFormat {
         try await queue.run {
             do {
@@ -116,29 +115,21 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
                 // A skip cuts it short; the clip's own write then sees the skip.
                 do { try self.send([UInt8](repeating: 0, count: frames * self.format.bytesPerFrame)) } catch is WriteInterrupted {}
             }
-            try self.flushResampler()
-            if requested.sampleRate != self.format.sampleRate {
-                do {
-                    self.resampler = try Resampler(inputRate: requested.sampleRate, outputRate: self.format.sampleRate, channels: self.format.channels)
-                } catch {
-                    throw AudioDeviceError(code: .unsupportedFormat, device: self.deviceName, operation: "play \(requested)", reason: "\(error)")
-                }
-            } else {
-                self.resampler = nil
-            }
-            self.input = requested
-            return AudioFormat(sampleFormat: .float32, sampleRate: requested.sampleRate, channels: requested.channels)
+            return self.streamFormat
         }
+    }
+
+    /// The stream's rate and channels, in the float samples this sink takes.
+    private var streamFormat: AudioFormat {
+        AudioFormat(sampleFormat: .float32, sampleRate: format.sampleRate, channels: format.channels)
     }
 
     public func write(_ buffer: AudioBuffer) async throws {
         try await queue.run { try self.writeBlocking(buffer) }
     }
 
-    /// The resampler's tail goes into the pipe; then the clip is all written.
-    public func drain() async throws {
-        try await queue.run { try self.flushResampler() }
-    }
+    /// Nothing to wait for: a clip is played once its last frame is in the pipe.
+    public func drain() async throws {}
 
     public func cancel() async -> Int {
         await queue.run { self.clearInterrupt() }
@@ -150,13 +141,8 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
         return 0
     }
 
-    /// Forgets the clip format; the pipe itself stays open (see the type's comment).
-    public func close() async {
-        await queue.run {
-            self.resampler = nil
-            self.input = nil
-        }
-    }
+    /// The pipe itself stays open (see the type's comment).
+    public func close() async {}
 
     // MARK: - On the sink's thread
 
@@ -213,32 +199,19 @@ public final class SnapcastSink: AudioSink, @unchecked Sendable {
     }
 
     private func writeBlocking(_ buffer: AudioBuffer) throws {
-        guard pipe >= 0, let input else {
+        guard pipe >= 0 else {
             throw AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output is not open")
         }
-        var samples = StreamConversion.floats(buffer)
-        let afterRest = lastWrite.map { ContinuousClock.now - $0 >= Self.idleGap } ?? true
-        if afterRest { StreamConversion.fadeIn(&samples, channels: buffer.channels, frames: input.frames(in: Self.fadeIn)) }
-        var mapped = StreamConversion.map(samples, from: buffer.channels, to: format.channels)
-        if let resampler { mapped = resampler.process(mapped) }
-        let bytes = StreamConversion.bytes(mapped, bits: format.bits)
-        do {
-            try send(bytes)
-        } catch let interrupted as WriteInterrupted {
-            // Written is in stream bytes; the player counts clip frames.
-            let streamFrames = interrupted.framesWritten
-            let frames = min(buffer.frames, streamFrames * input.sampleRate / format.sampleRate)
-            throw WriteInterrupted(framesWritten: frames)
+        guard buffer.channels == format.channels else {
+            throw AudioDeviceError(code: .unsupportedFormat, device: deviceName, operation: "write",
+                                   reason: "a block of \(buffer.channels) channels for a stream of \(format.channels)")
         }
-        lastWrite = .now
-    }
-
-    private func flushResampler() throws {
-        guard let resampler, pipe >= 0 else { return }
-        let tail = resampler.flush()
-        guard !tail.isEmpty else { return }
-        // The tail of a clip already heard in full: an interruption now has nothing to cut.
-        do { try send(StreamConversion.bytes(tail, bits: format.bits)) } catch is WriteInterrupted {}
+        var samples = SampleMath.floats(buffer)
+        let afterRest = lastWrite.map { ContinuousClock.now - $0 >= Self.idleGap } ?? true
+        if afterRest { StreamConversion.fadeIn(&samples, channels: format.channels, frames: streamFormat.frames(in: Self.fadeIn)) }
+        // An interrupted write says how many stream frames went in; the conversion stage
+        // turns them into the clip's.
+        try send(StreamConversion.bytes(samples, bits: format.bits))
         lastWrite = .now
     }
 

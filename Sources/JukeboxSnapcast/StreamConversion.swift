@@ -1,37 +1,8 @@
 import JukeboxAudio
 
-/// Sample work for a fixed-format stream: to float, channel mapping, a fade-in, and to the
-/// stream's integer samples.
+/// The stream's own sample work: a fade-in after a rest, and its integer samples as
+/// snapserver reads them. (Channels and rate are the conversion stage's.)
 enum StreamConversion {
-    static func floats(_ buffer: AudioBuffer) -> [Float] {
-        switch buffer.samples {
-        case .float32(let samples): samples
-        case .s16(let samples): samples.map { Float($0) / 32_768 }
-        case .s32(let samples): samples.map { Float($0) / 2_147_483_648 }
-        }
-    }
-
-    /// Mono is copied to every channel and every channel is averaged into mono; otherwise
-    /// channel N goes to channel N, and an output channel with no input repeats the inputs.
-    static func map(_ samples: [Float], from inputs: Int, to outputs: Int) -> [Float] {
-        guard inputs != outputs, inputs > 0 else { return samples }
-        let frames = samples.count / inputs
-        var mapped = [Float](repeating: 0, count: frames * outputs)
-        if outputs == 1 {
-            let scale = 1 / Float(inputs)
-            for frame in 0..<frames {
-                var sum: Float = 0
-                for channel in 0..<inputs { sum += samples[frame * inputs + channel] }
-                mapped[frame] = sum * scale
-            }
-            return mapped
-        }
-        for frame in 0..<frames {
-            for channel in 0..<outputs { mapped[frame * outputs + channel] = samples[frame * inputs + channel % inputs] }
-        }
-        return mapped
-    }
-
     /// A linear ramp from silence over the first `frames`.
     static func fadeIn(_ samples: inout [Float], channels: Int, frames: Int) {
         let count = min(frames, samples.count / max(channels, 1))

@@ -4,6 +4,7 @@ import JukeboxHTTP
 import JukeboxMQTT
 import JukeboxCore
 import JukeboxProtocol
+import JukeboxResample
 import JukeboxSnapcast
 import JukeboxSndFile
 import Logging
@@ -103,7 +104,9 @@ struct Daemon {
             catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeOutput: Self.makeOutput,
             stateFile: StateFile(path: statePath), loadSession: { () throws(SessionLoadError) -> Session in try self.loadSession() },
             sessionOverrides: { session in self.applyOverrides(session) },
-            configuration: Jukebox.Configuration(queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator()),
+            configuration: Jukebox.Configuration(
+                queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
+                makeRateConverter: { from, to, channels in try Resampler(inputRate: from, outputRate: to, channels: channels) }),
             logger: logger)
         await jukebox.restoreState()
         let notifier = SystemdNotifier()

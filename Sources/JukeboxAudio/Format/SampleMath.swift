@@ -69,6 +69,36 @@ public enum SampleMath {
         return result
     }
 
+    /// The samples as floats in -1...1 (integers divided by their full scale).
+    public static func floats(_ buffer: AudioBuffer) -> [Float] {
+        switch buffer.samples {
+        case .float32(let samples): samples
+        case .s16(let samples): samples.map { Float($0) / 32_768 }
+        case .s32(let samples): samples.map { Float($0) / 2_147_483_648 }
+        }
+    }
+
+    /// Mono is copied to every channel and every channel is averaged into mono; otherwise
+    /// channel N goes to channel N, and an output channel with no input repeats the inputs.
+    public static func mapChannels(_ samples: [Float], from inputs: Int, to outputs: Int) -> [Float] {
+        guard inputs != outputs, inputs > 0 else { return samples }
+        let frames = samples.count / inputs
+        var mapped = [Float](repeating: 0, count: frames * outputs)
+        if outputs == 1 {
+            let scale = 1 / Float(inputs)
+            for frame in 0..<frames {
+                var sum: Float = 0
+                for channel in 0..<inputs { sum += samples[frame * inputs + channel] }
+                mapped[frame] = sum * scale
+            }
+            return mapped
+        }
+        for frame in 0..<frames {
+            for channel in 0..<outputs { mapped[frame * outputs + channel] = samples[frame * inputs + channel % inputs] }
+        }
+        return mapped
+    }
+
     /// `value` rounded to the nearest integer of type `I`, saturating at its limits; NaN is 0.
     @inline(__always)
     public static func saturating<I: FixedWidthInteger>(_ value: Double) -> I {

@@ -35,13 +35,16 @@ public actor Jukebox: Service {
         /// state file, `say` is refused).
         public var speechFolder: String?
         public var speechLimits: SpeechCache.Limits
+        /// Converts clips' rates for outputs with a fixed one (Snapcast); the daemon's is libsoxr.
+        public var makeRateConverter: RateConverterFactory?
 
         public init(
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(),
             clock: any Clock<Duration> = ContinuousClock(), wallClock: @escaping WallClock = SystemWallClock.now,
             localTime: any LocalTimeSource = SystemLocalTime(), speechFolder: String? = nil,
-            speechLimits: SpeechCache.Limits = SpeechCache.Limits()
+            speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil
         ) {
+            self.makeRateConverter = makeRateConverter
             self.speechFolder = speechFolder
             self.speechLimits = speechLimits
             self.queueLimit = queueLimit
@@ -74,7 +77,8 @@ public actor Jukebox: Service {
     let logger: Logger
     private let startedAt: Double
     private var catalog: ClipCatalog
-    /// The output in use, watched for calls that never return (`outputStall`).
+    /// The output in use, watched for calls that never return (`outputStall`). The player
+    /// plays through it by way of the conversion stage (`ConvertingSink`).
     private var output: WatchedOutput
     let hooks: HookRunner
     /// Makes announcements' audio; nil when there is nowhere to keep it.
@@ -91,7 +95,7 @@ public actor Jukebox: Service {
         let events = EventBus()
         let output = WatchedOutput(makeOutput(session.output))
         let player = Player(
-            sink: output, decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
+            sink: ConvertingSink(output, makeRateConverter: configuration.makeRateConverter), decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
             events: events, logger: logger)
         let hooks = HookRunner(session.hooks, logger: logger)
         let speech = (configuration.speechFolder ?? stateFile.map { SpeechCache.folder(besideState: $0.path) }).map { folder in
@@ -358,7 +362,7 @@ public actor Jukebox: Service {
         if session.speech != old.speech { await speech?.configure(session.speech) }
         if session.output != old.output {
             output = WatchedOutput(makeOutput(session.output))
-            await player.useOutput(output)
+            await player.useOutput(ConvertingSink(output, makeRateConverter: configuration.makeRateConverter))
         }
         if session.volume != old.volume { await player.setVolume(session.volume) }
         await scheduler.reload(session, clips: fresh.playableClips)

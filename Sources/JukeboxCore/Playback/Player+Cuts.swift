@@ -9,10 +9,10 @@ extension Player {
     /// where a pause resumes. Without a fade, or on a device that cannot rewind, the buffered
     /// audio is dropped instead (an immediate, possibly audible, cut).
     func cutShort(
-        _ decoded: any DecodedClip, at written: Int, to deviceFormat: AudioFormat, gain: Double, fadeFrames: Int
+        _ decoded: any DecodedClip, at written: Int, gain: Double, fadeFrames: Int
     ) async -> Int {
         let taken = fadeFrames > 0
-            ? await sink.rewind(upTo: written, keeping: deviceFormat.frames(in: Self.cutGuard)) : 0
+            ? await sink.rewind(upTo: written, keeping: decoded.format.frames(in: Self.cutGuard)) : 0
         // Nothing can be taken back or dropped (a pipe to a server): the fade follows on.
         let fadesAfter = taken == 0 && fadeFrames > 0 && !sink.canDiscard
         guard taken > 0 || fadesAfter else { return max(0, written - (await sink.cancel())) }
@@ -25,7 +25,7 @@ extension Player {
             guard var block = try await decoded.read(maxFrames: fadeFrames) else { return position }
             SampleMath.scale(&block, by: gain * volume)
             SampleMath.ramp(&block, from: 1, to: 0)
-            try await sink.write(SampleMath.convert(block, to: deviceFormat.sampleFormat))
+            try await sink.write(block)
             return position + block.frames
         } catch {
             // The clip is being stopped anyway; a device fault shows up on the next write.
@@ -37,9 +37,9 @@ extension Player {
     /// Takes back what the device holds of this clip but has not played yet (all but
     /// `cutGuard`), for a volume change to be written over it, and returns the clip frame to
     /// go on from: `written` when the device cannot take anything back.
-    func retake(_ decoded: any DecodedClip, at written: Int, to deviceFormat: AudioFormat) async throws -> Int {
+    func retake(_ decoded: any DecodedClip, at written: Int) async throws -> Int {
         // Also clears the interrupt that told the stream of the change.
-        let taken = await sink.rewind(upTo: written, keeping: deviceFormat.frames(in: Self.cutGuard))
+        let taken = await sink.rewind(upTo: written, keeping: decoded.format.frames(in: Self.cutGuard))
         guard taken > 0 else { return written }
         try await decoded.seek(toFrame: written - taken)
         return written - taken
@@ -47,7 +47,7 @@ extension Player {
 
     /// Starts writing silence to the open device (`keepDeviceOpen: always`).
     func startSilence() {
-        guard options.keepDeviceOpen == .always, silenceFeeder == nil, let format = openFormat?.device else { return }
+        guard options.keepDeviceOpen == .always, silenceFeeder == nil, let format = openFormat else { return }
         let block = AudioBuffer.silence(format, frames: Self.blockFrames(format, duration: sink.blockDuration))
         drained = false
         let sink = sink
@@ -72,7 +72,7 @@ extension Player {
         // Its last write must land before anything else is written, or it would end up
         // between two blocks of the clip.
         await feeder.value
-        guard discardingBuffered, let format = openFormat?.device else { return }
+        guard discardingBuffered, let format = openFormat else { return }
         if await sink.rewind(upTo: .max, keeping: format.frames(in: Self.cutGuard)) == 0 {
             await sink.cancel()
         }

@@ -1,23 +1,24 @@
 import Logging
 
 /// Plays one clip at a time from a decoder into a sink. It does no I/O itself: it moves
-/// blocks, applies gain and volume, keeps the device open across clips of the same format
+/// blocks in the clip's own format through the conversion stage (`ConvertingSink`), applies
+/// gain and volume, keeps the device open across clips of the same format
 /// (gapless) and, depending on `PlaybackOptions.keepDeviceOpen`, closes it after an idle
 /// time so other programs can use it or keeps it fed with silence.
 public actor Player {
-    /// The output clips play through. A new one (a reload that names another device) is
-    /// taken up between clips: see `useOutput(_:)`.
-    private(set) var sink: any AudioSink
+    /// The output clips play through, behind the conversion stage. A new one (a reload that
+    /// names another device) is taken up between clips: see `useOutput(_:)`.
+    private(set) var sink: ConvertingSink
     /// The output to switch to once the clip playing now has ended.
-    private var pendingSink: (any AudioSink)?
+    private var pendingSink: ConvertingSink?
     private let events: EventBus?
     private let decoder: any ClipDecoder
     private let clock: any Clock<Duration>
     public private(set) var options: PlaybackOptions
     let logger: Logger
 
-    /// The format clips were opened with, and what the device accepted for it.
-    var openFormat: (requested: AudioFormat, device: AudioFormat)?
+    /// The format the device is open for (the conversion stage takes clips in their own).
+    var openFormat: AudioFormat?
     private var stopRequested = false
     /// Whether the queue has paused: read at every block of the clip playing now. The queue
     /// owns the pause; the player only stops when it is asked to, and says where.
@@ -49,7 +50,7 @@ public actor Player {
         sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
         volume: Double = 1, options: PlaybackOptions = PlaybackOptions(), events: EventBus? = nil, logger: Logger
     ) {
-        self.sink = sink
+        self.sink = Self.converting(sink)
         self.events = events
         self.decoder = decoder
         self.clock = clock
@@ -97,8 +98,14 @@ public actor Player {
     /// Plays through `sink` from now on. While a clip plays, it finishes on the old output;
     /// the switch happens before the next clip or when the player goes idle.
     public func useOutput(_ sink: any AudioSink) async {
-        pendingSink = sink
+        pendingSink = Self.converting(sink)
         if !isPlaying { await switchOutputIfPending() }
+    }
+
+    /// `sink` behind the conversion stage; one passed without it gets one that converts
+    /// sample formats and channels (but no rates).
+    private static func converting(_ sink: any AudioSink) -> ConvertingSink {
+        sink as? ConvertingSink ?? ConvertingSink(sink)
     }
 
     private func switchOutputIfPending() async {
@@ -163,10 +170,9 @@ public actor Player {
             return .ended(.failed(reason: "\(error)"))
         }
         do {
-            let deviceFormat = try await prepareDevice(for: decoded.format)
+            try await prepareDevice(for: decoded.format)
             if frame > 0 { try await decoded.seek(toFrame: frame) }
-            let played = try await stream(
-                decoded, from: frame, to: deviceFormat, gain: SampleMath.linearGain(decibels: clip.gainDecibels))
+            let played = try await stream(decoded, from: frame, gain: SampleMath.linearGain(decibels: clip.gainDecibels))
             await decoded.close()
             return played
         } catch let error as AudioDeviceError {
@@ -239,34 +245,34 @@ public actor Player {
         await closeDevice()
     }
 
-    private func prepareDevice(for format: AudioFormat) async throws -> AudioFormat {
+    private func prepareDevice(for format: AudioFormat) async throws {
         generation += 1
         if let open = openFormat {
-            if open.requested == format { return open.device }
+            if open == format { return }
             // A different rate or layout needs new hardware parameters: finish what is
             // buffered so the previous clip's tail is not cut, then reopen.
             try await sink.drain()
             await closeDevice()
         }
-        let device = try await sink.open(format)
-        openFormat = (format, device)
+        _ = try await sink.open(format)
+        openFormat = format
         events?.publish(.device(.open))
-        logger.debug("opened \(sink.deviceName) for \(format)\(device == format ? "" : " as \(device)")", metadata: ["device": "\(sink.deviceName)"])
-        var leadIn = device.frames(in: options.leadIn)
+        let device = sink.deviceFormat.map { $0 == format ? "" : " as \($0)" } ?? ""
+        logger.debug("opened \(sink.deviceName) for \(format)\(device)", metadata: ["device": "\(sink.deviceName)"])
+        var leadIn = format.frames(in: options.leadIn)
         while leadIn > 0 {
-            let frames = min(leadIn, device.maxBlockFrames)
+            let frames = min(leadIn, format.maxBlockFrames)
             do {
-                try await sink.write(.silence(device, frames: frames))
+                try await sink.write(.silence(format, frames: frames))
             } catch is WriteInterrupted {
                 // A skip or pause during the lead-in: the clip's loop sees it next.
                 break
             }
             leadIn -= frames
         }
-        return device
     }
 
-    private func stream(_ decoded: any DecodedClip, from start: Int, to deviceFormat: AudioFormat, gain: Double) async throws -> Played {
+    private func stream(_ decoded: any DecodedClip, from start: Int, gain: Double) async throws -> Played {
         let blockFrames = Self.blockFrames(decoded.format, duration: sink.blockDuration)
         let fadeFrames = min(decoded.format.frames(in: options.fade), decoded.format.maxBlockFrames)
         var frames = start
@@ -275,7 +281,7 @@ public actor Player {
         progress = (start, decoded.frameCount, decoded.format)
         while true {
             if stopRequested || Task.isCancelled {
-                _ = await cutShort(decoded, at: frames, to: deviceFormat, gain: gain, fadeFrames: fadeFrames)
+                _ = await cutShort(decoded, at: frames, gain: gain, fadeFrames: fadeFrames)
                 // Stopping the daemon: let the fade be heard before the device is released.
                 if Task.isCancelled { try? await sink.drain() }
                 return .ended(.stopped)
@@ -283,7 +289,7 @@ public actor Player {
             if pauseRequested?.isOn == true {
                 // Nothing of it written yet (paused before it began): nothing to cut.
                 if frames > start {
-                    frames = await cutShort(decoded, at: frames, to: deviceFormat, gain: gain, fadeFrames: fadeFrames)
+                    frames = await cutShort(decoded, at: frames, gain: gain, fadeFrames: fadeFrames)
                 }
                 // Let the fade play out rather than underrun; or keep the device fed.
                 if options.keepDeviceOpen == .always { startSilence() } else { try await sink.drain() }
@@ -295,7 +301,7 @@ public actor Player {
                 volumeBefore = nil
                 // After a pause nothing is buffered at the old volume: the fade-in rises to the new one.
                 if !fadingIn {
-                    frames = try await retake(decoded, at: frames, to: deviceFormat)
+                    frames = try await retake(decoded, at: frames)
                     progress?.frames = frames
                     if fadeFrames > 0 { rampFrom = gain * before }
                 }
@@ -313,9 +319,8 @@ public actor Player {
                 fadingIn = false
             }
             do {
-                let output = SampleMath.convert(block, to: deviceFormat.sampleFormat)
                 try await withTaskCancellationHandler {
-                    try await sink.write(output)
+                    try await sink.write(block)
                 } onCancel: { [sink] in
                     sink.interrupt()
                 }
