@@ -86,7 +86,7 @@ extension HistoryResult {
 }
 
 extension VolumeResult {
-    public init(_ now: JukeboxSnapshot) { self.init(volume: Int((now.player.volume * 100).rounded())) }
+    public init(_ now: JukeboxSnapshot) { self.init(volume: now.volume) }
 }
 
 extension JukeboxEvent {

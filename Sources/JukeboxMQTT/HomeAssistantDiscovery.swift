@@ -1,3 +1,4 @@
+import JukeboxCore
 import FoundationEssentials
 
 /// Home Assistant's MQTT discovery configs for one jukeboxd: retained on
@@ -62,8 +63,8 @@ struct HomeAssistantDiscovery {
         var volume = config("volume", "Volume")
         volume.command_topic = topics.command("volume")
         volume.state_topic = topics.state("volume")
-        volume.min = 0
-        volume.max = 100
+        volume.min = Jukebox.volumeRange.lowerBound
+        volume.max = Jukebox.volumeRange.upperBound
         volume.step = 1
         volume.mode = "slider"
         volume.unit_of_measurement = "%"

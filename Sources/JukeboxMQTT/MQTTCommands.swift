@@ -58,11 +58,7 @@ struct MQTTCommands: Sendable {
                 let (words, cue) = sayRequest(text)
                 try await jukebox.waitUntilDurable(try await jukebox.say(words, cue: cue, client: "mqtt"))
             case "play_title":
-                let clips = await jukebox.snapshot().session.clips
-                guard let clip = clips.first(where: { $0.title == text }) ?? clips.first(where: { $0.id == text }) else {
-                    return refuse(name, "no clip is titled \"\(text.prefix(100))\"")
-                }
-                try await jukebox.waitUntilDurable(try await jukebox.enqueue([clip.id], cue: false, client: "mqtt"))
+                try await jukebox.waitUntilDurable(try await jukebox.enqueue(titled: text, client: "mqtt"))
             case "skip": try await jukebox.waitUntilDurable(await jukebox.skip())
             case "pick": try await jukebox.waitUntilDurable(await jukebox.pick())
             case "pause": try await jukebox.waitUntilDurable(await jukebox.pause())
@@ -87,9 +83,9 @@ struct MQTTCommands: Sendable {
     }
 
     /// A volume as Home Assistant's number entity sends it (`40`, `40.0`, `39.6`), rounded to a
-    /// whole step; nil for anything else. The number is checked before it becomes an `Int`:
-    /// converting an out-of-range double (`1e20`) traps, and a retained payload would then
-    /// take the daemon down at every start.
+    /// whole step of the core's range; nil for anything else. The number is checked before
+    /// it becomes an `Int`: converting an out-of-range double (`1e20`) traps, and a retained
+    /// payload would then take the daemon down at every start.
     static func volumeLevel(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.count <= 32, text.allSatisfy({ "0123456789.+-eE".contains($0) }),
               let number = Double(text), number.isFinite else { return nil }

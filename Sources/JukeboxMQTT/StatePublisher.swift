@@ -44,7 +44,6 @@ actor StatePublisher {
 
     /// The state topics and their values.
     static func state(_ snapshot: JukeboxSnapshot) -> [(String, String)] {
-        let volume = Int((snapshot.player.volume * 100).rounded())
         let device: String = switch snapshot.deviceState {
         case .closed: "idle"
         case .open: "playing through \(snapshot.player.deviceName)"
@@ -56,7 +55,7 @@ actor StatePublisher {
             ("now_playing", snapshot.queue.current?.clip.title ?? Self.nothing),
             ("queue_length", "\(snapshot.queue.waiting.count)"),
             ("paused", snapshot.queue.paused ? "ON" : "OFF"),
-            ("volume", "\(volume)"),
+            ("volume", "\(snapshot.volume)"),
             ("device", device),
             ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? Self.nothing),
         ]

@@ -82,7 +82,7 @@ struct Daemon {
         }
         guard status == 0, problems.isEmpty, let session else { return status == 0 ? 65 : status }
         let enabled = session.clips.filter(\.enabled).count
-        print("\(session.sourcePath): OK: \"\(session.name)\", \(Jukebox.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
+        print("\(session.sourcePath): OK: \"\(session.name)\", \(Plural.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
         return 0
     }
 
@@ -130,7 +130,7 @@ struct Daemon {
             frontEnds.append(.init(service: MQTTFrontEnd(settings: mqtt.settings, password: mqtt.password, jukebox: jukebox, logger: logger)))
         }
 
-        logger.info("session \"\(session.name)\": \(Jukebox.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
+        logger.info("session \"\(session.name)\": \(Plural.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
         // Services stop in reverse order: the socket stops taking requests before the core
         // cuts the clip playing and saves for the last time.
         let group = ServiceGroup(

@@ -13,8 +13,7 @@ import ServiceLifecycle
 public actor Jukebox: Service {
     /// Reads the session again, for `reload` (the daemon applies its command-line overrides).
     public typealias SessionSource = @Sendable () async throws(SessionLoadError) -> Session
-    /// The command line's overrides (`--device`), applied to a session an edit produces.
-    public typealias SessionOverrides = @Sendable (Session) -> Session
+    public typealias SessionOverrides = SessionEditor.SessionOverrides
     /// Builds an output from the session's configuration (the daemon knows ALSA; tests pass
     /// their fake).
     public typealias OutputFactory = @Sendable (OutputConfig) -> any AudioSink
@@ -60,15 +59,12 @@ public actor Jukebox: Service {
     let queue: ClipPlayQueue
     let scheduler: ClipJukebox
     let decoder: any ClipDecoder
-    /// Converts uploads the decoder cannot read (ffmpeg), if there is one.
-    let converter: (any AudioConverter)?
+    /// The session file's edits and the uploads' files.
+    let editor: SessionEditor
     private let stateFile: StateFile?
     /// nil: nothing is saved (tests, benchmarks).
     private let writer: StateWriter?
     private let loadSession: SessionSource
-    let sessionOverrides: SessionOverrides
-    /// Reads and writes session files and uploads off the cooperative pool.
-    let sessionIO = BlockingWorkQueue(label: "jukebox.session")
     /// Reloads and edits run one at a time (`lockSession`).
     private var sessionBusy = false
     private var sessionWaiters: [CheckedContinuation<Void, Never>] = []
@@ -89,8 +85,7 @@ public actor Jukebox: Service {
         stateFile: StateFile? = nil, loadSession: @escaping SessionSource, sessionOverrides: @escaping SessionOverrides = { $0 },
         configuration: Configuration = Configuration(), logger: Logger
     ) {
-        self.sessionOverrides = sessionOverrides
-        self.converter = converter
+        self.editor = SessionEditor(decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, logger: logger)
         let session = catalog.session
         let events = EventBus()
         let output = WatchedOutput(makeOutput(session.output))
@@ -173,7 +168,7 @@ public actor Jukebox: Service {
             await player.setVolume(state.volume)
             // Announcements whose audio is not kept any more are made again, ahead of their turn.
             for entry in state.waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
-            logger.info("restored \(Self.count(state.waiting.count, "queued clip"))\(state.paused ? ", paused" : "") from \(stateFile.path)")
+            logger.info("restored \(Plural.count(state.waiting.count, "queued clip"))\(state.paused ? ", paused" : "") from \(stateFile.path)")
         }
     }
 
@@ -258,6 +253,17 @@ public actor Jukebox: Service {
         }
     }
 
+    /// Queues the session's clip with this title (the names Home Assistant's select shows),
+    /// or, when no clip has it, this id. Refused with suggestions when neither is found.
+    public func enqueue(titled title: String, client: String) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int)]> {
+        let clips = catalog.session.clips
+        guard let clip = clips.first(where: { $0.title == title }) ?? clips.first(where: { $0.id == title }) else {
+            let shown = String(title.prefix(100))
+            throw .unknownClip(shown, suggestions: ClipResolver(catalog: catalog).suggestions(for: shown))
+        }
+        return try await enqueue([clip.id], cue: false, client: client)
+    }
+
     /// Queues an announcement: `text` spoken by the session's speech engine (`tts`), FIFO
     /// like any clip. Its audio is started at once in the background; if it cannot be made,
     /// the entry fails at its turn with the reason, and the queue goes on.
@@ -324,7 +330,7 @@ public actor Jukebox: Service {
         guard Self.volumeRange.contains(level) else {
             throw .invalidParameter("the volume must be from \(Self.volumeRange.lowerBound) to \(Self.volumeRange.upperBound), not \(level)")
         }
-        await player.setVolume(Double(level) / 100)
+        await player.setVolume(Double(level) / Double(Self.volumeRange.upperBound))
         events.publish(.volume(level))
         return await acknowledge(level, .setVolume)
     }
@@ -344,7 +350,7 @@ public actor Jukebox: Service {
             throw .sessionInvalid(problems: error.problems)
         }
         let fresh = await adopt(session)
-        logger.notice("session reloaded from \(session.sourcePath): \(Self.count(fresh.playableClips.count, "playable clip"))")
+        logger.notice("session reloaded from \(session.sourcePath): \(Plural.count(fresh.playableClips.count, "playable clip"))")
         return await acknowledge((session.name, fresh.playableClips.count), .reload)
     }
 
@@ -429,7 +435,4 @@ public actor Jukebox: Service {
             catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick,
             uptime: configuration.wallClock() - startedAt, localTime: configuration.localTime.now())
     }
-
-    /// "1 clip", "7 clips".
-    public static func count(_ count: Int, _ noun: String) -> String { count == 1 ? "1 \(noun)" : "\(count) \(noun)s" }
 }

@@ -5,50 +5,52 @@ import Darwin
 #endif
 
 /// Clips that arrive as bytes from a client (the daemon cannot read files in a person's home
-/// folder): received into the clips folder, checked, stored under a safe name, and added to
-/// the session like any other clip.
-extension Jukebox {
-    /// Starts receiving a file of `size` bytes. One larger than the session's `maxUploadSize`
-    /// is refused before any byte is stored.
-    public func beginUpload(name: String, size: Int) throws(JukeboxError) -> ClipUpload {
+/// folder): received into the clips folder, checked, and stored under a safe name; the core
+/// then adds them to the session like any other clip.
+extension SessionEditor {
+    /// Starts receiving a file of `size` bytes into `session`'s clips folder. One larger
+    /// than the session's `maxUploadSize` is refused before any byte is stored.
+    func beginUpload(name: String, size: Int, in session: Session) throws(JukeboxError) -> ClipUpload {
         let limit = session.maxUploadSize
         guard size > 0 else { throw .invalidParameter("\"size\" must be the file's size in bytes, at least 1") }
         guard size <= limit else { throw .uploadTooLarge(name: ClipUpload.safeName(name), size: size, limit: limit) }
-        return try ClipUpload(name: name, size: size, clipsDirectory: session.clipsDirectory, io: sessionIO, logger: logger)
+        return try ClipUpload(name: name, size: size, clipsDirectory: session.clipsDirectory, io: io, logger: logger)
     }
 
     /// Starts an upload whose size is known only once it has all come (a file in a form): up
     /// to the session's `maxUploadSize` bytes may arrive, and more is refused as they come.
-    public func beginUpload(name: String) throws(JukeboxError) -> ClipUpload {
-        try ClipUpload(name: name, size: session.maxUploadSize, exact: false, clipsDirectory: session.clipsDirectory, io: sessionIO, logger: logger)
+    func beginUpload(name: String, in session: Session) throws(JukeboxError) -> ClipUpload {
+        try ClipUpload(name: name, size: session.maxUploadSize, exact: false, clipsDirectory: session.clipsDirectory, io: io, logger: logger)
     }
 
-    /// The session's `maxUploadSize`.
-    public var maxUploadSize: Int { session.maxUploadSize }
-
-    /// Adds a clip whose file came as an upload. The file is decoded completely first; one the
-    /// decoder cannot read is converted to FLAC when a converter (ffmpeg) is there. It is then
-    /// stored under a safe name that no file has yet, and added with `fields` (`id`, `title`…).
-    /// Whatever fails, no file of the upload is left behind.
-    public func addClip(upload: ClipUpload, fields: [String: JSONValue], ifRevision: String? = nil) async throws(JukeboxError) -> Acknowledged<SessionEdited> {
+    /// Takes a finished upload in: the file is decoded completely first; one the decoder
+    /// cannot read is converted to FLAC when a converter (ffmpeg) is there. It is then stored
+    /// under a safe name that no file has yet; returns that name. Whatever fails, no file of
+    /// the upload is left behind.
+    func store(_ upload: ClipUpload, limits: UploadLimits) async throws(JukeboxError) -> String {
         // The received file and its conversion are removed whatever happens; once stored,
         // the received file has already moved to its name.
-        var leftovers = [upload.temporaryPath, upload.temporaryPath + ".flac"]
+        let leftovers = [upload.temporaryPath, upload.temporaryPath + ".flac"]
         do {
-            return try await addUploaded(upload, fields: fields, ifRevision: ifRevision, leftovers: &leftovers)
+            let stored = try await receive(upload, limits: limits)
+            await remove(leftovers)
+            return stored
         } catch {
             await remove(leftovers)
             throw error
         }
     }
 
-    private func remove(_ paths: [String]) async {
-        await sessionIO.run { for path in paths { unlink(path) } }
+    /// Removes a stored upload that the session did not take after all (the edit failed).
+    func discard(stored name: String, in clipsDirectory: String) async {
+        await remove([FilePath.join(clipsDirectory, name)])
     }
 
-    private func addUploaded(
-        _ upload: ClipUpload, fields: [String: JSONValue], ifRevision: String?, leftovers: inout [String]
-    ) async throws(JukeboxError) -> Acknowledged<SessionEdited> {
+    private func remove(_ paths: [String]) async {
+        await io.run { for path in paths { unlink(path) } }
+    }
+
+    private func receive(_ upload: ClipUpload, limits: UploadLimits) async throws(JukeboxError) -> String {
         let received: String
         do {
             received = try await upload.complete()
@@ -58,7 +60,6 @@ extension Jukebox {
         }
         var playable = received
         var name = ClipUpload.safeName(upload.name)
-        let limits = UploadLimits(session)
         if let refusal = await decodeCompletely(received, as: name, limits: limits) {
             if refusal.final { throw .unplayable(name, reason: refusal.reason) }
             let refusal = refusal.reason
@@ -76,21 +77,13 @@ extension Jukebox {
             if let still = await decodeCompletely(converted, as: name, limits: limits) {
                 throw .unplayable(name, reason: still.final ? "converted with ffmpeg, \(still.reason)" : "converted with ffmpeg, it still cannot be played: \(still.reason)")
             }
-            if let size = await sessionIO.run({ FilePath.size(converted) }), size >= limits.size {
+            if let size = await io.run({ FilePath.size(converted) }), size >= limits.size {
                 throw .uploadRefused("\(name), converted to FLAC, is larger than the \(limits.size) bytes accepted (the session's maxUploadSize); nothing was kept")
             }
             playable = converted
             name = FilePath.removingExtension(name) + ".flac"
         }
-        let stored = try await store(playable, as: name, in: upload.clipsDirectory)
-        leftovers.append(FilePath.join(upload.clipsDirectory, stored))
-        var fields = fields
-        fields["file"] = .string(stored)
-        let added = try await edit(.addClip(fields), ifRevision: ifRevision)
-        leftovers.removeLast()
-        await remove(leftovers)
-        logger.info("stored the upload \(upload.name) as \(stored)", metadata: ["file": "\(stored)"])
-        return added
+        return try await store(playable, as: name, in: upload.clipsDirectory)
     }
 
     /// Reads every frame of the file, within `limits`; nil when it plays, else why not
@@ -124,7 +117,7 @@ extension Jukebox {
             }
             return nil
         } catch {
-            let head = await sessionIO.run { FilePath.head(path, count: 16) }
+            let head = await io.run { FilePath.head(path, count: 16) }
             let why = (error as? ClipDecodeError)?.reason ?? "\(error)"
             guard let kind = AudioFileKind.describe(head) else { return ("\(name): \(why)", false) }
             return ("\(name) is \(kind), which libsndfile cannot read (\(why))", false)
@@ -136,7 +129,7 @@ extension Jukebox {
     /// it exists). Returns the name.
     private func store(_ path: String, as name: String, in folder: String) async throws(JukeboxError) -> String {
         let stem = FilePath.removingExtension(name), ext = String(name.dropFirst(stem.count))
-        let result: Result<String, JukeboxError> = await sessionIO.run {
+        let result: Result<String, JukeboxError> = await io.run {
             for attempt in 1...1000 {
                 let candidate = attempt == 1 ? name : "\(stem)-\(attempt)\(ext)"
                 if link(path, FilePath.join(folder, candidate)) == 0 {

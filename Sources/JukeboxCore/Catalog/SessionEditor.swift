@@ -3,31 +3,49 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Logging
 
-/// Editing the session through the API. The session file stays the one source of truth: an
-/// edit reads it, refuses if someone changed it by hand since the daemon read it, changes the
-/// document, checks the result with the session loader, writes the whole file atomically
-/// (keeping the previous one as `.SESSION.json.bak`, a name no upload can take), and applies it like a reload. It returns
-/// once the file is on disk.
-extension Jukebox {
-    /// The session file as the daemon read it, and the session with every default resolved.
-    public func sessionDocument() async throws(JukeboxError) -> (document: SessionDocument, session: Session) {
-        await lockSession()
-        defer { unlockSession() }
-        let bytes = try await readSessionFile()
+/// The catalog's file work: editing the session file, and taking uploaded clips into the
+/// clips folder. The session file stays the one source of truth: an edit reads it, refuses
+/// if someone changed it by hand since the daemon read it, changes the document, checks the
+/// result with the session loader, and writes the whole file atomically (keeping the
+/// previous one as `.SESSION.json.bak`, a name no upload can take). The core then applies
+/// the new session like a reload, and orders edits and reloads (one at a time).
+///
+/// Every file is read and written on its own thread, never on the cooperative pool.
+public struct SessionEditor: Sendable {
+    /// The command line's overrides (`--device`), applied to a session an edit produces.
+    public typealias SessionOverrides = @Sendable (Session) -> Session
+
+    let decoder: any ClipDecoder
+    /// Converts uploads the decoder cannot read (ffmpeg), if there is one.
+    let converter: (any AudioConverter)?
+    let sessionOverrides: SessionOverrides
+    let logger: Logger
+    /// Reads and writes session files and uploads off the cooperative pool.
+    let io = BlockingWorkQueue(label: "jukebox.session")
+
+    public init(decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, sessionOverrides: @escaping SessionOverrides = { $0 }, logger: Logger) {
+        self.decoder = decoder
+        self.converter = converter
+        self.sessionOverrides = sessionOverrides
+        self.logger = logger
+    }
+
+    /// The session file of `session`, as the daemon read it.
+    func document(of session: Session) async throws(JukeboxError) -> SessionDocument {
+        let bytes = try await readSessionFile(of: session)
         do {
-            return (try SessionDocument(parsing: bytes, path: session.sourcePath), session)
+            return try SessionDocument(parsing: bytes, path: session.sourcePath)
         } catch {
             throw .editInvalid(problems: error.problems)
         }
     }
 
-    public func edit(_ edit: SessionEdit, ifRevision: String? = nil) async throws(JukeboxError) -> Acknowledged<SessionEdited> {
-        await lockSession()
-        defer { unlockSession() }
-        let current = session
-        if let ifRevision, ifRevision != current.revision { throw .revisionMismatch(given: ifRevision, current: current.revision) }
-        let bytes = try await readSessionFile()
+    /// Makes `edit` to the file of `current` and writes it; returns the session it now
+    /// holds and the id of the clip concerned. Returns once the file is on disk.
+    func write(_ edit: SessionEdit, to current: Session) async throws(JukeboxError) -> (edited: Session, clipID: String?) {
+        let bytes = try await readSessionFile(of: current)
         var document: SessionDocument
         do {
             document = try SessionDocument(parsing: bytes, path: current.sourcePath)
@@ -44,7 +62,7 @@ extension Jukebox {
         }
         let path = current.sourcePath
         do {
-            try await sessionIO.run {
+            try await io.run {
                 var info = stat()
                 let mode = stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
                 try AtomicFile.write(bytes, to: AtomicFile.hiddenSibling(of: path, suffix: ".bak"), mode: mode)
@@ -54,23 +72,16 @@ extension Jukebox {
             let permission = (error as? FileWriteError).map { FileReadError.isPermission($0.errno) } ?? false
             throw .sessionNotSaved(reason: "\(error)\(permission ? " (the daemon's user must be able to write the session file's folder)" : "")")
         }
-        await adopt(edited, reprobe: false)
         logger.notice("session edited through the API (\(edit.command.rawValue)\(clipID.map { " \($0)" } ?? "")); saved to \(path)",
                       metadata: clipID.map { ["clip": "\($0)"] } ?? [:])
-        var result = SessionEdited(revision: edited.revision, clip: nil, fileDeleted: false)
-        if case .removeClip(_, true) = edit, let removed = current.clip(id: clipID ?? "") {
-            (result.fileDeleted, result.fileKept) = await deleteIfUnused(removed.source, in: edited)
-        } else if let clipID {
-            result.clip = await snapshot().clips.first { $0.clip.id == clipID }
-        }
-        return await acknowledge(result, edit.command)
+        return (edited, clipID)
     }
 
     /// The session file's bytes, if they are still those the daemon read.
-    private func readSessionFile() async throws(JukeboxError) -> [UInt8] {
+    private func readSessionFile(of session: Session) async throws(JukeboxError) -> [UInt8] {
         let path = session.sourcePath
         let bytes: [UInt8]
-        let read = await sessionIO.run { Result { () throws(FileReadError) in try FilePath.read(path, limit: SessionLoader.maxFileSize) } }
+        let read = await io.run { Result { () throws(FileReadError) in try FilePath.read(path, limit: SessionLoader.maxFileSize) } }
         switch read {
         case .success(let read): bytes = read
         // Gone: changed on disk, as much as an edit by hand.
@@ -161,21 +172,20 @@ extension Jukebox {
     }
 
     /// Deletes a removed clip's file unless the session (another clip, the cue) or an entry
-    /// still waiting to play uses it. Returns whether it was deleted, or why it was kept.
-    private func deleteIfUnused(_ source: ClipSource, in edited: Session) async -> (deleted: Bool, kept: String?) {
+    /// still to play (`queued`) uses it. Returns whether it was deleted, or why it was kept.
+    func deleteIfUnused(_ source: ClipSource, in edited: Session, queued: [QueueEntry]) async -> (deleted: Bool, kept: String?) {
         if let other = edited.clips.first(where: { $0.source.path == source.path }) {
             return (false, "the clip \(other.id) uses it too")
         }
         if edited.cue?.path == source.path { return (false, "it is the session's cue") }
-        let queue = await snapshot().queue
-        if let entry = ((queue.current.map { [$0] } ?? []) + queue.waiting).first(where: { $0.clip.source.path == source.path || $0.cue?.source.path == source.path }) {
+        if let entry = queued.first(where: { $0.clip.source.path == source.path || $0.cue?.source.path == source.path }) {
             return (false, "ticket \(entry.ticket) is still to play it")
         }
         guard FilePath.isInside(FilePath.resolved(source.path) ?? source.path, FilePath.resolved(edited.clipsDirectory) ?? edited.clipsDirectory) else {
             return (false, "it is outside the clips folder")
         }
         let path = source.path
-        let removed = await sessionIO.run { unlink(path) == 0 ? nil : FileReadError(errno: errno) }
+        let removed = await io.run { unlink(path) == 0 ? nil : FileReadError(errno: errno) }
         if let removed { return (false, "it could not be deleted: \(removed)") }
         logger.info("deleted \(source.file), no longer used by the session", metadata: ["file": "\(source.file)"])
         return (true, nil)
