@@ -54,10 +54,14 @@ let package = Package(
         // What the daemon and the `jukebox` client share: the JSON-RPC types and where the
         // control socket lives. No dependencies, so the client stays small and starts fast.
         .target(name: "JukeboxProtocol"),
+        // JSON-RPC dispatch: a request's bytes to a core command and its result back, with no
+        // I/O. The control socket and the HTTP API both answer through it.
+        .target(name: "JukeboxDispatch", dependencies: ["JukeboxCore", "JukeboxProtocol"]),
+        // The control socket: a Unix-socket server on NIO around the dispatcher.
         .target(
             name: "JukeboxControl",
             dependencies: [
-                "JukeboxCore", "JukeboxProtocol",
+                "JukeboxCore", "JukeboxDispatch", "JukeboxProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -87,7 +91,7 @@ let package = Package(
         .target(
             name: "JukeboxHTTP",
             dependencies: [
-                "JukeboxCore", "JukeboxControl", "JukeboxProtocol",
+                "JukeboxCore", "JukeboxDispatch", "JukeboxProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -178,7 +182,7 @@ let package = Package(
         .testTarget(
             name: "JukeboxControlTests",
             dependencies: [
-                "JukeboxControl", "JukeboxCore", "JukeboxProtocol", "JukeboxSndFile", "JukeboxTestSupport",
+                "JukeboxControl", "JukeboxDispatch", "JukeboxCore", "JukeboxProtocol", "JukeboxSndFile", "JukeboxTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

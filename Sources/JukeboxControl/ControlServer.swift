@@ -1,5 +1,6 @@
 import Glibc
 import JukeboxCore
+import JukeboxDispatch
 import JukeboxProtocol
 import Logging
 import NIOCore
@@ -15,22 +16,16 @@ public struct ControlServer: Service {
     public static let maxUnsentReplyBytes = 1 << 20
     /// Connections served at once. At the limit, a new one takes the place of the one idle
     /// longest that is not subscribed, so a new `jukebox` always gets through; and with the
-    /// descriptors it leaves free (`DescriptorLimit`), clips and state always open.
+    /// descriptors it leaves free (`DescriptorLimit.reserve`), clips and state always open.
     public static let defaultMaxConnections = 256
     /// `defaultMaxConnections`, or fewer when the process may open few descriptors: at least
-    /// `descriptorReserve` stay free for clips, the device, the state file and the journal.
+    /// `DescriptorLimit.reserve` stay free for clips, the device, the state file and the journal.
     public static func maxConnections(openFileLimit: Int) -> Int {
-        max(4, min(defaultMaxConnections, openFileLimit - descriptorReserve))
+        max(4, min(defaultMaxConnections, openFileLimit - DescriptorLimit.reserve))
     }
-
-    public static let descriptorReserve = 64
 
     /// The process's soft limit on open descriptors.
-    public static var openFileLimit: Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
-        return Int(clamping: limit.rlim_cur)
-    }
+    public static var openFileLimit: Int { DescriptorLimit.openFiles }
 
     /// A connection that sends nothing for this long, and is not subscribed, is closed.
     public static let defaultIdleTimeout: Duration = .seconds(600)
@@ -75,7 +70,7 @@ public struct ControlServer: Service {
                     let hold = InboundHold()
                     let raw = RawBytes()
                     try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineFrameDecoder(maxLength: ControlHandler.maxLineLength, raw: raw)))
+                        ByteToMessageHandler(LineFrameDecoder(maxLength: RPCDispatcher.maxLineLength, raw: raw)))
                     try channel.pipeline.syncOperations.addHandler(hold)
                     return AcceptedChannel(channel: channel, hold: hold, raw: raw)
                 }
@@ -155,13 +150,13 @@ public struct ControlServer: Service {
     /// written and flushed to the socket before the next, and a connection whose unsent
     /// replies pass `maxUnsentReplyBytes` is not read from until its client reads.
     private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String, raw: RawBytes, connections: OpenConnections) async {
-        let handler = ControlHandler(jukebox: jukebox, client: name)
+        let handler = RPCDispatcher(jukebox: jukebox, client: name)
         let channel = connection.channel
         let budget = ReplyBudget(limit: Self.maxUnsentReplyBytes)
         do {
             try await connection.executeThenClose { inbound, _ in
                 try await withThrowingTaskGroup(of: Void.self) { tasks in
-                    let (replies, pending) = AsyncStream.makeStream(of: ControlHandler.Reply.self)
+                    let (replies, pending) = AsyncStream.makeStream(of: RPCDispatcher.Reply.self)
                     let (written, allWritten) = AsyncStream.makeStream(of: Void.self)
                     tasks.addTask {
                         defer { allWritten.finish() }
@@ -179,7 +174,7 @@ public struct ControlServer: Service {
                         connections.touch(channel, now: .now)
                         switch frame {
                         case .tooLong:
-                            pending.yield(.init(line: RPCCoding.error(.tooLong(limit: ControlHandler.maxLineLength), id: nil)))
+                            pending.yield(.init(line: RPCCoding.error(.tooLong(limit: RPCDispatcher.maxLineLength), id: nil)))
                             break reading
                         case .raw(let bytes):
                             await handler.uploadBytes(bytes)

@@ -1,5 +1,6 @@
 import Glibc
 import JukeboxCore
+import JukeboxDispatch
 import JukeboxProtocol
 
 /// Why the control socket could not be set up; `exitCode` follows sysexits.

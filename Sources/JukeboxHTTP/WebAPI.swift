@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Hummingbird
 import HummingbirdCore
-import JukeboxControl
+import JukeboxDispatch
 import JukeboxCore
 import JukeboxProtocol
 import Logging
@@ -165,7 +165,7 @@ struct WebAPI: Sendable {
         guard let body = try? await request.collectBody(upTo: Self.maxBodySize) else {
             return Self.problem(.contentTooLarge, "a request is at most \(Self.maxBodySize / 1024) KiB")
         }
-        let reply = await ControlHandler(jukebox: jukebox, client: "web").handle(Array(buffer: body))
+        let reply = await RPCDispatcher(jukebox: jukebox, client: "web").handle(Array(buffer: body))
         guard let line = reply.line else { return Response(status: .noContent) }
         if reply.rawBytes != nil {
             // The bytes of an upload cannot follow an HTTP request: POST /clips takes them.

@@ -1,6 +1,6 @@
 import Hummingbird
 import HummingbirdCore
-import JukeboxControl
+import JukeboxDispatch
 import JukeboxCore
 import Logging
 import NIOCore
@@ -16,7 +16,7 @@ public struct WebServer: Service {
     /// descriptors the control socket may use, so a flood of web clients can neither take
     /// the socket's place nor leave clips, the device or the state file without descriptors.
     public static func maxConnections(openFileLimit: Int) -> Int {
-        max(4, min(256, (openFileLimit - ControlServer.descriptorReserve) / 4))
+        max(4, min(256, (openFileLimit - DescriptorLimit.reserve) / 4))
     }
 
     let settings: WebSettings
@@ -51,7 +51,7 @@ public struct WebServer: Service {
         // Hummingbird's HTTP/1 server without its `Application`, which adds a date cache that
         // wakes the daemon once a second for as long as it runs (about 360 context switches a
         // minute while idle); the Date header is made per response instead.
-        let total = Self.maxConnections(openFileLimit: ControlServer.openFileLimit)
+        let total = Self.maxConnections(openFileLimit: DescriptorLimit.openFiles)
         let perAddress = ConnectionsPerAddress(limit: ConnectionsPerAddress.limit(serving: total), logger: logger)
         let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [AddressLimitHandler(perAddress)], idleTimeout: Self.idleTimeout)
         let server = try HTTPServerBuilder.http1(configuration: configuration).buildServer(

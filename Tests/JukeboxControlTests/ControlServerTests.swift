@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import JukeboxControl
 import JukeboxCore
+import JukeboxDispatch
 import JukeboxProtocol
 import JukeboxTestSupport
 import Logging
@@ -120,7 +121,7 @@ struct ControlServerTests {
 
     @Test func oversizedLineIsRefusedAndTheConnectionClosed() async throws {
         try await withServer {
-            let huge = [UInt8](repeating: UInt8(ascii: "x"), count: ControlHandler.maxLineLength + 10) + [UInt8(ascii: "\n")]
+            let huge = [UInt8](repeating: UInt8(ascii: "x"), count: RPCDispatcher.maxLineLength + 10) + [UInt8(ascii: "\n")]
             let answers = try await exchange([], expecting: 2, raw: huge)
             #expect(answers == [#"{"error":{"code":-32600,"data":{"reason":"line-too-long"},"message":"request line longer than 65536 bytes; closing the connection"},"id":null,"jsonrpc":"2.0"}"#])
             // Everyone else is still served.
@@ -238,7 +239,7 @@ struct ControlServerTests {
     /// used to be cut off when the connection closed.
     @Test func aHalfClosedClientGetsAllOfALargeReply() async throws {
         try await fillQueue()
-        let expected = try #require(await ControlHandler(jukebox: jukebox).handle(Array(Self.request("queue", id: 1).utf8)).line).count
+        let expected = try #require(await RPCDispatcher(jukebox: jukebox).handle(Array(Self.request("queue", id: 1).utf8)).line).count
         #expect(expected > 250_000, "larger than the socket buffer")
         try await withServer {
             let channel = try await connect(halfClose: true)

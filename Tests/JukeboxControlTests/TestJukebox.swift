@@ -1,4 +1,5 @@
 import JukeboxCore
+import JukeboxDispatch
 import JukeboxSndFile
 import JukeboxTestSupport
 import Logging

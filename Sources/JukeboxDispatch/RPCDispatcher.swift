@@ -4,7 +4,7 @@ import JukeboxProtocol
 /// Maps one request line to its response line: JSON-RPC 2.0 framing, method dispatch and
 /// parameter types. Every rule (limits, durability) is the core's; this only translates,
 /// and never touches a socket, so every method and every error is tested without I/O.
-public struct ControlHandler: Sendable {
+public struct RPCDispatcher: Sendable {
     /// A request line longer than this is refused and the connection closed.
     public static let maxLineLength = 65_536
     public static let methods = [
@@ -24,7 +24,7 @@ public struct ControlHandler: Sendable {
         /// The request accepted an upload: this many raw bytes follow it on the connection.
         public var rawBytes: Int?
 
-        init(line: [UInt8]?, subscribe: Bool = false) {
+        public init(line: [UInt8]?, subscribe: Bool = false) {
             self.line = line
             self.subscribe = subscribe
         }

@@ -1,13 +1,14 @@
 import JukeboxControl
 import JukeboxCore
+import JukeboxDispatch
 import JukeboxProtocol
 import Testing
 
 @Suite("Control requests and responses", .timeLimit(.minutes(1)))
-struct ControlHandlerTests {
+struct RPCDispatcherTests {
     let fixture: TestJukebox
     var jukebox: Jukebox { fixture.jukebox }
-    var handler: ControlHandler { ControlHandler(jukebox: jukebox, client: "client 7") }
+    var handler: RPCDispatcher { RPCDispatcher(jukebox: jukebox, client: "client 7") }
 
     init() async throws { fixture = try await TestJukebox() }
 
@@ -122,7 +123,7 @@ struct ControlHandlerTests {
 
     @Test func queueFullAndInvalidReloadKeepTheirReasons() async throws {
         let small = try await TestJukebox(queueLimit: 1)
-        let answer = await ControlHandler(jukebox: small.jukebox).handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward","water"]}}"#.utf8)).line
+        let answer = await RPCDispatcher(jukebox: small.jukebox).handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward","water"]}}"#.utf8)).line
         #expect(answer.map { String(decoding: $0, as: UTF8.self) } == #"{"error":{"code":-32002,"data":{"reason":"queue-full"},"message":"the queue is full (1 clip waiting); try again later or clear it"},"id":1,"jsonrpc":"2.0"}"#)
         #expect(await small.waiting().isEmpty, "all or none")
         fixture.reloadProblems.set(["s.json: volume: 3 is out of range (expected 0 to 1)"])
@@ -131,7 +132,7 @@ struct ControlHandlerTests {
 
     @Test func changesAreSavedBeforeTheyAreAnswered() async throws {
         let saving = try await TestJukebox(state: .saved)
-        let handler = ControlHandler(jukebox: saving.jukebox)
+        let handler = RPCDispatcher(jukebox: saving.jukebox)
         func call(_ line: String) async -> String? { await handler.handle(Array(line.utf8)).line.map { String(decoding: $0, as: UTF8.self) } }
         _ = await call(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward"]}}"#)
         #expect(saving.savedState().contains(#""ticket":1"#), "on disk when answered")
@@ -149,7 +150,7 @@ struct ControlHandlerTests {
 
     @Test func aFailedSaveIsReportedNotHidden() async throws {
         let failing = try await TestJukebox(state: .failing)
-        let handler = ControlHandler(jukebox: failing.jukebox)
+        let handler = RPCDispatcher(jukebox: failing.jukebox)
         let line = await handler.handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"pause"}"#.utf8)).line.map { String(decoding: $0, as: UTF8.self) }
         // The reply says why: the state's folder is a file here.
         #expect(line == #"{"error":{"code":-32006,"data":{"reason":"state-not-saved"},"message":"the change was made but could not be saved, so it would not survive a restart: cannot write the state file \#(failing.folder.file("not-a-folder/state.json")): its folder is missing; it still holds the state last saved"},"id":1,"jsonrpc":"2.0"}"#)
@@ -163,7 +164,7 @@ struct ControlHandlerTests {
     }
 }
 
-extension ControlHandlerTests {
+extension RPCDispatcherTests {
     /// `client` is copied into every entry and the state file: 64 characters at most.
     @Test func clientNamesAreLimitedToSixtyFourCharacters() async {
         let atLimit = String(repeating: "k", count: 64)
