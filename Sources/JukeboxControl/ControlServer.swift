@@ -35,7 +35,7 @@ public struct ControlServer: Service {
 
     let path: String
     let group: String?
-    let jukebox: Jukebox
+    let core: Core
     let logger: Logger
     let maxConnections: Int
     let idleTimeout: Duration
@@ -44,13 +44,13 @@ public struct ControlServer: Service {
     let onListening: @Sendable () -> Void
 
     public init(
-        path: String, group: String? = nil, jukebox: Jukebox, logger: Logger,
+        path: String, group: String? = nil, core: Core, logger: Logger,
         maxConnections: Int = ControlServer.maxConnections(openFileLimit: ControlServer.openFileLimit), idleTimeout: Duration = ControlServer.defaultIdleTimeout,
         uploadStallTimeout: Duration = ControlServer.defaultUploadStallTimeout, onListening: @escaping @Sendable () -> Void = {}
     ) {
         self.path = path
         self.group = group
-        self.jukebox = jukebox
+        self.core = core
         self.logger = logger
         self.maxConnections = maxConnections
         self.idleTimeout = idleTimeout
@@ -150,7 +150,7 @@ public struct ControlServer: Service {
     /// written and flushed to the socket before the next, and a connection whose unsent
     /// replies pass `maxUnsentReplyBytes` is not read from until its client reads.
     private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String, raw: RawBytes, connections: OpenConnections) async {
-        let handler = RPCDispatcher(jukebox: jukebox, client: name)
+        let handler = RPCDispatcher(core: core, client: name)
         let channel = connection.channel
         let budget = ReplyBudget(limit: Self.maxUnsentReplyBytes)
         do {
@@ -194,7 +194,7 @@ public struct ControlServer: Service {
                             if reply.subscribe, !subscribed {
                                 subscribed = true
                                 connections.markSubscribed(channel)
-                                let stream = jukebox.events.subscribe()
+                                let stream = core.events.subscribe()
                                 tasks.addTask {
                                     for await event in stream { try await channel.writeAndFlush(line(event.notificationLine)).get() }
                                 }

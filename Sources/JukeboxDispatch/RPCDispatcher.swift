@@ -41,14 +41,14 @@ public struct RPCDispatcher: Sendable {
         }
     }
 
-    let jukebox: Jukebox
+    let core: Core
     /// Who is asking, as shown in `queue` ("who queued them").
     let client: String
     /// The connection's upload, if any.
     let uploads = UploadSlot()
 
-    public init(jukebox: Jukebox, client: String = "client") {
-        self.jukebox = jukebox
+    public init(core: Core, client: String = "client") {
+        self.core = core
         self.client = client
     }
 
@@ -117,7 +117,7 @@ public struct RPCDispatcher: Sendable {
         func answer<Value>(_ acknowledged: Acknowledged<Value>, _ result: (Value) -> some Encodable) -> Reply {
             var reply = Reply(line: RPCCoding.result(result(acknowledged.value), id: id))
             if acknowledged.durableMark != nil {
-                reply.commit = { [jukebox] () async throws(JukeboxError) in try await jukebox.waitUntilDurable(acknowledged) }
+                reply.commit = { [core] () async throws(JukeboxError) in try await core.waitUntilDurable(acknowledged) }
                 reply.lineIfCommitFails = { error in RPCCoding.error(RPCError(error), id: id) }
             }
             return reply
@@ -128,41 +128,41 @@ public struct RPCDispatcher: Sendable {
                 try params.allow(["clips", "cue", "client"])
                 let clips = try params.strings("clips")
                 guard !clips.isEmpty else { throw RPCError.invalidParams("\"clips\" must name at least one clip") }
-                let done = try await jukebox.enqueue(clips, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client)
+                let done = try await core.enqueue(clips, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client)
                 return answer(done) { EnqueueResult(entries: $0.map { EntryInfo($0.entry, position: $0.position) }) }
             case "say":
                 try params.allow(["text", "cue", "client"])
                 guard let text = try params.string("text") else { throw RPCError.invalidParams("\"text\" must give the text to say") }
-                let done = try await jukebox.say(text, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client)
+                let done = try await core.say(text, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client)
                 return answer(done) { EnqueueResult(entries: [EntryInfo($0.entry, position: $0.position)]) }
-            case "queue": try params.allow([]); return answer(QueueResult(await jukebox.snapshot()))
-            case "status": try params.allow([]); return answer(StatusResult(await jukebox.snapshot()))
-            case "skip": try params.allow([]); return answer(await jukebox.skip()) { SkipResult(skipped: $0.map { EntryInfo($0) }) }
+            case "queue": try params.allow([]); return answer(QueueResult(await core.snapshot()))
+            case "status": try params.allow([]); return answer(StatusResult(await core.snapshot()))
+            case "skip": try params.allow([]); return answer(await core.skip()) { SkipResult(skipped: $0.map { EntryInfo($0) }) }
             case "remove":
                 try params.allow(["tickets"])
                 let tickets = try params.integers("tickets")
                 guard !tickets.isEmpty else { throw RPCError.invalidParams("\"tickets\" must list at least one ticket") }
-                return answer(await jukebox.remove(tickets.map { UInt64($0) })) { RemoveResult(removed: $0.removed, notWaiting: $0.notWaiting) }
-            case "clear": try params.allow([]); return answer(await jukebox.clear()) { RemoveResult(removed: $0, notWaiting: []) }
-            case "pause": try params.allow([]); return answer(await jukebox.pause()) { PauseResult(paused: $0) }
-            case "resume": try params.allow([]); return answer(await jukebox.resume()) { PauseResult(paused: $0) }
-            case "pick": try params.allow([]); return answer(await jukebox.pick()) { PickResult(entry: $0.map { EntryInfo($0) }) }
-            case "clips": try params.allow([]); return answer(ClipsResult(await jukebox.snapshot()))
+                return answer(await core.remove(tickets.map { UInt64($0) })) { RemoveResult(removed: $0.removed, notWaiting: $0.notWaiting) }
+            case "clear": try params.allow([]); return answer(await core.clear()) { RemoveResult(removed: $0, notWaiting: []) }
+            case "pause": try params.allow([]); return answer(await core.pause()) { PauseResult(paused: $0) }
+            case "resume": try params.allow([]); return answer(await core.resume()) { PauseResult(paused: $0) }
+            case "pick": try params.allow([]); return answer(await core.pick()) { PickResult(entry: $0.map { EntryInfo($0) }) }
+            case "clips": try params.allow([]); return answer(ClipsResult(await core.snapshot()))
             case "history":
                 try params.allow(["limit"])
                 let limit = try params.integer("limit", in: 1...ClipPlayQueue.historyLimit) ?? 20
-                return answer(HistoryResult(await jukebox.snapshot(), limit: limit))
+                return answer(HistoryResult(await core.snapshot(), limit: limit))
             case "volume":
                 try params.allow(["level"])
-                guard let level = try params.integer("level", in: Jukebox.volumeRange) else {
-                    return answer(VolumeResult(await jukebox.snapshot()))
+                guard let level = try params.integer("level", in: Core.volumeRange) else {
+                    return answer(VolumeResult(await core.snapshot()))
                 }
-                return answer(try await jukebox.setVolume(level)) { VolumeResult(volume: $0) }
-            case "reload": try params.allow([]); return answer(try await jukebox.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
+                return answer(try await core.setVolume(level)) { VolumeResult(volume: $0) }
+            case "reload": try params.allow([]); return answer(try await core.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
             case "subscribe": try params.allow([]); return answer(SubscribeResult(subscribed: true), subscribe: true)
             case "session":
                 try params.allow([])
-                let (document, session) = try await jukebox.sessionDocument()
+                let (document, session) = try await core.sessionDocument()
                 return answer(SessionResult(document: document, session: session))
             case "addClip":
                 try params.allow(SessionEdit.clipFields + ["ifRevision", "upload"])
@@ -170,30 +170,30 @@ public struct RPCDispatcher: Sendable {
                 if let id = try params.string("upload") {
                     if params.fields["file"] != nil { throw RPCError.invalidParams("give \"file\" or \"upload\", not both") }
                     let upload = try await uploads.take(id)
-                    return answer(try await jukebox.addClip(upload: upload, fields: params.fields(SessionEdit.clipFields), ifRevision: ifRevision), EditResult.init)
+                    return answer(try await core.addClip(upload: upload, fields: params.fields(SessionEdit.clipFields), ifRevision: ifRevision), EditResult.init)
                 }
-                return answer(try await jukebox.edit(.addClip(params.fields(SessionEdit.clipFields)), ifRevision: ifRevision), EditResult.init)
+                return answer(try await core.edit(.addClip(params.fields(SessionEdit.clipFields)), ifRevision: ifRevision), EditResult.init)
             case "upload":
                 try params.allow(["name", "size"])
                 let name = try params.requiredString("name")
                 guard let size = try params.integer("size", in: 1...Int(Int32.max)) else { throw RPCError.invalidParams("upload needs \"size\", the file's size in bytes") }
-                let (id, accepted) = try await uploads.begin { () throws(JukeboxError) -> ClipUpload in try await jukebox.beginUpload(name: name, size: size) }
+                let (id, accepted) = try await uploads.begin { () throws(JukeboxError) -> ClipUpload in try await core.beginUpload(name: name, size: size) }
                 var reply = answer(UploadResult(upload: id, size: accepted))
                 reply.rawBytes = accepted
                 return reply
             case "updateClip":
                 try params.allow(SessionEdit.clipFields + ["ifRevision"])
                 let edit = SessionEdit.updateClip(id: try params.requiredString("id"), params.fields(SessionEdit.clipFields.filter { $0 != "id" }))
-                return answer(try await jukebox.edit(edit, ifRevision: try params.string("ifRevision")), EditResult.init)
+                return answer(try await core.edit(edit, ifRevision: try params.string("ifRevision")), EditResult.init)
             case "removeClip":
                 try params.allow(["id", "deleteFile", "ifRevision"])
                 let edit = SessionEdit.removeClip(id: try params.requiredString("id"), deleteFile: try params.bool("deleteFile") ?? false)
-                return answer(try await jukebox.edit(edit, ifRevision: try params.string("ifRevision")), EditResult.init)
+                return answer(try await core.edit(edit, ifRevision: try params.string("ifRevision")), EditResult.init)
             case "updateSchedule":
                 try params.allow(SessionEdit.scheduleFields + ["ifRevision"])
                 let fields = params.fields(SessionEdit.scheduleFields)
                 guard !fields.isEmpty else { throw RPCError.invalidParams("updateSchedule needs at least one field to change") }
-                return answer(try await jukebox.edit(.updateSchedule(fields), ifRevision: try params.string("ifRevision")), EditResult.init)
+                return answer(try await core.edit(.updateSchedule(fields), ifRevision: try params.string("ifRevision")), EditResult.init)
             default: throw RPCError.methodNotFound(method)
             }
         } catch let error as RPCError {

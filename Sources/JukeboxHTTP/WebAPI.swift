@@ -20,7 +20,7 @@ struct WebAPI: Sendable {
     /// Events a slow reader of `/events` may have waiting; past that it loses the oldest.
     static let eventBuffer = 1000
 
-    let jukebox: Jukebox
+    let core: Core
     let auth: WebAuth
     let hosts: WebHosts
     let logger: Logger
@@ -165,7 +165,7 @@ struct WebAPI: Sendable {
         guard let body = try? await request.collectBody(upTo: Self.maxBodySize) else {
             return Self.problem(.contentTooLarge, "a request is at most \(Self.maxBodySize / 1024) KiB")
         }
-        let reply = await RPCDispatcher(jukebox: jukebox, client: "web").handle(Array(buffer: body))
+        let reply = await RPCDispatcher(core: core, client: "web").handle(Array(buffer: body))
         guard let line = reply.line else { return Response(status: .noContent) }
         if reply.rawBytes != nil {
             // The bytes of an upload cannot follow an HTTP request: POST /clips takes them.
@@ -179,12 +179,12 @@ struct WebAPI: Sendable {
     /// Server-Sent Events: every notification `subscribe` sends on the socket, `event:` its
     /// method and `data:` its params, and a comment every 15 s.
     private func events() -> Response {
-        let jukebox = jukebox
+        let core = core
         let body = ResponseBody { writer in
             let (outgoing, send) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(Self.eventBuffer))
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask {
-                    for await event in jukebox.events.subscribe() {
+                    for await event in core.events.subscribe() {
                         let (method, params) = event.notification
                         let data = (try? JSONEncoder.sorted.encode(params)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
                         send.yield(ByteBuffer(string: "event: \(method)\ndata: \(data)\n\n"))
@@ -229,8 +229,8 @@ struct WebAPI: Sendable {
         }
         let ifRevision = fields.removeValue(forKey: "ifRevision")
         do throws(JukeboxError) {
-            let added = try await jukebox.addClip(upload: upload, fields: fields.mapValues { .string($0) }, ifRevision: ifRevision)
-            try await jukebox.waitUntilDurable(added)
+            let added = try await core.addClip(upload: upload, fields: fields.mapValues { .string($0) }, ifRevision: ifRevision)
+            try await core.waitUntilDurable(added)
             let result = EditResult(added.value)
             return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: (try? JSONEncoder.sorted.encode(result)) ?? Data())))
         } catch {
@@ -253,7 +253,7 @@ struct WebAPI: Sendable {
         }
         let upload: ClipUpload
         do throws(JukeboxError) {
-            upload = try await jukebox.beginUpload(name: name, size: size)
+            upload = try await core.beginUpload(name: name, size: size)
         } catch {
             return .failure(Refusal(response: Self.refusal(error)))
         }
@@ -283,7 +283,7 @@ struct WebAPI: Sendable {
         } catch {
             return refused("the form cannot be read: \(error.reason)")
         }
-        let limit = await jukebox.maxUploadSize
+        let limit = await core.maxUploadSize
         let length = request.headers[.contentLength].flatMap(Int.init)
         var upload: ClipUpload?
         var field: (name: String, value: [UInt8])?
@@ -308,7 +308,7 @@ struct WebAPI: Sendable {
                             if let length, length > limit + Self.maxBodySize {
                                 throw FormRefusal.core(.uploadTooLarge(name: ClipUpload.safeName(filename), size: length, limit: limit))
                             }
-                            do throws(JukeboxError) { upload = try await jukebox.beginUpload(name: filename) } catch { throw FormRefusal.core(error) }
+                            do throws(JukeboxError) { upload = try await core.beginUpload(name: filename) } catch { throw FormRefusal.core(error) }
                         } else if Self.formFields.contains(name) {
                             guard fields[name] == nil else { throw FormRefusal.refused("the form has two \(name) fields") }
                             field = (name, [])

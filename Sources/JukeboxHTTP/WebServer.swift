@@ -20,7 +20,7 @@ public struct WebServer: Service {
     }
 
     let settings: WebSettings
-    let jukebox: Jukebox
+    let core: Core
     let auth: WebAuth
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
@@ -28,11 +28,11 @@ public struct WebServer: Service {
     /// `password` nil is allowed only on a loopback address (the daemon checks at start-up).
     /// Browsers' sessions are kept in `sessionsFile`, so they outlive a restart.
     public init(
-        settings: WebSettings, password: String?, sessionsFile: String?, jukebox: Jukebox, logger: Logger,
+        settings: WebSettings, password: String?, sessionsFile: String?, core: Core, logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.settings = settings
-        self.jukebox = jukebox
+        self.core = core
         self.auth = WebAuth(password: password, sessionsFile: sessionsFile, logger: logger)
         self.logger = logger
         self.onListening = onListening
@@ -45,7 +45,7 @@ public struct WebServer: Service {
 
     public func run() async throws {
         await auth.restore()
-        let api = WebAPI(jukebox: jukebox, auth: auth, hosts: WebHosts(settings: settings), logger: logger)
+        let api = WebAPI(core: core, auth: auth, hosts: WebHosts(settings: settings), logger: logger)
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
         // Hummingbird's HTTP/1 server without its `Application`, which adds a date cache that

@@ -63,8 +63,8 @@ struct HomeAssistantDiscovery {
         var volume = config("volume", "Volume")
         volume.command_topic = topics.command("volume")
         volume.state_topic = topics.state("volume")
-        volume.min = Jukebox.volumeRange.lowerBound
-        volume.max = Jukebox.volumeRange.upperBound
+        volume.min = Core.volumeRange.lowerBound
+        volume.max = Core.volumeRange.upperBound
         volume.step = 1
         volume.mode = "slider"
         volume.unit_of_measurement = "%"

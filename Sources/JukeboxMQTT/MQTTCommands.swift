@@ -8,7 +8,7 @@ import Synchronization
 /// validation. A bad payload is logged with the reason; nothing from the broker can do more.
 struct MQTTCommands: Sendable {
     let topics: MQTTTopics
-    let jukebox: Jukebox
+    let core: Core
     let logger: Logger
     /// Home Assistant came back: its discovery configs go out again.
     let homeAssistantOnline: @Sendable () async -> Void
@@ -52,28 +52,28 @@ struct MQTTCommands: Sendable {
             switch name {
             case "play":
                 let (clips, cue) = try playRequest(text)
-                let queued = try await jukebox.enqueue(clips, cue: cue, client: "mqtt")
-                try await jukebox.waitUntilDurable(queued)
+                let queued = try await core.enqueue(clips, cue: cue, client: "mqtt")
+                try await core.waitUntilDurable(queued)
             case "say":
                 let (words, cue) = sayRequest(text)
-                try await jukebox.waitUntilDurable(try await jukebox.say(words, cue: cue, client: "mqtt"))
+                try await core.waitUntilDurable(try await core.say(words, cue: cue, client: "mqtt"))
             case "play_title":
-                try await jukebox.waitUntilDurable(try await jukebox.enqueue(titled: text, client: "mqtt"))
-            case "skip": try await jukebox.waitUntilDurable(await jukebox.skip())
-            case "pick": try await jukebox.waitUntilDurable(await jukebox.pick())
-            case "pause": try await jukebox.waitUntilDurable(await jukebox.pause())
-            case "resume": try await jukebox.waitUntilDurable(await jukebox.resume())
+                try await core.waitUntilDurable(try await core.enqueue(titled: text, client: "mqtt"))
+            case "skip": try await core.waitUntilDurable(await core.skip())
+            case "pick": try await core.waitUntilDurable(await core.pick())
+            case "pause": try await core.waitUntilDurable(await core.pause())
+            case "resume": try await core.waitUntilDurable(await core.resume())
             case "paused":
                 switch text.uppercased() {
-                case "ON": try await jukebox.waitUntilDurable(await jukebox.pause())
-                case "OFF": try await jukebox.waitUntilDurable(await jukebox.resume())
+                case "ON": try await core.waitUntilDurable(await core.pause())
+                case "OFF": try await core.waitUntilDurable(await core.resume())
                 default: return refuse(name, "\"\(text.prefix(40))\" is not ON or OFF")
                 }
             case "volume":
                 guard let level = Self.volumeLevel(text) else {
-                    return refuse(name, "\"\(text.prefix(40))\" is not a volume from \(Jukebox.volumeRange.lowerBound) to \(Jukebox.volumeRange.upperBound)")
+                    return refuse(name, "\"\(text.prefix(40))\" is not a volume from \(Core.volumeRange.lowerBound) to \(Core.volumeRange.upperBound)")
                 }
-                try await jukebox.waitUntilDurable(try await jukebox.setVolume(level))
+                try await core.waitUntilDurable(try await core.setVolume(level))
             default:
                 return refuse(name, "there is no such command (play, play_title, say, skip, pick, pause, resume, paused, volume)")
             }
@@ -90,7 +90,7 @@ struct MQTTCommands: Sendable {
         guard !text.isEmpty, text.utf8.count <= 32, text.allSatisfy({ "0123456789.+-eE".contains($0) }),
               let number = Double(text), number.isFinite else { return nil }
         let rounded = number.rounded()
-        guard rounded >= Double(Jukebox.volumeRange.lowerBound), rounded <= Double(Jukebox.volumeRange.upperBound) else { return nil }
+        guard rounded >= Double(Core.volumeRange.lowerBound), rounded <= Double(Core.volumeRange.upperBound) else { return nil }
         return Int(rounded)
     }
 

@@ -11,19 +11,19 @@ import ServiceLifecycle
 public struct MQTTFrontEnd: Service {
     let settings: MQTTSettings
     let password: String?
-    let jukebox: Jukebox
+    let core: Core
     let logger: Logger
 
-    public init(settings: MQTTSettings, password: String?, jukebox: Jukebox, logger: Logger) {
+    public init(settings: MQTTSettings, password: String?, core: Core, logger: Logger) {
         self.settings = settings
         self.password = password
-        self.jukebox = jukebox
+        self.core = core
         self.logger = logger
     }
 
     public func run() async throws {
         let topics = MQTTTopics(settings: settings)
-        let state = StatePublisher(topics: topics, jukebox: jukebox)
+        let state = StatePublisher(topics: topics, core: core)
         let configuration = MQTTConfiguration(
             host: settings.host, port: settings.port, clientID: topics.nodeID, username: settings.username, password: password,
             keepAlive: .seconds(60), will: .init(topic: topics.availability, text: "offline", qos: .atLeastOnce, retain: true),
@@ -32,7 +32,7 @@ public struct MQTTFrontEnd: Service {
             await state.connected()
         }
         await state.attach(client)
-        let commands = MQTTCommands(topics: topics, jukebox: jukebox, logger: logger) {
+        let commands = MQTTCommands(topics: topics, core: core, logger: logger) {
             await state.publishDiscovery()
         }
         await withTaskGroup(of: Void.self) { group in
@@ -44,7 +44,7 @@ public struct MQTTFrontEnd: Service {
                 }
             }
             group.addTask {
-                for await _ in jukebox.events.subscribe() { await state.publishChanges() }
+                for await _ in core.events.subscribe() { await state.publishChanges() }
             }
             group.addTask {
                 // Stopping: say so while still connected; the client then disconnects cleanly.

@@ -7,16 +7,16 @@ import MQTT
 /// configs go out on every connection and whenever Home Assistant says it is back online.
 actor StatePublisher {
     let topics: MQTTTopics
-    let jukebox: Jukebox
+    let core: Core
     private var client: MQTTClient?
     /// What each state topic last carried on this connection.
     private var published: [String: String] = [:]
     /// The clip titles last advertised to Home Assistant's select.
     private var advertisedTitles: [String] = []
 
-    init(topics: MQTTTopics, jukebox: Jukebox) {
+    init(topics: MQTTTopics, core: Core) {
         self.topics = topics
-        self.jukebox = jukebox
+        self.core = core
     }
 
     func attach(_ client: MQTTClient) { self.client = client }
@@ -35,7 +35,7 @@ actor StatePublisher {
     /// Publishes the state topics whose value changed.
     func publishChanges() async {
         guard let client, await client.isConnected else { return }
-        let snapshot = await jukebox.snapshot()
+        let snapshot = await core.snapshot()
         for (name, value) in Self.state(snapshot) where published[name] != value {
             if await send(topics.state(name), value) { published[name] = value }
         }
@@ -69,7 +69,7 @@ actor StatePublisher {
     }
 
     func publishDiscovery() async {
-        await publishDiscovery(await jukebox.snapshot())
+        await publishDiscovery(await core.snapshot())
     }
 
     private func publishDiscovery(_ snapshot: JukeboxSnapshot) async {

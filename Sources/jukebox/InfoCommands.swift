@@ -3,7 +3,7 @@ import FoundationEssentials
 import Glibc
 import JukeboxProtocol
 
-extension Jukebox {
+extension JukeboxCLI {
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "status", abstract: "Session, device, what plays, queue length, volume, next pick.")
         @OptionGroup var options: ClientOptions

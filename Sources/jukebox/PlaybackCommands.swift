@@ -1,7 +1,7 @@
 import ArgumentParser
 import JukeboxProtocol
 
-extension Jukebox {
+extension JukeboxCLI {
     struct Play: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "play", abstract: "Queue clips at the back of the queue, by clip id or by a file inside the session's clips folder.")

@@ -1,7 +1,7 @@
 import ArgumentParser
 import JukeboxProtocol
 
-extension Jukebox {
+extension JukeboxCLI {
     struct QueueCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "queue", abstract: "Show what is playing and what is waiting, in order.")

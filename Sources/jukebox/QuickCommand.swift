@@ -6,15 +6,15 @@ protocol ArgumentlessCommand: ParsableCommand {
     var options: ClientOptions { get set }
 }
 
-extension Jukebox.Status: ArgumentlessCommand {}
-extension Jukebox.Clips: ArgumentlessCommand {}
-extension Jukebox.Skip: ArgumentlessCommand {}
-extension Jukebox.Pause: ArgumentlessCommand {}
-extension Jukebox.Resume: ArgumentlessCommand {}
-extension Jukebox.Pick: ArgumentlessCommand {}
-extension Jukebox.Reload: ArgumentlessCommand {}
-extension Jukebox.QueueCommand: ArgumentlessCommand {}
-extension Jukebox.Clear: ArgumentlessCommand {}
+extension JukeboxCLI.Status: ArgumentlessCommand {}
+extension JukeboxCLI.Clips: ArgumentlessCommand {}
+extension JukeboxCLI.Skip: ArgumentlessCommand {}
+extension JukeboxCLI.Pause: ArgumentlessCommand {}
+extension JukeboxCLI.Resume: ArgumentlessCommand {}
+extension JukeboxCLI.Pick: ArgumentlessCommand {}
+extension JukeboxCLI.Reload: ArgumentlessCommand {}
+extension JukeboxCLI.QueueCommand: ArgumentlessCommand {}
+extension JukeboxCLI.Clear: ArgumentlessCommand {}
 
 /// Runs the commands scripts and home automation call most without ArgumentParser, when the
 /// command line is an argumentless command or `play CLIP… [--cue] [--client NAME]`, plus
@@ -25,8 +25,8 @@ extension Jukebox.Clear: ArgumentlessCommand {}
 struct QuickCommand {
     /// By the name each command gives itself.
     static let commands: [String: any ArgumentlessCommand.Type] = Dictionary(uniqueKeysWithValues: ([
-        Jukebox.Status.self, Jukebox.Clips.self, Jukebox.Skip.self, Jukebox.Pause.self, Jukebox.Resume.self,
-        Jukebox.Pick.self, Jukebox.Reload.self, Jukebox.QueueCommand.self, Jukebox.Clear.self,
+        JukeboxCLI.Status.self, JukeboxCLI.Clips.self, JukeboxCLI.Skip.self, JukeboxCLI.Pause.self, JukeboxCLI.Resume.self,
+        JukeboxCLI.Pick.self, JukeboxCLI.Reload.self, JukeboxCLI.QueueCommand.self, JukeboxCLI.Clear.self,
     ] as [any ArgumentlessCommand.Type]).map { ($0.configuration.commandName ?? "", $0) })
 
     enum Command {
@@ -60,7 +60,7 @@ struct QuickCommand {
                 } else {
                     return nil
                 }
-            } else if command == nil, argument == Jukebox.Play.configuration.commandName {
+            } else if command == nil, argument == JukeboxCLI.Play.configuration.commandName {
                 command = .play(clips: [], cue: false, client: nil)
             } else if command == nil, let named = Self.commands[argument] {
                 command = .argumentless(named)
@@ -86,7 +86,7 @@ struct QuickCommand {
                 instance.options = options
                 try instance.run()
             case .play(let clips, let cue, let client):
-                var play = Jukebox.Play()
+                var play = JukeboxCLI.Play()
                 play.options = options
                 play.clips = clips
                 play.cue = cue
@@ -97,7 +97,7 @@ struct QuickCommand {
         } catch let code as ExitCode {
             exit(code.rawValue)
         } catch {
-            Jukebox.exit(withError: error)
+            JukeboxCLI.exit(withError: error)
         }
     }
 }

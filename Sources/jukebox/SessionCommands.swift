@@ -71,7 +71,7 @@ extension ClientOptions {
     }
 }
 
-extension Jukebox {
+extension JukeboxCLI {
     struct SessionCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "session", abstract: "Show the session as jukeboxd runs it: its file, revision, schedule and clips.")
         @OptionGroup var options: ClientOptions

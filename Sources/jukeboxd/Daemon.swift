@@ -87,7 +87,7 @@ struct Daemon {
     }
 
     /// Builds the output a session's configuration names.
-    static func makeOutput(_ config: OutputConfig) -> any AudioSink {
+    static func makeSink(_ config: OutputConfig) -> any AudioSink {
         switch config {
         case .alsa(let device): AlsaSink(device: device)
         case .snapcast(let pipe, let format): SnapcastSink(path: pipe, format: format, deviceName: config.description)
@@ -100,15 +100,15 @@ struct Daemon {
     ) async throws {
         AlsaSink.routeLibraryMessages(to: logger)
         let session = catalog.session
-        let jukebox = Jukebox(
-            catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeOutput: Self.makeOutput,
+        let core = Core(
+            catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeSink: Self.makeSink,
             stateFile: StateFile(path: statePath), loadSession: { () throws(SessionLoadError) -> Session in try self.loadSession() },
             sessionOverrides: { session in self.applyOverrides(session) },
-            configuration: Jukebox.Configuration(
+            configuration: Core.Configuration(
                 queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
                 makeRateConverter: { from, to, channels in try Resampler(inputRate: from, outputRate: to, channels: channels) }),
             logger: logger)
-        await jukebox.restoreState()
+        await core.restoreState()
         let notifier = SystemdNotifier()
         let sessionName = session.name
         let (ready, readySignal) = AsyncStream.makeStream(of: Void.self)
@@ -117,17 +117,17 @@ struct Daemon {
             notifier.send("READY=1\nSTATUS=playing \"\(sessionName)\"")
             readySignal.finish()
         }
-        let server = ControlServer(path: socketPath, group: socketGroup, jukebox: jukebox, logger: logger) { listening.done() }
+        let server = ControlServer(path: socketPath, group: socketGroup, core: core, logger: logger) { listening.done() }
         var frontEnds: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
         if let web {
             frontEnds.append(.init(service: WebServer(
                 settings: web.settings, password: web.password, sessionsFile: WebServer.sessionsFile(besideState: statePath),
-                jukebox: jukebox, logger: logger) { _ in listening.done() }))
+                core: core, logger: logger) { _ in listening.done() }))
         }
 
         if let mqtt {
             // Never waited for: a broker that is away does not hold up playback or readiness.
-            frontEnds.append(.init(service: MQTTFrontEnd(settings: mqtt.settings, password: mqtt.password, jukebox: jukebox, logger: logger)))
+            frontEnds.append(.init(service: MQTTFrontEnd(settings: mqtt.settings, password: mqtt.password, core: core, logger: logger)))
         }
 
         logger.info("session \"\(session.name)\": \(Plural.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
@@ -136,11 +136,11 @@ struct Daemon {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
-                    .init(service: jukebox, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: core, successTerminationBehavior: .gracefullyShutdownGroup),
                 ] + frontEnds + [
-                    .init(service: ReloadOnHangup(jukebox: jukebox, logger: logger)),
+                    .init(service: ReloadOnHangup(core: core, logger: logger)),
                     .init(service: SystemdService(
-                        notifier: notifier, jukebox: jukebox, watchdog: SystemdNotifier.watchdogInterval(), ready: ready, logger: logger)),
+                        notifier: notifier, core: core, watchdog: SystemdNotifier.watchdogInterval(), ready: ready, logger: logger)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger

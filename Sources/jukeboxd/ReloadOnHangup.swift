@@ -5,7 +5,7 @@ import UnixSignals
 
 /// SIGHUP re-reads the session file, exactly like `jukebox reload`.
 struct ReloadOnHangup: Service {
-    let jukebox: Jukebox
+    let core: Core
     let logger: Logger
 
     func run() async throws {
@@ -13,7 +13,7 @@ struct ReloadOnHangup: Service {
         await cancelWhenGracefulShutdown {
             for await _ in hangups {
                 do {
-                    _ = try await jukebox.durable(try await jukebox.reload())
+                    _ = try await core.durable(try await core.reload())
                 } catch {
                     logger.error("SIGHUP: \(error)")
                 }

@@ -12,7 +12,7 @@ struct SystemdService: Service {
     static let stallLimit: Duration = .seconds(20)
 
     let notifier: SystemdNotifier
-    let jukebox: Jukebox
+    let core: Core
     let watchdog: Duration?
     /// Finishes once `READY=1` has been sent; pings start after it.
     let ready: AsyncStream<Void>
@@ -32,7 +32,7 @@ struct SystemdService: Service {
                 return
             }
             while !Task.isCancelled {
-                if let stall = await jukebox.outputStall(), stall > Self.stallLimit {
+                if let stall = await core.outputStall(), stall > Self.stallLimit {
                     logger.critical("the audio output has been stuck in one call for \(DurationText.format(stall)); no more watchdog pings, so systemd restarts the daemon")
                 } else {
                     notifier.send("WATCHDOG=1")

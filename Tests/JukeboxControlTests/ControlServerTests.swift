@@ -15,7 +15,7 @@ import Testing
 @Suite("Control socket", .timeLimit(.minutes(1)))
 struct ControlServerTests {
     let fixture: TestJukebox
-    var jukebox: Jukebox { fixture.jukebox }
+    var core: Core { fixture.core }
     var path: String { fixture.folder.file("control.sock") }
 
     init() async throws { fixture = try await TestJukebox() }
@@ -28,7 +28,7 @@ struct ControlServerTests {
         let (ready, signal) = AsyncStream.makeStream(of: Void.self)
         var logger = Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() }
         logger.logLevel = .debug
-        let server = ControlServer(path: path, jukebox: jukebox, logger: logger, maxConnections: maxConnections, idleTimeout: idleTimeout, uploadStallTimeout: uploadStallTimeout) {
+        let server = ControlServer(path: path, core: core, logger: logger, maxConnections: maxConnections, idleTimeout: idleTimeout, uploadStallTimeout: uploadStallTimeout) {
             signal.yield()
         }
         let running = Task { try await server.run() }
@@ -171,7 +171,7 @@ struct ControlServerTests {
                 var text = ""
                 while !text.contains("\n") { text += String(buffer: try #require(await iterator.next())) }
                 #expect(text.hasPrefix(#"{"id":1,"jsonrpc":"2.0","result":{"subscribed":true}}"#))
-                jukebox.events.publish(.paused)
+                core.events.publish(.paused)
                 while !text.contains(#""method":"paused""#) { text += String(buffer: try #require(await iterator.next())) }
                 #expect(text.hasSuffix(#"{"jsonrpc":"2.0","method":"paused","params":{}}"# + "\n"))
             }
@@ -208,7 +208,7 @@ struct ControlServerTests {
     /// Fills the queue so that each `queue` reply is about 300 KB, more than a socket buffers.
     func fillQueue() async throws {
         for _ in 0..<20 {
-            _ = try await jukebox.enqueue(Array(repeating: "water", count: 100), cue: false, client: "a-client-with-a-rather-long-name-to-make-replies-large")
+            _ = try await core.enqueue(Array(repeating: "water", count: 100), cue: false, client: "a-client-with-a-rather-long-name-to-make-replies-large")
         }
     }
 
@@ -239,7 +239,7 @@ struct ControlServerTests {
     /// used to be cut off when the connection closed.
     @Test func aHalfClosedClientGetsAllOfALargeReply() async throws {
         try await fillQueue()
-        let expected = try #require(await RPCDispatcher(jukebox: jukebox).handle(Array(Self.request("queue", id: 1).utf8)).line).count
+        let expected = try #require(await RPCDispatcher(core: core).handle(Array(Self.request("queue", id: 1).utf8)).line).count
         #expect(expected > 250_000, "larger than the socket buffer")
         try await withServer {
             let channel = try await connect(halfClose: true)
@@ -279,7 +279,7 @@ struct ControlServerTests {
                 }
                 #expect(served.count == 1, "the fourth connection is served")
                 #expect(heard.isEmpty, "the silent one that came first was closed for it")
-                jukebox.events.publish(.paused)
+                core.events.publish(.paused)
                 #expect(try await events.next(1).first?.contains(#""method":"paused""#) == true, "the subscriber stays")
             }
         }
@@ -297,7 +297,7 @@ struct ControlServerTests {
                 #expect(try await events.next(1).count == 1)
                 let heard = try await silent.executeThenClose { silentIn, _ in try await Self.lines(silentIn, count: 1) }
                 #expect(heard.isEmpty, "closed by the server")
-                jukebox.events.publish(.resumed)
+                core.events.publish(.resumed)
                 #expect(try await events.next(1).first?.contains(#""method":"resumed""#) == true)
             }
         }
@@ -325,7 +325,7 @@ extension ControlServerTests {
         var logger = Logger(label: "test") { _ in log }
         logger.logLevel = .debug
         let (ready, signal) = AsyncStream.makeStream(of: Void.self)
-        let server = ControlServer(path: path, jukebox: stalling.jukebox, logger: logger, uploadStallTimeout: .milliseconds(600)) { signal.yield() }
+        let server = ControlServer(path: path, core: stalling.core, logger: logger, uploadStallTimeout: .milliseconds(600)) { signal.yield() }
         let running = Task { try await server.run() }
         for await _ in ready { break }
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(unixDomainSocketPath: path) { channel in

@@ -7,8 +7,8 @@ import Testing
 @Suite("Control requests and responses", .timeLimit(.minutes(1)))
 struct RPCDispatcherTests {
     let fixture: TestJukebox
-    var jukebox: Jukebox { fixture.jukebox }
-    var handler: RPCDispatcher { RPCDispatcher(jukebox: jukebox, client: "client 7") }
+    var core: Core { fixture.core }
+    var handler: RPCDispatcher { RPCDispatcher(core: core, client: "client 7") }
 
     init() async throws { fixture = try await TestJukebox() }
 
@@ -23,10 +23,10 @@ struct RPCDispatcherTests {
     @Test func enqueueAnswersTicketsAndPositions() async {
         #expect(await call("enqueue", #"{"clips":["ward","water"],"cue":true}"#) ==
             #"{"id":1,"jsonrpc":"2.0","result":{"entries":[{"clip":"ward","file":"ward.wav","origin":"client 7","position":1,"ticket":1,"title":"ward"},{"clip":"water","file":"water.wav","origin":"client 7","position":2,"ticket":2,"title":"water"}]}}"#)
-        let waiting = await jukebox.snapshot().queue.waiting
+        let waiting = await core.snapshot().queue.waiting
         #expect(waiting.map(\.cue?.source.file) == ["ward.wav", "ward.wav"], "each with the session's cue")
         _ = await call("enqueue", #"{"clips":["walk"],"client":"gpio-button"}"#)
-        let last = await jukebox.snapshot().queue.waiting.last
+        let last = await core.snapshot().queue.waiting.last
         #expect(last?.origin == .client("gpio-button"))
         #expect(last?.cue == nil)
     }
@@ -34,7 +34,7 @@ struct RPCDispatcherTests {
     @Test func sayQueuesAnAnnouncementWithItsText() async {
         #expect(await call("say", #"{"text":"  Dinner\nis ready ","cue":true,"client":"kitchen"}"#) ==
             #"{"id":1,"jsonrpc":"2.0","result":{"entries":[{"clip":"say","file":"say: Dinner is ready","origin":"kitchen","position":1,"say":"Dinner is ready","ticket":1,"title":"say: Dinner is ready"}]}}"#)
-        let entry = await jukebox.snapshot().queue.waiting.first
+        let entry = await core.snapshot().queue.waiting.first
         #expect(entry?.clip.speech == "Dinner is ready" && entry?.cue?.source.file == "ward.wav")
         let long = String(repeating: "a", count: 1001)
         for (params, message) in [
@@ -45,7 +45,7 @@ struct RPCDispatcherTests {
             let answer = await call("say", params) ?? ""
             #expect(answer.contains("invalid-params") && answer.contains(message), "\(params): \(answer)")
         }
-        #expect(await jukebox.snapshot().queue.waiting.count == 1, "nothing refused was queued")
+        #expect(await core.snapshot().queue.waiting.count == 1, "nothing refused was queued")
     }
 
     @Test(arguments: [
@@ -68,7 +68,7 @@ struct RPCDispatcherTests {
 
     @Test func pickQueuesADrawnClipWithTheCue() async {
         let answer = await call("pick")
-        let entry = await jukebox.snapshot().queue.waiting.first
+        let entry = await core.snapshot().queue.waiting.first
         #expect(entry?.origin == .scheduler)
         #expect(entry?.cue?.source.file == "ward.wav")
         let id = entry?.clip.id ?? "?"
@@ -91,7 +91,7 @@ struct RPCDispatcherTests {
 
     @Test func notificationsAreCarriedOutButNotAnswered() async {
         #expect(await reply(#"{"jsonrpc":"2.0","method":"pause"}"#) == nil)
-        #expect(await jukebox.snapshot().queue.paused)
+        #expect(await core.snapshot().queue.paused)
     }
 
     @Test(arguments: [
@@ -123,7 +123,7 @@ struct RPCDispatcherTests {
 
     @Test func queueFullAndInvalidReloadKeepTheirReasons() async throws {
         let small = try await TestJukebox(queueLimit: 1)
-        let answer = await RPCDispatcher(jukebox: small.jukebox).handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward","water"]}}"#.utf8)).line
+        let answer = await RPCDispatcher(core: small.core).handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward","water"]}}"#.utf8)).line
         #expect(answer.map { String(decoding: $0, as: UTF8.self) } == #"{"error":{"code":-32002,"data":{"reason":"queue-full"},"message":"the queue is full (1 clip waiting); try again later or clear it"},"id":1,"jsonrpc":"2.0"}"#)
         #expect(await small.waiting().isEmpty, "all or none")
         fixture.reloadProblems.set(["s.json: volume: 3 is out of range (expected 0 to 1)"])
@@ -132,7 +132,7 @@ struct RPCDispatcherTests {
 
     @Test func changesAreSavedBeforeTheyAreAnswered() async throws {
         let saving = try await TestJukebox(state: .saved)
-        let handler = RPCDispatcher(jukebox: saving.jukebox)
+        let handler = RPCDispatcher(core: saving.core)
         func call(_ line: String) async -> String? { await handler.handle(Array(line.utf8)).line.map { String(decoding: $0, as: UTF8.self) } }
         _ = await call(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward"]}}"#)
         #expect(saving.savedState().contains(#""ticket":1"#), "on disk when answered")
@@ -150,7 +150,7 @@ struct RPCDispatcherTests {
 
     @Test func aFailedSaveIsReportedNotHidden() async throws {
         let failing = try await TestJukebox(state: .failing)
-        let handler = RPCDispatcher(jukebox: failing.jukebox)
+        let handler = RPCDispatcher(core: failing.core)
         let line = await handler.handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"pause"}"#.utf8)).line.map { String(decoding: $0, as: UTF8.self) }
         // The reply says why: the state's folder is a file here.
         #expect(line == #"{"error":{"code":-32006,"data":{"reason":"state-not-saved"},"message":"the change was made but could not be saved, so it would not survive a restart: cannot write the state file \#(failing.folder.file("not-a-folder/state.json")): its folder is missing; it still holds the state last saved"},"id":1,"jsonrpc":"2.0"}"#)

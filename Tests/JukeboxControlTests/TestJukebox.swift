@@ -5,7 +5,7 @@ import JukeboxTestSupport
 import Logging
 import Synchronization
 
-/// A real core over three one-second clips (ward, water, walk) and a `NullOutput` named
+/// A real core over three one-second clips (ward, water, walk) and a `NullSink` named
 /// "fake", not running: requests change its queue and settings, and nothing plays. With a
 /// state file, changes are saved there before they are answered.
 struct TestJukebox {
@@ -18,7 +18,7 @@ struct TestJukebox {
     }
 
     let folder: TemporaryDirectory
-    let jukebox: Jukebox
+    let core: Core
     /// While set, `reload` finds these problems in the session file.
     let reloadProblems: Problems
 
@@ -43,18 +43,18 @@ struct TestJukebox {
         case .saved: StateFile(path: folder.file("state.json"))
         case .failing: StateFile(path: try folder.write("not-a-folder", [0]) + "/state.json")
         }
-        jukebox = Jukebox(
-            catalog: catalog, decoder: SndFileDecoder(), makeOutput: { _ in NullOutput(deviceName: "fake") }, stateFile: stateFile,
+        core = Core(
+            catalog: catalog, decoder: SndFileDecoder(), makeSink: { _ in NullSink(deviceName: "fake") }, stateFile: stateFile,
             loadSession: { () throws(SessionLoadError) -> Session in
                 if let lines = problems.lines.withLock({ $0 }) { throw SessionLoadError(kind: .invalid, problems: lines) }
                 return try SessionLoader.load(path: sessionPath)
             },
-            configuration: Jukebox.Configuration(queueLimit: queueLimit, wallClock: { 1_000 }, speechFolder: folder.file("speech")),
+            configuration: Core.Configuration(queueLimit: queueLimit, wallClock: { 1_000 }, speechFolder: folder.file("speech")),
             logger: Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() })
     }
 
     /// The tickets waiting, in order.
-    func waiting() async -> [UInt64] { await jukebox.snapshot().queue.waiting.map(\.ticket) }
+    func waiting() async -> [UInt64] { await core.snapshot().queue.waiting.map(\.ticket) }
 
     /// The state file as saved, or "" if there is none.
     func savedState() -> String {

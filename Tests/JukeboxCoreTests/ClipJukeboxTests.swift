@@ -27,16 +27,16 @@ struct ClipJukeboxTests {
         let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
         let events = EventBus()
         let queue = ClipPlayQueue(player: player, events: events, clock: ManualClock(), logger: .quiet)
-        let jukebox = ClipJukebox(
+        let core = ClipJukebox(
             session: session, queue: queue, events: events, clock: clock, localTime: ClockDrivenLocalTime(clock: clock, start: start),
             generator: SeededGenerator(seed: seed), logger: .quiet)
-        return (jukebox, queue)
+        return (core, queue)
     }
 
     @Test func picksAfterRandomGapsWithoutRepeatsWithinACycle() async throws {
-        let (jukebox, queue) = make(session(clips: ["a", "b", "c", "d"].map { clip($0) }))
+        let (core, queue) = make(session(clips: ["a", "b", "c", "d"].map { clip($0) }))
         let consumer = Task { try await queue.run() }
-        let scheduler = Task { try await jukebox.run() }
+        let scheduler = Task { try await core.run() }
         var gaps: [Duration] = []
         for played in 1...12 {
             await clock.waitForSleepers(1)
@@ -56,10 +56,10 @@ struct ClipJukeboxTests {
 
     @Test func outsideActiveHoursNothingIsPicked() async throws {
         let nineToTen = TimeWindow(from: TimeOfDay("09:00")!, to: TimeOfDay("10:00")!)
-        let (jukebox, queue) = make(
+        let (core, queue) = make(
             session(clips: [clip("a")], interval: .seconds(600) ... .seconds(600), activeHours: [nineToTen]),
             start: LocalTime(weekday: .mon, TimeOfDay("07:55")!))
-        let scheduler = Task { try await jukebox.run() }
+        let scheduler = Task { try await core.run() }
         // 08:05, 08:15 … 08:55: all outside; 09:05: inside.
         for _ in 0..<6 {
             await clock.waitForSleepers(1)
@@ -75,8 +75,8 @@ struct ClipJukeboxTests {
 
     @Test func scheduledPicksDoNotPileUpWhileNothingPlays() async throws {
         // No consumer runs, as when the device is missing: the first pick waits, later ones are skipped.
-        let (jukebox, queue) = make(session(clips: [clip("a"), clip("b"), clip("c")]))
-        let scheduler = Task { try await jukebox.run() }
+        let (core, queue) = make(session(clips: [clip("a"), clip("b"), clip("c")]))
+        let scheduler = Task { try await core.run() }
         try await queue.enqueue(Fixtures.clip("a"), origin: .client("cli"))
         for _ in 0..<4 {
             await clock.waitForSleepers(1)
@@ -85,22 +85,22 @@ struct ClipJukeboxTests {
         await clock.waitForSleepers(1)
         #expect(await queue.waiting.map(\.origin) == [.client("cli"), .scheduler])
         // A pick asked for explicitly still happens.
-        #expect(await jukebox.pick() != nil)
+        #expect(await core.pick() != nil)
         scheduler.cancel()
     }
 
     @Test func clipsWithClosedWindowsWaitForTheirWindow() async throws {
         let evening = TimeWindow(from: TimeOfDay("18:00")!, to: TimeOfDay("19:00")!)
-        let (jukebox, queue) = make(session(clips: [clip("day"), clip("evening", windows: [evening]), clip("off", enabled: false)]))
-        for _ in 0..<5 { await jukebox.pick() }
+        let (core, queue) = make(session(clips: [clip("day"), clip("evening", windows: [evening]), clip("off", enabled: false)]))
+        for _ in 0..<5 { await core.pick() }
         #expect(await queue.waiting.map(\.clip.id) == Array(repeating: "day", count: 5))
     }
 
     @Test func scheduledPicksCarryTheCue() async throws {
         let cue = ClipSource(file: "cue.wav", path: "/clips/cue.wav")
-        let (jukebox, queue) = make(session(clips: [clip("a"), clip("b")], cue: cue))
+        let (core, queue) = make(session(clips: [clip("a"), clip("b")], cue: cue))
         let consumer = Task { try await queue.run() }
-        let entry = try #require(await jukebox.pick())
+        let entry = try #require(await core.pick())
         #expect(entry.cue?.source == cue)
         #expect(entry.origin == .scheduler)
         await sink.wait(until: { $0.contains { if case .write(let tag, _) = $0 { tag != 99 } else { false } } })
@@ -111,9 +111,9 @@ struct ClipJukeboxTests {
     }
 
     @Test func sessionDurationEndsTheSchedulerAfterTheCurrentClip() async throws {
-        let (jukebox, queue) = make(session(clips: [clip("a"), clip("b")], interval: .seconds(10) ... .seconds(10), duration: .seconds(25)))
+        let (core, queue) = make(session(clips: [clip("a"), clip("b")], interval: .seconds(10) ... .seconds(10), duration: .seconds(25)))
         let consumer = Task { try await queue.run() }
-        let scheduler = Task { try await jukebox.run() }
+        let scheduler = Task { try await core.run() }
         for _ in 0..<3 {
             await clock.waitForSleepers(1)
             clock.advanceToNextDeadline()
@@ -126,9 +126,9 @@ struct ClipJukeboxTests {
 
     @Test func sameSeedSamePicks() async {
         func picks(seed: UInt64) async -> [String] {
-            let (jukebox, _) = make(session(clips: (0..<8).map { clip("c\($0)") }), seed: seed)
+            let (core, _) = make(session(clips: (0..<8).map { clip("c\($0)") }), seed: seed)
             var ids: [String] = []
-            for _ in 0..<16 { ids.append(await jukebox.pick()!.clip.id) }
+            for _ in 0..<16 { ids.append(await core.pick()!.clip.id) }
             return ids
         }
         #expect(await picks(seed: 4) == picks(seed: 4))

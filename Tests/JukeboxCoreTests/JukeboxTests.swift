@@ -33,11 +33,11 @@ struct JukeboxTests {
             interval: .seconds(10) ... .seconds(10), duration: duration, cue: cue, volume: volume, clips: clips)
     }
 
-    func make(_ catalog: ClipCatalog, decoder: FakeDecoder, logger: Logger = .quiet) -> Jukebox {
+    func make(_ catalog: ClipCatalog, decoder: FakeDecoder, logger: Logger = .quiet) -> Core {
         sessionFile.withLock { $0 = catalog.session }
         let outputs = outputs
-        return Jukebox(
-            catalog: catalog, decoder: decoder, makeOutput: { outputs["\($0)"]! },
+        return Core(
+            catalog: catalog, decoder: decoder, makeSink: { outputs["\($0)"]! },
             loadSession: { [sessionFile] in sessionFile.withLock { $0! } },
             configuration: .init(generator: SeededGenerator(seed: 1), clock: clock, wallClock: { 1_000 }), logger: logger)
     }
@@ -47,11 +47,11 @@ struct JukeboxTests {
     @Test func aReloadThatChangesTheFrontEndsSaysARestartIsNeeded() async throws {
         let decoder = Fixtures.decoder([("a", 1, 100)])
         let log = LogCollector()
-        let jukebox = make(await ClipCatalog.probing(session([clip("a")]), with: decoder), decoder: decoder, logger: Logger(label: "t") { _ in log })
-        _ = try await jukebox.reload()
+        let core = make(await ClipCatalog.probing(session([clip("a")]), with: decoder), decoder: decoder, logger: Logger(label: "t") { _ in log })
+        _ = try await core.reload()
         #expect(!log.contains("section changed"), "nothing changed")
         sessionFile.withLock { $0?.mqtt = MQTTSettings(host: "broker", topic: "jukeboxd/t") }
-        _ = try await jukebox.reload()
+        _ = try await core.reload()
         #expect(log.contains("the session's mqtt section changed; it is read at start-up, so restart jukeboxd"))
         #expect(!log.contains("http section"))
     }
@@ -66,9 +66,9 @@ struct JukeboxTests {
         #expect(catalog.problems.isEmpty)
         #expect(catalog.cueProblem == "gone.wav: no such file")
         #expect(catalog.session.cue == nil, "the clips play without the cue")
-        let jukebox = make(catalog, decoder: decoder)
-        #expect(await jukebox.pick().value?.clip.id == "cue")
-        #expect(await jukebox.snapshot().clips.map(\.problem) == [nil])
+        let core = make(catalog, decoder: decoder)
+        #expect(await core.pick().value?.clip.id == "cue")
+        #expect(await core.snapshot().clips.map(\.problem) == [nil])
     }
 
     /// A reload that names another device plays the clip playing now to its end on the old
@@ -76,42 +76,42 @@ struct JukeboxTests {
     @Test func reloadSwitchesTheOutputBetweenClipsAndTheVolumeAtOnce() async throws {
         let decoder = Fixtures.decoder([("a", 1, 1_000), ("b", 2, 100)])
         let first = session([clip("a"), clip("b")])
-        let jukebox = make(ClipCatalog(session: first), decoder: decoder)
+        let core = make(ClipCatalog(session: first), decoder: decoder)
         let (one, two) = (outputs["one"]!, outputs["two"]!)
         await one.gateWrites(true)
-        let running = Task { try await jukebox.run() }
-        _ = try await jukebox.enqueue(["a"], cue: false, client: "test")
+        let running = Task { try await core.run() }
+        _ = try await core.enqueue(["a"], cue: false, client: "test")
         await one.waitForGatedWrite()
         sessionFile.withLock { $0 = session([clip("a"), clip("b")], device: "two") }
-        _ = try await jukebox.reload()
-        #expect(await jukebox.snapshot().player.deviceName == "one", "the clip playing now ends where it started")
-        _ = try await jukebox.enqueue(["b"], cue: false, client: "test")
+        _ = try await core.reload()
+        #expect(await core.snapshot().player.deviceName == "one", "the clip playing now ends where it started")
+        _ = try await core.enqueue(["b"], cue: false, client: "test")
         await one.gateWrites(false)
         await two.wait(until: { $0.contains(.write(tag: 2, frames: 36)) })
         #expect(await one.framesWritten(tag: 1) == 1_000, "a played to its end")
         #expect(await one.events.last == .close, "the old device was released")
         #expect(await two.framesWritten(tag: 1) == 0)
-        #expect(await jukebox.snapshot().player.deviceName == "two")
+        #expect(await core.snapshot().player.deviceName == "two")
         sessionFile.withLock { $0 = session([clip("a"), clip("b")], device: "two", volume: 0.5) }
-        _ = try await jukebox.reload()
-        #expect(await jukebox.snapshot().player.volume == 0.5, "a new volume applies at once")
+        _ = try await core.reload()
+        #expect(await core.snapshot().player.volume == 0.5, "a new volume applies at once")
         running.cancel()
     }
 
     /// A duration added by a reload counts from start-up, like one read at start-up.
     @Test func reloadAppliesANewDurationFromStartUp() async throws {
         let decoder = Fixtures.decoder([("a", 1, 100)])
-        let jukebox = make(ClipCatalog(session: session([clip("a")])), decoder: decoder)
-        let running = Task { try await jukebox.run() }
+        let core = make(ClipCatalog(session: session([clip("a")])), decoder: decoder)
+        let running = Task { try await core.run() }
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(3))
         sessionFile.withLock { $0 = session([clip("a")], duration: .seconds(5)) }
-        _ = try await jukebox.reload()
+        _ = try await core.reload()
         await clock.waitForSleepers(1)
-        #expect(await jukebox.snapshot().nextPick == nil, "the session ends before the next pick")
+        #expect(await core.snapshot().nextPick == nil, "the session ends before the next pick")
         clock.advance(by: .seconds(2))
         try await running.value
-        #expect(await jukebox.snapshot().queue.played == 0)
+        #expect(await core.snapshot().queue.played == 0)
     }
 
     /// `jukebox play notes.txt` used to queue the file and fail when it came up.
@@ -121,32 +121,32 @@ struct JukeboxTests {
         _ = try folder.write("a.wav", [0])
         var decoder = FakeDecoder(clips: [:])
         decoder.clips[folder.file("a.wav")] = FakeDecoder.Spec(tag: 1, frames: 100)
-        let jukebox = make(ClipCatalog(session: session([clip("a", in: folder.path)], folder: folder.path)), decoder: decoder)
+        let core = make(ClipCatalog(session: session([clip("a", in: folder.path)], folder: folder.path)), decoder: decoder)
         await #expect(throws: JukeboxError.unplayable("notes.txt", reason: "notes.txt: no such file")) {
-            _ = try await jukebox.enqueue(["notes.txt"], cue: false, client: "test")
+            _ = try await core.enqueue(["notes.txt"], cue: false, client: "test")
         }
         await #expect(throws: JukeboxError.unplayable("notes.txt", reason: "notes.txt: no such file")) {
-            _ = try await jukebox.enqueue(["a", "notes.txt"], cue: false, client: "test")
+            _ = try await core.enqueue(["a", "notes.txt"], cue: false, client: "test")
         }
-        #expect(await jukebox.snapshot().queue.waiting.isEmpty, "all or none")
-        #expect(try await jukebox.enqueue(["a.wav"], cue: false, client: "test").value.map(\.entry.clip.id) == ["a"])
+        #expect(await core.snapshot().queue.waiting.isEmpty, "all or none")
+        #expect(try await core.enqueue(["a.wav"], cue: false, client: "test").value.map(\.entry.clip.id) == ["a"])
     }
 
     /// While the clip at the head waits for a missing device, the scheduler picks nothing
     /// (a backlog would play back to back later), and the clip shows as waiting, not playing.
     @Test func nothingIsPickedWhileAClipWaitsForTheDevice() async throws {
         let decoder = Fixtures.decoder([("a", 1, 100), ("b", 2, 100)])
-        let jukebox = make(ClipCatalog(session: session([clip("a"), clip("b")])), decoder: decoder)
+        let core = make(ClipCatalog(session: session([clip("a"), clip("b")])), decoder: decoder)
         let missing = AudioDeviceError(code: .notFound, device: "one", operation: "open", reason: "No such file or directory")
         await outputs["one"]!.failOpens(Array(repeating: missing, count: 100))
-        let events = jukebox.events.subscribe()
-        let running = Task { try await jukebox.run() }
-        _ = try await jukebox.enqueue(["a"], cue: false, client: "test")
+        let events = core.events.subscribe()
+        let running = Task { try await core.run() }
+        _ = try await core.enqueue(["a"], cue: false, client: "test")
         var iterator = events.makeAsyncIterator()
         while let event = await iterator.next() {
             if case .device(let state) = event, state.isRetrying { break }
         }
-        let waiting = await jukebox.snapshot()
+        let waiting = await core.snapshot()
         #expect(waiting.playing == nil)
         #expect(waiting.waitingForDevice?.clip.id == "a")
         #expect(waiting.nextPick == nil, "no pick is shown while picks are held back")
@@ -159,7 +159,7 @@ struct JukeboxTests {
             if case .scheduled = event { break }
         }
         #expect(queued.isEmpty)
-        #expect(await jukebox.snapshot().queue.waiting.isEmpty)
+        #expect(await core.snapshot().queue.waiting.isEmpty)
         running.cancel()
     }
 }

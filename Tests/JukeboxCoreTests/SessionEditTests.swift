@@ -10,7 +10,7 @@ struct SessionEditTests {
     let folder: TemporaryDirectory
     let path: String
     let decoder: FakeDecoder
-    let jukebox: Jukebox
+    let core: Core
     let sink = FakeSink()
 
     static let original = """
@@ -37,8 +37,8 @@ struct SessionEditTests {
         self.decoder = decoder
         let path = path
         let session = try SessionLoader.load(path: path)
-        jukebox = Jukebox(
-            catalog: await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeOutput: { [sink] _ in sink },
+        core = Core(
+            catalog: await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeSink: { [sink] _ in sink },
             loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
             configuration: .init(generator: SeededGenerator(seed: 1), clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
     }
@@ -46,8 +46,8 @@ struct SessionEditTests {
     func text() throws -> String { String(decoding: try folder.read("desk.json"), as: UTF8.self) }
 
     @Test func addingAClipWritesTheFileKeepsTheOldOneAndAppliesAtOnce() async throws {
-        let before = await jukebox.snapshot().session.revision
-        let added = try await jukebox.edit(.addClip(["file": .string("walk.wav"), "title": .string("Take a walk"), "windows": .array([
+        let before = await core.snapshot().session.revision
+        let added = try await core.edit(.addClip(["file": .string("walk.wav"), "title": .string("Take a walk"), "windows": .array([
             .object(["from": .string("09:00"), "to": .string("18:00")]),
         ])]))
         #expect(added.durableMark == nil, "no state file here: nothing more to wait for")
@@ -67,34 +67,34 @@ struct SessionEditTests {
         #expect(added.value.revision == SessionDocument.revision(of: try folder.read("desk.json")))
         #expect(added.value.revision != before)
         #expect(added.value.clip?.clip.title == "Take a walk")
-        let now = await jukebox.snapshot()
+        let now = await core.snapshot()
         #expect(now.session.clips.map(\.id) == ["water", "eyes", "walk"])
         #expect(now.session.revision == added.value.revision)
-        #expect(await jukebox.scheduler.clips.map(\.id).contains("walk"), "the scheduler has it")
+        #expect(await core.scheduler.clips.map(\.id).contains("walk"), "the scheduler has it")
     }
 
     @Test func refusalsChangeNothing() async throws {
         await #expect(throws: JukeboxError.invalidParameter("the id \"water\" is already used by the clip of water.wav; give another id")) {
-            _ = try await jukebox.edit(.addClip(["file": .string("walk.wav"), "id": .string("water")]))
+            _ = try await core.edit(.addClip(["file": .string("walk.wav"), "id": .string("water")]))
         }
         await #expect(throws: JukeboxError.unplayable("notes.txt", reason: "notes.txt: no such file")) {
-            _ = try await jukebox.edit(.addClip(["file": .string("notes.txt")]))
+            _ = try await core.edit(.addClip(["file": .string("notes.txt")]))
         }
         await #expect(throws: JukeboxError.outsideClipsDirectory("../secret.wav")) {
-            _ = try await jukebox.edit(.addClip(["file": .string("../secret.wav")]))
+            _ = try await core.edit(.addClip(["file": .string("../secret.wav")]))
         }
         do {
-            _ = try await jukebox.edit(.updateClip(id: "eyes", ["weight": .number(0)]))
+            _ = try await core.edit(.updateClip(id: "eyes", ["weight": .number(0)]))
             Issue.record("a weight of 0 was accepted")
         } catch {
             guard case .editInvalid(let problems) = error else { Issue.record("\(error)"); return }
             #expect(problems == ["\(path):6: clips[1].weight: 0 is not a whole number from 1 to 1000"])
         }
         await #expect(throws: JukeboxError.unknownClip("eye", suggestions: ["eyes"])) {
-            _ = try await jukebox.edit(.removeClip(id: "eye", deleteFile: false))
+            _ = try await core.edit(.removeClip(id: "eye", deleteFile: false))
         }
         await #expect(throws: JukeboxError.invalidParameter(#"updateSchedule has no field "clips" (it takes "interval", "activeHours", "duration", "cue", "volume", "name", "leadIn", "fade", "keepDeviceOpen")"#)) {
-            _ = try await jukebox.edit(.updateSchedule(["clips": .array([])]))
+            _ = try await core.edit(.updateSchedule(["clips": .array([])]))
         }
         #expect(try text() == Self.original)
         #expect(!FilePath.isRegularFile(folder.file(".desk.json.bak")))
@@ -105,11 +105,11 @@ struct SessionEditTests {
         let hand = Self.original.replacingOccurrences(of: "Desk", with: "Kitchen")
         _ = try folder.write("desk.json", text: hand)
         await #expect(throws: JukeboxError.sessionChangedOnDisk(path: path)) {
-            _ = try await jukebox.edit(.updateSchedule(["volume": .number(0.5)]))
+            _ = try await core.edit(.updateSchedule(["volume": .number(0.5)]))
         }
         #expect(try text() == hand)
-        _ = try await jukebox.reload()
-        _ = try await jukebox.edit(.updateSchedule(["volume": .number(0.5)]))
+        _ = try await core.reload()
+        _ = try await core.edit(.updateSchedule(["volume": .number(0.5)]))
         #expect(try text().contains(#""name": "Kitchen""#), "after a reload the hand edit is kept and built on")
     }
 
@@ -117,12 +117,12 @@ struct SessionEditTests {
     @Test func aSessionFileThatIsGoneOrUnreadableIsNamed() async throws {
         #expect(unlink(path) == 0)
         await #expect(throws: JukeboxError.sessionChangedOnDisk(path: path)) {
-            _ = try await jukebox.edit(.updateSchedule(["volume": .number(0.5)]))
+            _ = try await core.edit(.updateSchedule(["volume": .number(0.5)]))
         }
         // A folder where the file was cannot be read, even by root.
         #expect(mkdir(path, 0o755) == 0)
         do {
-            _ = try await jukebox.edit(.updateSchedule(["volume": .number(0.5)]))
+            _ = try await core.edit(.updateSchedule(["volume": .number(0.5)]))
             Issue.record("an edit of a folder was made")
         } catch {
             guard case .sessionNotSaved(let reason) = error else { Issue.record("\(error)"); return }
@@ -133,20 +133,20 @@ struct SessionEditTests {
 
     /// Two editors: the one that saw an older revision is refused.
     @Test func anEditAgainstAnOldRevisionIsRefused() async throws {
-        let seen = await jukebox.snapshot().session.revision
-        let first = try await jukebox.edit(.updateClip(id: "eyes", ["title": .string("Rest your eyes")]), ifRevision: seen)
+        let seen = await core.snapshot().session.revision
+        let first = try await core.edit(.updateClip(id: "eyes", ["title": .string("Rest your eyes")]), ifRevision: seen)
         await #expect(throws: JukeboxError.revisionMismatch(given: seen, current: first.value.revision)) {
-            _ = try await jukebox.edit(.updateClip(id: "eyes", ["title": .string("Look away")]), ifRevision: seen)
+            _ = try await core.edit(.updateClip(id: "eyes", ["title": .string("Look away")]), ifRevision: seen)
         }
         #expect(try text().contains(#""title": "Rest your eyes""#))
     }
 
     @Test func updatesKeepIdsAndClearFieldsWithNull() async throws {
-        _ = try await jukebox.edit(.updateClip(id: "water", ["file": .string("walk.wav"), "title": .null]))
-        _ = try await jukebox.edit(.updateClip(id: "eyes", ["windows": .array([.object(["from": .string("08:00"), "to": .string("09:00")])])]))
-        _ = try await jukebox.edit(.updateClip(id: "eyes", ["windows": .array([]), "enabled": .bool(false)]))
-        _ = try await jukebox.edit(.updateSchedule(["interval": .object(["min": .string("1m"), "max": .string("2m")]), "duration": .string("40m"), "cue": .string("chime.wav")]))
-        _ = try await jukebox.edit(.updateSchedule(["duration": .null]))
+        _ = try await core.edit(.updateClip(id: "water", ["file": .string("walk.wav"), "title": .null]))
+        _ = try await core.edit(.updateClip(id: "eyes", ["windows": .array([.object(["from": .string("08:00"), "to": .string("09:00")])])]))
+        _ = try await core.edit(.updateClip(id: "eyes", ["windows": .array([]), "enabled": .bool(false)]))
+        _ = try await core.edit(.updateSchedule(["interval": .object(["min": .string("1m"), "max": .string("2m")]), "duration": .string("40m"), "cue": .string("chime.wav")]))
+        _ = try await core.edit(.updateSchedule(["duration": .null]))
         #expect(try text() == """
             {
               "name": "Desk",
@@ -159,25 +159,25 @@ struct SessionEditTests {
             }
 
             """)
-        let session = await jukebox.snapshot().session
+        let session = await core.snapshot().session
         #expect(session.clips.map(\.id) == ["water", "eyes"], "a clip named after its file keeps its id")
         #expect(session.cue?.file == "chime.wav")
         #expect(session.duration == nil)
     }
 
     @Test func aRemovedClipsFileIsDeletedOnlyWhenNothingUsesIt() async throws {
-        _ = try await jukebox.edit(.addClip(["file": .string("walk.wav")]))
-        _ = try await jukebox.enqueue(["eyes"], cue: false, client: "test")
-        let kept = try await jukebox.edit(.removeClip(id: "eyes", deleteFile: true))
+        _ = try await core.edit(.addClip(["file": .string("walk.wav")]))
+        _ = try await core.enqueue(["eyes"], cue: false, client: "test")
+        let kept = try await core.edit(.removeClip(id: "eyes", deleteFile: true))
         #expect(kept.value.fileDeleted == false)
         #expect(kept.value.fileKept == "ticket 1 is still to play it")
         #expect(FilePath.isRegularFile(folder.file("eyes.wav")))
-        let removed = try await jukebox.edit(.removeClip(id: "water", deleteFile: true))
+        let removed = try await core.edit(.removeClip(id: "water", deleteFile: true))
         #expect(removed.value.fileDeleted)
         #expect(!FilePath.isRegularFile(folder.file("water.wav")))
-        #expect(await jukebox.snapshot().queue.waiting.map(\.clip.id) == ["eyes"], "a waiting entry of a removed clip stays")
+        #expect(await core.snapshot().queue.waiting.map(\.clip.id) == ["eyes"], "a waiting entry of a removed clip stays")
         await #expect(throws: JukeboxError.editInvalid(problems: ["\(path):4: clips: is empty (a session needs at least one clip)"])) {
-            _ = try await jukebox.edit(.removeClip(id: "walk", deleteFile: false))
+            _ = try await core.edit(.removeClip(id: "walk", deleteFile: false))
         }
     }
 
@@ -204,16 +204,16 @@ struct SessionEditTests {
     /// An edit while a clip plays changes the session, not the clip: it plays to its end.
     @Test func anEditWhileAClipPlaysLetsItFinish() async throws {
         await sink.gateWrites(true)
-        let running = Task { try await jukebox.run() }
-        _ = try await jukebox.enqueue(["water"], cue: false, client: "test")
+        let running = Task { try await core.run() }
+        _ = try await core.enqueue(["water"], cue: false, client: "test")
         await sink.waitForGatedWrite()
-        _ = try await jukebox.edit(.updateClip(id: "water", ["title": .string("Water!"), "gain": .number(-6)]))
-        _ = try await jukebox.edit(.removeClip(id: "eyes", deleteFile: true))
-        #expect(await jukebox.snapshot().playing?.clip.id == "water", "still playing")
+        _ = try await core.edit(.updateClip(id: "water", ["title": .string("Water!"), "gain": .number(-6)]))
+        _ = try await core.edit(.removeClip(id: "eyes", deleteFile: true))
+        #expect(await core.snapshot().playing?.clip.id == "water", "still playing")
         await sink.gateWrites(false)
         await sink.wait(until: { $0.contains(.write(tag: 1, frames: 36)) })
         #expect(await sink.framesWritten(tag: 1) == 100, "the clip played whole, at the gain it started with")
-        #expect(await jukebox.snapshot().session.clip(id: "water")?.title == "Water!")
+        #expect(await core.snapshot().session.clip(id: "water")?.title == "Water!")
         running.cancel()
     }
 }

@@ -49,13 +49,13 @@ struct StateTests {
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [
             Clip(id: "a", source: ClipSource(file: "a.wav", path: "/clips/a.wav")),
         ])
-        let jukebox = Jukebox(
-            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10)]), makeOutput: { _ in FakeSink() },
+        let core = Core(
+            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10)]), makeSink: { _ in FakeSink() },
             stateFile: stateFile, loadSession: { session }, configuration: .init(clock: ManualClock(), wallClock: { 1_234 }), logger: .quiet)
-        await jukebox.restoreState()
-        let accepted = try await jukebox.enqueue(["a"], cue: false, client: "test")
+        await core.restoreState()
+        let accepted = try await core.enqueue(["a"], cue: false, client: "test")
         await #expect(throws: JukeboxError.stateNotSaved(reason: "not saving the state file \(path): \(path) could not be read or moved aside (\(reason))")) {
-            try await jukebox.waitUntilDurable(accepted)
+            try await core.waitUntilDurable(accepted)
         }
         #expect(try folder.read("state.json") == Array("{ this is not state".utf8), "the file is as it was")
     }
@@ -101,20 +101,20 @@ struct StateTests {
         try await stateFile.save(PersistedState(
             nextTicket: 12, waiting: [entry(10, "b"), entry(11, "a", client: "cli")], bag: .init(remaining: ["c"], lastPick: "a", cycle: 2),
             paused: true, volume: 0.5))
-        let jukebox = Jukebox(
-            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeOutput: { _ in FakeSink() }, stateFile: stateFile,
+        let core = Core(
+            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
             loadSession: { session }, configuration: .init(generator: SeededGenerator(seed: 1), clock: ManualClock()), logger: .quiet)
-        await jukebox.restoreState()
-        let restored = await jukebox.snapshot()
+        await core.restoreState()
+        let restored = await core.snapshot()
         #expect(restored.queue.waiting.map(\.ticket) == [10, 11])
         #expect(restored.queue.waiting.last?.origin == .client("cli"))
         #expect(restored.queue.paused)
         #expect(restored.player.volume == 0.5)
         // The bag continues its cycle: "c" is the only clip left in it.
-        let picked = await jukebox.pick()
+        let picked = await core.pick()
         #expect(picked.value?.clip.id == "c")
         #expect(picked.value?.ticket == 12, "tickets go on from the saved one")
-        try await jukebox.waitUntilDurable(picked)
+        try await core.waitUntilDurable(picked)
         guard case .loaded(let again) = await stateFile.load() else { Issue.record("no state saved"); return }
         #expect(again.waiting.map(\.ticket) == [10, 11, 12])
         #expect(again.bag == .init(remaining: [], lastPick: "c", cycle: 2))
@@ -176,11 +176,11 @@ extension StateTests {
         try await stateFile.save(PersistedState(nextTicket: 6, waiting: [entry(3, "a"), spoken, blank]))
         guard case .loaded(let saved) = await stateFile.load() else { Issue.record("not saved"); return }
         #expect(saved.waiting[1].clip.say == "Dinner is ready")
-        let jukebox = Jukebox(
-            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeOutput: { _ in FakeSink() }, stateFile: stateFile,
+        let core = Core(
+            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
             loadSession: { session }, configuration: .init(clock: ManualClock(), speechFolder: folder.file("speech")), logger: .quiet)
-        await jukebox.restoreState()
-        let restored = await jukebox.snapshot()
+        await core.restoreState()
+        let restored = await core.snapshot()
         #expect(restored.queue.waiting.map(\.ticket) == [3, 4])
         let announcement = try #require(restored.queue.waiting.last?.clip)
         #expect(announcement.speech == "Dinner is ready" && announcement.title == "say: Dinner is ready")

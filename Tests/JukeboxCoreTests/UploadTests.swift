@@ -9,7 +9,7 @@ import Testing
 @Suite("Uploads", .timeLimit(.minutes(1)))
 struct UploadTests {
     let folder: TemporaryDirectory
-    let jukebox: Jukebox
+    let core: Core
     let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 800, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
 
     init() async throws {
@@ -17,8 +17,8 @@ struct UploadTests {
         try folder.write("water.wav", tone)
         let path = try folder.write("s.json", text: #"{ "maxUploadSize": 4096, "clips": [ { "file": "water.wav" } ] }"#)
         let session = try SessionLoader.load(path: path)
-        jukebox = Jukebox(
-            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeOutput: { _ in NullOutput() },
+        core = Core(
+            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() },
             loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
             configuration: .init(clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
     }
@@ -30,28 +30,28 @@ struct UploadTests {
 
     @Test func anUploadOverTheLimitIsRefusedBeforeAnyByteIsStored() async throws {
         await #expect(throws: JukeboxError.uploadTooLarge(name: "big.wav", size: 4097, limit: 4096)) {
-            _ = try await jukebox.beginUpload(name: "big.wav", size: 4097)
+            _ = try await core.beginUpload(name: "big.wav", size: 4097)
         }
-        _ = try await jukebox.beginUpload(name: "limit.wav", size: 4096).discard()
+        _ = try await core.beginUpload(name: "limit.wav", size: 4096).discard()
         #expect(try files() == ["water.wav"])
     }
 
     @Test func moreBytesThanAnnouncedOrFewerAreRefusedAndLeaveNothing() async throws {
-        let over = try await jukebox.beginUpload(name: "a.wav", size: 10)
+        let over = try await core.beginUpload(name: "a.wav", size: 10)
         await #expect(throws: JukeboxError.uploadRefused("more than the 10 bytes announced for a.wav arrived")) { try await over.write([UInt8](repeating: 0, count: 11)) }
         await over.discard()
-        let short = try await jukebox.beginUpload(name: "b.wav", size: tone.count)
+        let short = try await core.beginUpload(name: "b.wav", size: tone.count)
         try await short.write(Array(tone.prefix(100)))
         await #expect(throws: JukeboxError.uploadRefused("only 100 of the \(tone.count) bytes of b.wav arrived")) {
-            _ = try await jukebox.addClip(upload: short, fields: [:])
+            _ = try await core.addClip(upload: short, fields: [:])
         }
         #expect(try files() == ["water.wav"])
     }
 
     @Test func aStoredUploadNeverOverwritesAndGetsASafeName() async throws {
-        let upload = try await jukebox.beginUpload(name: "../.water.wav", size: tone.count)
+        let upload = try await core.beginUpload(name: "../.water.wav", size: tone.count)
         try await upload.write(tone)
-        let added = try await jukebox.addClip(upload: upload, fields: ["title": .string("Again")])
+        let added = try await core.addClip(upload: upload, fields: ["title": .string("Again")])
         #expect(added.value.clip?.clip.source.file == "water-2.wav")
         #expect(added.value.clip?.clip.id == "water-2")
         #expect(try files() == ["water-2.wav", "water.wav"])
@@ -64,14 +64,14 @@ struct UploadTests {
     /// name, and the next edit of the session then removed or overwrote it: the clip was gone.
     @Test(arguments: ["s.json.tmp", "s.json.bak", ".s.json.tmp", ".s.json.bak"])
     func anUploadNamedAsTheSessionsTemporaryFileOrBackupSurvivesTheNextEdit(name: String) async throws {
-        let upload = try await jukebox.beginUpload(name: name, size: tone.count)
+        let upload = try await core.beginUpload(name: name, size: tone.count)
         try await upload.write(tone)
-        let added = try await jukebox.addClip(upload: upload, fields: ["id": .string("kept")])
+        let added = try await core.addClip(upload: upload, fields: ["id": .string("kept")])
         let stored = try #require(added.value.clip?.clip.source.file)
         #expect(!stored.hasPrefix("."), "stored names never start with a dot: \(stored)")
         // Two more edits: each writes a temporary file and a backup.
-        _ = try await jukebox.edit(.updateClip(id: "kept", ["title": .string("Kept")]))
-        _ = try await jukebox.edit(.updateClip(id: "kept", ["title": .string("Kept still")]))
+        _ = try await core.edit(.updateClip(id: "kept", ["title": .string("Kept")]))
+        _ = try await core.edit(.updateClip(id: "kept", ["title": .string("Kept still")]))
         #expect(try folder.read(stored) == tone, "\(stored) is the upload, whole")
         #expect(FilePath.isRegularFile(folder.file(".s.json.bak")))
         #expect(!FilePath.isRegularFile(folder.file(".s.json.tmp")))
@@ -91,18 +91,18 @@ struct UploadTests {
         try folder.write("water.wav", tone)
         let path = try folder.write("s.json", text: #"{ "maxUploadLength": "1s", "clips": [ { "file": "water.wav" } ] }"#)
         let session = try SessionLoader.load(path: path)
-        let jukebox = Jukebox(
-            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeOutput: { _ in NullOutput() },
+        let core = Core(
+            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() },
             loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
             configuration: .init(clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
         let bytes = WAVFile.bytes(Array(repeating: 0.25, count: frames * channels), encoding: .s16, rate: rate, channels: channels)
-        let upload = try await jukebox.beginUpload(name: "a.wav", size: bytes.count)
+        let upload = try await core.beginUpload(name: "a.wav", size: bytes.count)
         try await upload.write(bytes)
         if let refusal {
-            await #expect(throws: JukeboxError.unplayable("a.wav", reason: refusal)) { _ = try await jukebox.addClip(upload: upload, fields: [:]) }
+            await #expect(throws: JukeboxError.unplayable("a.wav", reason: refusal)) { _ = try await core.addClip(upload: upload, fields: [:]) }
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("a") || $0.hasPrefix(".upload") }.isEmpty)
         } else {
-            #expect(try await jukebox.addClip(upload: upload, fields: [:]).value.clip?.clip.id == "a")
+            #expect(try await core.addClip(upload: upload, fields: [:]).value.clip?.clip.id == "a")
         }
     }
 
@@ -122,10 +122,10 @@ struct UploadTests {
 
     @Test func refusedUploadsLeaveNothing() async throws {
         let m4a: [UInt8] = [0, 0, 0, 0x20] + Array("ftypM4A ".utf8) + [UInt8](repeating: 0, count: 52)
-        let recording = try await jukebox.beginUpload(name: "memo.m4a", size: m4a.count)
+        let recording = try await core.beginUpload(name: "memo.m4a", size: m4a.count)
         try await recording.write(m4a)
         do {
-            _ = try await jukebox.addClip(upload: recording, fields: [:])
+            _ = try await core.addClip(upload: recording, fields: [:])
             Issue.record("an M4A was accepted without ffmpeg")
         } catch {
             guard case .unplayable("memo.m4a", let reason) = error else { Issue.record("\(error)"); return }
@@ -134,8 +134,8 @@ struct UploadTests {
         }
         // A large recording is described as well: only its first bytes are looked at.
         let session = try SessionLoader.parse(Array(#"{ "maxUploadSize": 4000000, "clips": [ { "file": "water.wav" } ] }"#.utf8), path: folder.file("s.json"))
-        let roomy = Jukebox(
-            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeOutput: { _ in NullOutput() },
+        let roomy = Core(
+            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() },
             loadSession: { session }, configuration: .init(clock: ManualClock()), logger: .quiet)
         let long = m4a + [UInt8](repeating: 0, count: 3_000_000)
         let large = try await roomy.beginUpload(name: "long.m4a", size: long.count)
@@ -147,10 +147,10 @@ struct UploadTests {
             guard case .unplayable(_, let reason) = error else { Issue.record("\(error)"); return }
             #expect(reason.hasPrefix("long.m4a is an MP4/M4A file"), "\(reason)")
         }
-        let taken = try await jukebox.beginUpload(name: "new.wav", size: tone.count)
+        let taken = try await core.beginUpload(name: "new.wav", size: tone.count)
         try await taken.write(tone)
         await #expect(throws: JukeboxError.invalidParameter("the id \"water\" is already used by the clip of water.wav; give another id")) {
-            _ = try await jukebox.addClip(upload: taken, fields: ["id": .string("water")])
+            _ = try await core.addClip(upload: taken, fields: ["id": .string("water")])
         }
         #expect(try files() == ["water.wav"])
     }

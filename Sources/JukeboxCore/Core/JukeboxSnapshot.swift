@@ -43,8 +43,8 @@ public struct JukeboxSnapshot: Sendable {
         return player.deviceOpen ? .open : .closed
     }
 
-    /// The volume as every front end shows and sets it, within `Jukebox.volumeRange`.
-    public var volume: Int { Int((player.volume * Double(Jukebox.volumeRange.upperBound)).rounded()) }
+    /// The volume as every front end shows and sets it, within `Core.volumeRange`.
+    public var volume: Int { Int((player.volume * Double(Core.volumeRange.upperBound)).rounded()) }
 
     /// How far into the clip playing now, or paused, playback is, and how long the clip is.
     public var position: (elapsed: Duration, total: Duration)? { player.position ?? queue.pausedPosition }

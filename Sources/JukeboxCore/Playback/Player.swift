@@ -7,7 +7,7 @@ import Logging
 /// time so other programs can use it or keeps it fed with silence.
 public actor Player {
     /// The output clips play through, behind the conversion stage. A new one (a reload that
-    /// names another device) is taken up between clips: see `useOutput(_:)`.
+    /// names another device) is taken up between clips: see `useSink(_:)`.
     private(set) var sink: ConvertingSink
     /// The output to switch to once the clip playing now has ended.
     private var pendingSink: ConvertingSink?
@@ -97,7 +97,7 @@ public actor Player {
 
     /// Plays through `sink` from now on. While a clip plays, it finishes on the old output;
     /// the switch happens before the next clip or when the player goes idle.
-    public func useOutput(_ sink: any AudioSink) async {
+    public func useSink(_ sink: any AudioSink) async {
         pendingSink = Self.converting(sink)
         if !isPlaying { await switchOutputIfPending() }
     }

@@ -4,7 +4,7 @@ import JukeboxProtocol
 
 /// `jukebox`: drives a running jukeboxd over its control socket.
 @main
-struct Jukebox: ParsableCommand {
+struct JukeboxCLI: ParsableCommand {
     // Every command names itself: otherwise ArgumentParser derives the name with
     // String(describing:), whose protocol-conformance scan was two thirds of the client's
     // start-up.

@@ -1,22 +1,23 @@
 import Logging
 import ServiceLifecycle
 
-/// The application core: the one place every front end (the control socket, SIGHUP, and
-/// next the web remote and MQTT) goes through. It owns the catalog, the scheduler, the play
-/// queue, the player and its output, and the state file. Commands are carried out here,
-/// with their checks and limits; `JukeboxCommand.mustBeDurable` says which must be on disk
-/// before they are acknowledged; `snapshot()` answers every question about the state in one
-/// consistent reading; `events` is the one stream of what happens.
+/// The application core: the one place every front end (the control socket, the HTTP API and
+/// page, MQTT, SIGHUP) goes through. It wires the catalog (the probed session, and the
+/// `SessionEditor` for its file), the scheduler (`ClipJukebox`), the play queue
+/// (`ClipPlayQueue`), the player with its output, and the state file. Commands are carried
+/// out here, with their checks and limits; `JukeboxCommand.mustBeDurable` says which must be
+/// on disk before they are acknowledged; `snapshot()` answers every question about the state
+/// in one consistent reading; `events` is the one stream of what happens.
 ///
 /// As a `Service` it runs the queue, the scheduler and the saving of the daemon's own
 /// changes, and saves a last time once they have stopped.
-public actor Jukebox: Service {
+public actor Core: Service {
     /// Reads the session again, for `reload` (the daemon applies its command-line overrides).
     public typealias SessionSource = @Sendable () async throws(SessionLoadError) -> Session
     public typealias SessionOverrides = SessionEditor.SessionOverrides
     /// Builds an output from the session's configuration (the daemon knows ALSA; tests pass
     /// their fake).
-    public typealias OutputFactory = @Sendable (OutputConfig) -> any AudioSink
+    public typealias SinkFactory = @Sendable (OutputConfig) -> any AudioSink
 
     /// The longest `client` name. It is copied into every entry it queues and into the state
     /// file, so without a bound a few requests could make the state file gigabytes long.
@@ -68,27 +69,27 @@ public actor Jukebox: Service {
     /// Reloads and edits run one at a time (`lockSession`).
     private var sessionBusy = false
     private var sessionWaiters: [CheckedContinuation<Void, Never>] = []
-    private let makeOutput: OutputFactory
+    private let makeSink: SinkFactory
     private let configuration: Configuration
     let logger: Logger
     private let startedAt: Double
     private var catalog: ClipCatalog
     /// The output in use, watched for calls that never return (`outputStall`). The player
     /// plays through it by way of the conversion stage (`ConvertingSink`).
-    private var output: WatchedOutput
+    private var output: WatchedSink
     let hooks: HookRunner
     /// Makes announcements' audio; nil when there is nowhere to keep it.
     let speech: SpeechSynthesizer?
 
     public init(
-        catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, makeOutput: @escaping OutputFactory,
+        catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, makeSink: @escaping SinkFactory,
         stateFile: StateFile? = nil, loadSession: @escaping SessionSource, sessionOverrides: @escaping SessionOverrides = { $0 },
         configuration: Configuration = Configuration(), logger: Logger
     ) {
         self.editor = SessionEditor(decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, logger: logger)
         let session = catalog.session
         let events = EventBus()
-        let output = WatchedOutput(makeOutput(session.output))
+        let output = WatchedSink(makeSink(session.output))
         let player = Player(
             sink: ConvertingSink(output, makeRateConverter: configuration.makeRateConverter), decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
             events: events, logger: logger)
@@ -120,7 +121,7 @@ public actor Jukebox: Service {
         self.scheduler = scheduler
         self.catalog = catalog
         self.decoder = decoder
-        self.makeOutput = makeOutput
+        self.makeSink = makeSink
         self.loadSession = loadSession
         self.configuration = configuration
         self.logger = logger
@@ -367,8 +368,8 @@ public actor Jukebox: Service {
         if session.hooks != old.hooks { await hooks.configure(session.hooks) }
         if session.speech != old.speech { await speech?.configure(session.speech) }
         if session.output != old.output {
-            output = WatchedOutput(makeOutput(session.output))
-            await player.useOutput(ConvertingSink(output, makeRateConverter: configuration.makeRateConverter))
+            output = WatchedSink(makeSink(session.output))
+            await player.useSink(ConvertingSink(output, makeRateConverter: configuration.makeRateConverter))
         }
         if session.volume != old.volume { await player.setVolume(session.volume) }
         await scheduler.reload(session, clips: fresh.playableClips)

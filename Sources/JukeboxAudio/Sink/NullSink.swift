@@ -3,7 +3,7 @@ import Synchronization
 /// An output that plays nothing: it accepts every frame at once and counts them. For tests
 /// of the front ends and for measuring everything above the device; a clip "plays" as fast
 /// as it decodes.
-public final class NullOutput: AudioSink {
+public final class NullSink: AudioSink {
     public let deviceName: String
     private let frames = Atomic<Int>(0)
 

@@ -3,7 +3,7 @@ import Synchronization
 /// Wraps an output and notes when each of its calls began, so the watchdog can tell a
 /// device stuck in a driver call (the daemon then needs a restart) from one that is merely
 /// busy. Every output gets it, whatever it is, so no output has watchdog code of its own.
-public final class WatchedOutput: AudioSink {
+public final class WatchedSink: AudioSink {
     public let output: any AudioSink
     private let calls = Mutex<(next: Int, started: [Int: ContinuousClock.Instant])>((0, [:]))
 
