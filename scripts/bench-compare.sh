@@ -41,7 +41,14 @@ cat >"$work/session.json" <<JSON
 { "name": "bench", "device": "pulse", "clipsDirectory": "music", "interval": { "min": "1h", "max": "1h" },
   "clips": [ { "file": "ten.wav" }, { "file": "a.wav" }, { "file": "b.wav" } ] }
 JSON
-cat >"$work/mpd.conf" <<CONF
+# MPD as Debian sets it up (its /etc/mpd.conf: the curl input, two decoders off, UTF-8 file
+# names), with the paths moved into the bench's folder, no user switch, a port of its own,
+# the rig's ALSA output, and room for the storm's 40 000 entries.
+mpd_conf=/etc/mpd.conf
+[ -r "$mpd_conf" ] || { echo "bench-compare: $mpd_conf is missing (the mpd package installs it)" >&2; exit 69; }
+{
+    grep -Ev '^[[:space:]]*(music_directory|playlist_directory|db_file|log_file|pid_file|state_file|sticker_file|user|group|bind_to_address|port|max_playlist_length)[[:space:]]' "$mpd_conf"
+    cat <<CONF
 music_directory "$work/music"
 playlist_directory "$work"
 db_file "$work/mpd.db"
@@ -57,6 +64,7 @@ audio_output {
     mixer_type "none"
 }
 CONF
+} >"$work/mpd.conf"
 socket="$work/jukeboxd.sock"
 jukebox() { "$bin/jukebox" --socket "$socket" "$@"; }
 mpc() { command mpc -p 6611 "$@"; }

@@ -94,7 +94,14 @@ final class ControlClient {
     func call<Result: Decodable>(_ method: String, _ params: some Encodable = Empty(), as type: Result.Type) throws(ClientError) -> (Result, [UInt8]) {
         let id = nextID
         nextID += 1
-        try send(Request(id: .number(id), method: method, params: params))
+        if params is Empty {
+            // Most commands have no parameters: their request is written out here, since
+            // the first use of JSONEncoder costs more than the round trip to jukeboxd (the
+            // runtime looks up each generic type it instantiates; BENCHMARKS.md).
+            try send(bytes: Array(#"{"id":\#(id),"jsonrpc":"2.0","method":\#(JSONText.quoted(method)),"params":{}}"#.utf8))
+        } else {
+            try send(Request(id: .number(id), method: method, params: params))
+        }
         while true {
             let line = try readLine()
             guard let response = try? JSONDecoder().decode(Response<Result>.self, from: Data(line)) else {
@@ -110,9 +117,15 @@ final class ControlClient {
     }
 
     func send(_ request: some Encodable) throws(ClientError) {
-        guard var bytes = try? Array(JSONEncoder().encode(request)) else {
+        guard let bytes = try? Array(JSONEncoder().encode(request)) else {
             throw ClientError(message: "jukebox: cannot encode the request", exitCode: 70)
         }
+        try send(bytes: bytes)
+    }
+
+    /// Sends one request line (`bytes`, without its newline).
+    func send(bytes: [UInt8]) throws(ClientError) {
+        var bytes = bytes
         bytes.append(UInt8(ascii: "\n"))
         var offset = 0
         while offset < bytes.count {

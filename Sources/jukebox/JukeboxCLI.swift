@@ -55,7 +55,8 @@ struct ClientOptions: ParsableArguments {
         let client = try connect()
         do {
             let (result, _) = try client.call(method, params, as: type)
-            print(json ? Self.json(result) : human(result))
+            // Written straight out: `print` looks up at run time how to write its argument.
+            Output.line(json ? Self.json(result) : human(result))
         } catch {
             throw fail(error)
         }
