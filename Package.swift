@@ -45,7 +45,7 @@ let package = Package(
         .target(
             name: "JukeboxCore",
             dependencies: [
-                "JukeboxAudio",
+                "JukeboxAudio", "JukeboxProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -156,6 +156,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
+        .testTarget(name: "JukeboxCLITests", dependencies: [
+            "jukebox", "JukeboxProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .testTarget(name: "MQTTTests", dependencies: [
             "MQTT", "JukeboxMQTT", "JukeboxCore", "JukeboxTestSupport",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,3 +1,6 @@
 // The core's API speaks the audio layer's types (formats, sinks, device errors, decoders),
 // so whoever imports the core sees them too.
 @_exported import JukeboxAudio
+// Session files and edits are JSON values, parsed by the parser the client shares.
+@_exported import enum JukeboxProtocol.JSONValue
+@_exported import struct JukeboxProtocol.JSONParser

@@ -15,10 +15,16 @@ public enum SocketPath {
     /// Where the system service (dist/jukeboxd.service) puts its socket.
     public static let system = "/run/jukeboxd/jukeboxd.sock"
 
-    public static func resolve(explicit: String?, environment: [String: String] = ProcessEnvironment.current, uid: UInt32 = getuid()) -> String {
+    public static func resolve(explicit: String?, environment: [String: String], uid: UInt32 = getuid()) -> String {
+        resolve(explicit: explicit, variable: { environment[$0] }, uid: uid)
+    }
+
+    /// `variable` reads one environment variable (by default the process's own, by `getenv`:
+    /// the client starts fastest without copying its whole environment).
+    public static func resolve(explicit: String?, variable: (String) -> String? = ProcessEnvironment.variable, uid: UInt32 = getuid()) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
-        if let path = environment["JUKEBOX_SOCKET"], !path.isEmpty { return path }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime.hasSuffix("/") ? runtime + "jukeboxd.sock" : runtime + "/jukeboxd.sock" }
+        if let path = variable("JUKEBOX_SOCKET"), !path.isEmpty { return path }
+        if let runtime = variable("XDG_RUNTIME_DIR"), !runtime.isEmpty { return runtime.hasSuffix("/") ? runtime + "jukeboxd.sock" : runtime + "/jukeboxd.sock" }
         return uid == 0 ? system : privateFolder(uid: uid) + "/jukeboxd.sock"
     }
 
@@ -47,9 +53,13 @@ public enum SocketPath {
     /// The client's choice: as `resolve`, except that when nothing was configured and no
     /// daemon of this user's is listening, the system service's socket is used if it exists,
     /// so `jukebox status` works for any member of the socket's group.
-    public static func resolveForClient(explicit: String?, environment: [String: String] = ProcessEnvironment.current, uid: UInt32 = getuid()) -> String {
-        let path = resolve(explicit: explicit, environment: environment, uid: uid)
-        let configured = explicit != nil || environment["JUKEBOX_SOCKET"].map { !$0.isEmpty } == true
+    public static func resolveForClient(explicit: String?, environment: [String: String], uid: UInt32 = getuid()) -> String {
+        resolveForClient(explicit: explicit, variable: { environment[$0] }, uid: uid)
+    }
+
+    public static func resolveForClient(explicit: String?, variable: (String) -> String? = ProcessEnvironment.variable, uid: UInt32 = getuid()) -> String {
+        let path = resolve(explicit: explicit, variable: variable, uid: uid)
+        let configured = explicit != nil || variable("JUKEBOX_SOCKET").map { !$0.isEmpty } == true
         var info = stat()
         guard !configured, stat(path, &info) != 0 else { return path }
         // The system service's socket, also when its folder cannot be searched: the user is
@@ -62,6 +72,9 @@ public enum SocketPath {
 
 /// The process environment without Foundation.
 public enum ProcessEnvironment {
+    /// One variable, or nil when it is not set.
+    public static func variable(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
     public static var current: [String: String] {
         var result: [String: String] = [:]
         var pointer = environ

@@ -116,6 +116,33 @@ final class ControlClient {
         }
     }
 
+    /// Sends one request whose parameters are JSON text already (`{}` for none), and reads
+    /// its result from the parsed reply, without `Decodable` (see `JSONReadable`). An error
+    /// reply, rare, is decoded as usual.
+    func call<Result: JSONReadable>(_ method: String, paramsJSON: String = "{}", as type: Result.Type) throws(ClientError) -> (Result, [UInt8]) {
+        let id = nextID
+        nextID += 1
+        try send(bytes: Array(#"{"id":\#(id),"jsonrpc":"2.0","method":\#(JSONText.quoted(method)),"params":\#(paramsJSON)}"#.utf8))
+        let unreadable = ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand (are jukebox and jukeboxd from the same build?)", exitCode: 76)
+        while true {
+            let line = try readLine()
+            guard let reply = try? JSONFields(JSONParser.parse(line), "reply") else { throw unreadable }
+            guard reply["id"] == .number(Double(id)) else { continue }
+            if reply["error"] != nil {
+                guard let response = try? JSONDecoder().decode(Response<Empty>.self, from: Data(line)), let error = response.error else { throw unreadable }
+                throw ClientError(message: "jukebox: \(error.message)", exitCode: 1, refusal: error)
+            }
+            guard let result = reply["result"] else {
+                throw ClientError(message: "jukebox: jukeboxd sent an empty answer (are jukebox and jukeboxd from the same build?)", exitCode: 76)
+            }
+            do {
+                return (try Result(json: result), line)
+            } catch {
+                throw unreadable
+            }
+        }
+    }
+
     func send(_ request: some Encodable) throws(ClientError) {
         guard let bytes = try? Array(JSONEncoder().encode(request)) else {
             throw ClientError(message: "jukebox: cannot encode the request", exitCode: 70)

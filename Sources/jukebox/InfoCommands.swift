@@ -8,7 +8,9 @@ extension JukeboxCLI {
         static let configuration = CommandConfiguration(commandName: "status", abstract: "Session, device, what plays, queue length, volume, next pick.")
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func run() throws { try Self.run(options.settings) }
+
+        static func run(_ options: ClientSettings) throws {
             try options.run("status", as: StatusResult.self) { status in
                 [
                     "session:   \(status.session)",
@@ -35,7 +37,9 @@ extension JukeboxCLI {
         static let configuration = CommandConfiguration(commandName: "clips", abstract: "The session's clips: duration, window, plays, problems.")
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func run() throws { try Self.run(options.settings) }
+
+        static func run(_ options: ClientSettings) throws {
             try options.run("clips", as: ClipsResult.self) { result in
                 result.clips.map { clip in
                     var parts = [clip.id, "\"\(clip.title)\"", clip.duration.map { Format.clock($0) } ?? "-"]

@@ -42,6 +42,27 @@ struct ClientOptions: ParsableArguments {
     @Flag(help: "Print the raw JSON result, for scripts.")
     var json = false
 
+    /// The options as plain values: what every command runs with.
+    var settings: ClientSettings { ClientSettings(socket: socket, json: json) }
+
+    func connect(timeoutSeconds: Int = 10) throws -> ControlClient { try settings.connect(timeoutSeconds: timeoutSeconds) }
+
+    /// Runs one method and prints its result: raw JSON with `--json`, else `human(result)`.
+    func run<Result: Codable>(_ method: String, _ params: some Encodable = Empty(), as type: Result.Type, human: (Result) -> String) throws {
+        try settings.run(method, params, as: type, human: human)
+    }
+
+    static func json(_ value: some Encodable) -> String { ClientSettings.json(value) }
+
+    func fail(_ error: ClientError) -> ExitCode { settings.fail(error) }
+}
+
+/// `--socket` and `--json` as plain values. The quick path (`QuickCommand`) runs the commands
+/// scripts call most with these alone, without making ArgumentParser's property wrappers.
+struct ClientSettings {
+    var socket: String?
+    var json = false
+
     func connect(timeoutSeconds: Int = 10) throws -> ControlClient {
         do {
             return try ControlClient(path: SocketPath.resolveForClient(explicit: socket), timeoutSeconds: timeoutSeconds)
@@ -56,6 +77,18 @@ struct ClientOptions: ParsableArguments {
         do {
             let (result, _) = try client.call(method, params, as: type)
             // Written straight out: `print` looks up at run time how to write its argument.
+            Output.line(json ? Self.json(result) : human(result))
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// The same for the commands scripts call most, whose results are read without
+    /// `Decodable` (`JSONReadable`); `paramsJSON` is the parameters as JSON text.
+    func run<Result: Codable & JSONReadable>(_ method: String, paramsJSON: String = "{}", as type: Result.Type, human: (Result) -> String) throws {
+        let client = try connect()
+        do {
+            let (result, _) = try client.call(method, paramsJSON: paramsJSON, as: type)
             Output.line(json ? Self.json(result) : human(result))
         } catch {
             throw fail(error)

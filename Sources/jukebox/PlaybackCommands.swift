@@ -22,14 +22,15 @@ extension JukeboxCLI {
             if client?.isEmpty == true { throw ValidationError("--client takes a name") }
         }
 
-        struct Params: Encodable {
-            var clips: [String]
-            var cue: Bool
-            var client: String?
+        /// `{"clips": […], "cue": …, "client": …}`, written by hand (see `JSONReadable`).
+        static func paramsJSON(clips: [String], cue: Bool, client: String?) -> String {
+            #"{"clips":[\#(clips.map(JSONText.quoted).joined(separator: ","))],"cue":\#(cue)\#(client.map { #","client":\#(JSONText.quoted($0))"# } ?? "")}"#
         }
 
-        func run() throws {
-            try options.run("enqueue", Params(clips: clips, cue: cue, client: client), as: EnqueueResult.self) { result in
+        func run() throws { try Self.run(options.settings, clips: clips, cue: cue, client: client) }
+
+        static func run(_ options: ClientSettings, clips: [String], cue: Bool, client: String?) throws {
+            try options.run("enqueue", paramsJSON: paramsJSON(clips: clips, cue: cue, client: client), as: EnqueueResult.self) { result in
                 result.entries.map { "queued \($0.ticket) \($0.shown) (position \($0.position ?? 0))" }.joined(separator: "\n")
             }
         }
@@ -74,7 +75,9 @@ extension JukeboxCLI {
         static let configuration = CommandConfiguration(commandName: "skip", abstract: "Stop the clip playing now; the queue goes on.")
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func run() throws { try Self.run(options.settings) }
+
+        static func run(_ options: ClientSettings) throws {
             try options.run("skip", as: SkipResult.self) { result in
                 result.skipped.map { "skipped \($0.ticket) \($0.shown)" } ?? "nothing is playing"
             }
@@ -85,7 +88,9 @@ extension JukeboxCLI {
         static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause playback mid-clip, and the scheduler.")
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func run() throws { try Self.run(options.settings) }
+
+        static func run(_ options: ClientSettings) throws {
             try options.run("pause", as: PauseResult.self) { _ in "paused" }
         }
     }
@@ -94,7 +99,9 @@ extension JukeboxCLI {
         static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume playback where it was paused.")
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func run() throws { try Self.run(options.settings) }
+
+        static func run(_ options: ClientSettings) throws {
             try options.run("resume", as: PauseResult.self) { _ in "playing" }
         }
     }
@@ -103,7 +110,9 @@ extension JukeboxCLI {
         static let configuration = CommandConfiguration(commandName: "pick", abstract: "Make the scheduler pick a clip now (time windows still apply).")
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func run() throws { try Self.run(options.settings) }
+
+        static func run(_ options: ClientSettings) throws {
             try options.run("pick", as: PickResult.self) { result in
                 result.entry.map { "picked \($0.ticket) \($0.shown)" }
                     ?? "nothing picked: outside the session's active hours, or no clip's window is open"
@@ -133,7 +142,9 @@ extension JukeboxCLI {
         static let configuration = CommandConfiguration(commandName: "reload", abstract: "Re-read the session file (an invalid file is rejected; the old session stays).")
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func run() throws { try Self.run(options.settings) }
+
+        static func run(_ options: ClientSettings) throws {
             try options.run("reload", as: ReloadResult.self) { "reloaded \"\($0.session)\": \($0.clips) clips" }
         }
     }

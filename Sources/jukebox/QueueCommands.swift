@@ -7,7 +7,9 @@ extension JukeboxCLI {
             commandName: "queue", abstract: "Show what is playing and what is waiting, in order.")
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func run() throws { try Self.run(options.settings) }
+
+        static func run(_ options: ClientSettings) throws {
             try options.run("queue", as: QueueResult.self) { result in
                 var lines: [String] = []
                 if let playing = result.playing {
@@ -60,7 +62,9 @@ extension JukeboxCLI {
         static let configuration = CommandConfiguration(commandName: "clear", abstract: "Drop every waiting entry (the clip playing now goes on).")
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func run() throws { try Self.run(options.settings) }
+
+        static func run(_ options: ClientSettings) throws {
             try options.run("clear", as: RemoveResult.self) { "removed \($0.removed.count) waiting clip\($0.removed.count == 1 ? "" : "s")" }
         }
     }

@@ -1,36 +1,33 @@
 import ArgumentParser
 import Glibc
 
-/// A command that takes nothing but the shared options (`status`, `skip`, `pause`, …).
-protocol ArgumentlessCommand: ParsableCommand {
-    var options: ClientOptions { get set }
-}
-
-extension JukeboxCLI.Status: ArgumentlessCommand {}
-extension JukeboxCLI.Clips: ArgumentlessCommand {}
-extension JukeboxCLI.Skip: ArgumentlessCommand {}
-extension JukeboxCLI.Pause: ArgumentlessCommand {}
-extension JukeboxCLI.Resume: ArgumentlessCommand {}
-extension JukeboxCLI.Pick: ArgumentlessCommand {}
-extension JukeboxCLI.Reload: ArgumentlessCommand {}
-extension JukeboxCLI.QueueCommand: ArgumentlessCommand {}
-extension JukeboxCLI.Clear: ArgumentlessCommand {}
-
 /// Runs the commands scripts and home automation call most without ArgumentParser, when the
 /// command line is an argumentless command or `play CLIP… [--cue] [--client NAME]`, plus
-/// `--socket PATH` and `--json`. ArgumentParser's reflection over the command tree costs more than the
-/// round trip to jukeboxd, and for `play` it delays the clip (BENCHMARKS.md). Any other
-/// command line, including `--help` and anything misspelt, goes to ArgumentParser, so usage
-/// errors and help text come from one place.
+/// `--socket PATH` and `--json`. ArgumentParser's property wrappers, and the runtime's lookup
+/// of each generic type they instantiate, cost more than the round trip to jukeboxd, and for
+/// `play` they delay the clip (BENCHMARKS.md). Any other command line, including `--help` and
+/// anything misspelt, goes to ArgumentParser, so usage errors and help text come from one place.
 struct QuickCommand {
-    /// By the name each command gives itself.
-    static let commands: [String: any ArgumentlessCommand.Type] = Dictionary(uniqueKeysWithValues: ([
-        JukeboxCLI.Status.self, JukeboxCLI.Clips.self, JukeboxCLI.Skip.self, JukeboxCLI.Pause.self, JukeboxCLI.Resume.self,
-        JukeboxCLI.Pick.self, JukeboxCLI.Reload.self, JukeboxCLI.QueueCommand.self, JukeboxCLI.Clear.self,
-    ] as [any ArgumentlessCommand.Type]).map { ($0.configuration.commandName ?? "", $0) })
+    /// By each command's name (a test checks them against ArgumentParser's).
+    static func argumentless(_ name: String) -> ((ClientSettings) throws -> Void)? {
+        switch name {
+        case "status": JukeboxCLI.Status.run
+        case "clips": JukeboxCLI.Clips.run
+        case "skip": JukeboxCLI.Skip.run
+        case "pause": JukeboxCLI.Pause.run
+        case "resume": JukeboxCLI.Resume.run
+        case "pick": JukeboxCLI.Pick.run
+        case "reload": JukeboxCLI.Reload.run
+        case "queue": JukeboxCLI.QueueCommand.run
+        case "clear": JukeboxCLI.Clear.run
+        default: nil
+        }
+    }
+
+    static let argumentlessNames = ["status", "clips", "skip", "pause", "resume", "pick", "reload", "queue", "clear"]
 
     enum Command {
-        case argumentless(any ArgumentlessCommand.Type)
+        case argumentless((ClientSettings) throws -> Void)
         case play(clips: [String], cue: Bool, client: String?)
     }
 
@@ -60,9 +57,9 @@ struct QuickCommand {
                 } else {
                     return nil
                 }
-            } else if command == nil, argument == JukeboxCLI.Play.configuration.commandName {
+            } else if command == nil, argument == "play" {
                 command = .play(clips: [], cue: false, client: nil)
-            } else if command == nil, let named = Self.commands[argument] {
+            } else if command == nil, let named = Self.argumentless(argument) {
                 command = .argumentless(named)
             } else {
                 return nil
@@ -76,22 +73,11 @@ struct QuickCommand {
 
     /// Runs the command and ends the process, exactly as ArgumentParser's `main` would.
     func run() -> Never {
-        var options = ClientOptions()
-        options.socket = socket
-        options.json = json
+        let settings = ClientSettings(socket: socket, json: json)
         do {
             switch command {
-            case .argumentless(let type):
-                var instance = type.init()
-                instance.options = options
-                try instance.run()
-            case .play(let clips, let cue, let client):
-                var play = JukeboxCLI.Play()
-                play.options = options
-                play.clips = clips
-                play.cue = cue
-                play.client = client
-                try play.run()
+            case .argumentless(let run): try run(settings)
+            case .play(let clips, let cue, let client): try JukeboxCLI.Play.run(settings, clips: clips, cue: cue, client: client)
             }
             exit(0)
         } catch let code as ExitCode {

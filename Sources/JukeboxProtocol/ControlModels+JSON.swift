@@ -1,0 +1,163 @@
+// Reading results from a parsed reply (`JSONParser`) by hand, for the client's commonest
+// commands. The first use of `Decodable` in a process costs more than the round trip to
+// jukeboxd: the runtime looks up each generic type it instantiates, across every
+// conformance in the program. The daemon encodes these same types with `Encodable`, and
+// tests check that both ways agree.
+
+/// A result the client reads from a parsed JSON value.
+public protocol JSONReadable {
+    init(json: JSONValue) throws(JSONShapeError)
+}
+
+/// A reply whose JSON does not have the shape of the result it should be.
+public struct JSONShapeError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var field: String
+    public init(field: String) { self.field = field }
+    public var description: String { "the field \"\(field)\" is missing or of the wrong kind" }
+}
+
+/// The members of a JSON object, read by type.
+public struct JSONFields {
+    private let members: [String: JSONValue]
+
+    public init(_ value: JSONValue, _ what: String = "result") throws(JSONShapeError) {
+        guard case .object(let members) = value else { throw JSONShapeError(field: what) }
+        self.members = members
+    }
+
+    /// The member, or nil when it is absent or `null`.
+    public subscript(_ key: String) -> JSONValue? {
+        if let value = members[key], value != .null { value } else { nil }
+    }
+
+    public func string(_ key: String) throws(JSONShapeError) -> String {
+        guard let value = try optionalString(key) else { throw JSONShapeError(field: key) }
+        return value
+    }
+
+    public func optionalString(_ key: String) throws(JSONShapeError) -> String? {
+        switch self[key] {
+        case nil: return nil
+        case .string(let value)?: return value
+        default: throw JSONShapeError(field: key)
+        }
+    }
+
+    public func bool(_ key: String) throws(JSONShapeError) -> Bool {
+        guard case .bool(let value)? = self[key] else { throw JSONShapeError(field: key) }
+        return value
+    }
+
+    public func double(_ key: String) throws(JSONShapeError) -> Double {
+        guard let value = try optionalDouble(key) else { throw JSONShapeError(field: key) }
+        return value
+    }
+
+    public func optionalDouble(_ key: String) throws(JSONShapeError) -> Double? {
+        switch self[key] {
+        case nil: return nil
+        case .number(let value)?: return value
+        default: throw JSONShapeError(field: key)
+        }
+    }
+
+    public func int(_ key: String) throws(JSONShapeError) -> Int {
+        guard let value = try optionalInt(key) else { throw JSONShapeError(field: key) }
+        return value
+    }
+
+    /// A whole number within `Int` (checked before it becomes one: an out-of-range double traps).
+    public func optionalInt(_ key: String) throws(JSONShapeError) -> Int? {
+        guard let value = try optionalDouble(key) else { return nil }
+        guard value == value.rounded(), abs(value) < 9.0e15 else { throw JSONShapeError(field: key) }
+        return Int(value)
+    }
+
+    public func ticket(_ key: String) throws(JSONShapeError) -> UInt64 {
+        let value = try int(key)
+        guard value >= 0 else { throw JSONShapeError(field: key) }
+        return UInt64(value)
+    }
+
+    public func tickets(_ key: String) throws(JSONShapeError) -> [UInt64] {
+        guard case .array(let values)? = self[key] else { throw JSONShapeError(field: key) }
+        var tickets: [UInt64] = []
+        for value in values {
+            guard case .number(let number) = value, number >= 0, number == number.rounded(), number < 9.0e15 else { throw JSONShapeError(field: key) }
+            tickets.append(UInt64(number))
+        }
+        return tickets
+    }
+
+    public func read<T: JSONReadable>(_ key: String, as type: T.Type) throws(JSONShapeError) -> T? {
+        guard let value = self[key] else { return nil }
+        return try T(json: value)
+    }
+
+    public func list<T: JSONReadable>(_ key: String, of type: T.Type) throws(JSONShapeError) -> [T] {
+        guard case .array(let values)? = self[key] else { throw JSONShapeError(field: key) }
+        var items: [T] = []
+        for value in values { items.append(try T(json: value)) }
+        return items
+    }
+}
+
+extension EntryInfo: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json, "entry")
+        self.init(
+            ticket: try fields.ticket("ticket"), clip: try fields.string("clip"), title: try fields.string("title"),
+            file: try fields.string("file"), origin: try fields.string("origin"), position: try fields.optionalInt("position"),
+            say: try fields.optionalString("say"))
+    }
+}
+
+extension StatusResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json)
+        self.init(
+            session: try fields.string("session"), device: try fields.string("device"), deviceState: try fields.string("deviceState"),
+            playing: try fields.read("playing", as: EntryInfo.self), waitingForDevice: try fields.read("waitingForDevice", as: EntryInfo.self),
+            queueLength: try fields.int("queueLength"), paused: try fields.bool("paused"), volume: try fields.int("volume"),
+            nextPick: try fields.optionalDouble("nextPick"), uptime: try fields.double("uptime"), played: try fields.int("played"),
+            failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"))
+    }
+}
+
+extension EnqueueResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        self.init(entries: try JSONFields(json).list("entries", of: EntryInfo.self))
+    }
+}
+
+extension SkipResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        self.init(skipped: try JSONFields(json).read("skipped", as: EntryInfo.self))
+    }
+}
+
+extension PauseResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        self.init(paused: try JSONFields(json).bool("paused"))
+    }
+}
+
+extension PickResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        self.init(entry: try JSONFields(json).read("entry", as: EntryInfo.self))
+    }
+}
+
+extension ReloadResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json)
+        self.init(session: try fields.string("session"), clips: try fields.int("clips"))
+    }
+}
+
+extension RemoveResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json)
+        self.init(removed: try fields.tickets("removed"), notWaiting: try fields.tickets("notWaiting"))
+    }
+}
