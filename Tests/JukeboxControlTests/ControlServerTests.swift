@@ -14,11 +14,11 @@ import Testing
 /// The real socket: a running `ControlServer` in a temporary folder, driven by NIO clients.
 @Suite("Control socket", .timeLimit(.minutes(1)))
 struct ControlServerTests {
-    let fixture: TestJukebox
+    let fixture: TestCore
     var core: Core { fixture.core }
     var path: String { fixture.folder.file("control.sock") }
 
-    init() async throws { fixture = try await TestJukebox() }
+    init() async throws { fixture = try await TestCore() }
 
     /// Runs `body` while the server listens; the server stops when it returns.
     func withServer(
@@ -320,7 +320,7 @@ extension ControlServerTests {
     /// timeout passes, and the part it sent is removed.
     @Test func aStalledUploadIsClosedAndItsPartRemoved() async throws {
         let log = LogCollector()
-        let stalling = try await TestJukebox(log: log)
+        let stalling = try await TestCore(log: log)
         let path = stalling.folder.file("stall.sock")
         var logger = Logger(label: "test") { _ in log }
         logger.logLevel = .debug

@@ -6,11 +6,11 @@ import Testing
 
 @Suite("Control requests and responses", .timeLimit(.minutes(1)))
 struct RPCDispatcherTests {
-    let fixture: TestJukebox
+    let fixture: TestCore
     var core: Core { fixture.core }
     var handler: RPCDispatcher { RPCDispatcher(core: core, client: "client 7") }
 
-    init() async throws { fixture = try await TestJukebox() }
+    init() async throws { fixture = try await TestCore() }
 
     func reply(_ text: String) async -> String? {
         await handler.handle(Array(text.utf8)).line.map { String(decoding: $0, as: UTF8.self) }
@@ -122,7 +122,7 @@ struct RPCDispatcherTests {
     }
 
     @Test func queueFullAndInvalidReloadKeepTheirReasons() async throws {
-        let small = try await TestJukebox(queueLimit: 1)
+        let small = try await TestCore(queueLimit: 1)
         let answer = await RPCDispatcher(core: small.core).handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward","water"]}}"#.utf8)).line
         #expect(answer.map { String(decoding: $0, as: UTF8.self) } == #"{"error":{"code":-32002,"data":{"reason":"queue-full"},"message":"the queue is full (1 clip waiting); try again later or clear it"},"id":1,"jsonrpc":"2.0"}"#)
         #expect(await small.waiting().isEmpty, "all or none")
@@ -131,7 +131,7 @@ struct RPCDispatcherTests {
     }
 
     @Test func changesAreSavedBeforeTheyAreAnswered() async throws {
-        let saving = try await TestJukebox(state: .saved)
+        let saving = try await TestCore(state: .saved)
         let handler = RPCDispatcher(core: saving.core)
         func call(_ line: String) async -> String? { await handler.handle(Array(line.utf8)).line.map { String(decoding: $0, as: UTF8.self) } }
         _ = await call(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward"]}}"#)
@@ -149,7 +149,7 @@ struct RPCDispatcherTests {
     }
 
     @Test func aFailedSaveIsReportedNotHidden() async throws {
-        let failing = try await TestJukebox(state: .failing)
+        let failing = try await TestCore(state: .failing)
         let handler = RPCDispatcher(core: failing.core)
         let line = await handler.handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"pause"}"#.utf8)).line.map { String(decoding: $0, as: UTF8.self) }
         // The reply says why: the state's folder is a file here.

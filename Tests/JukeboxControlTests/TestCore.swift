@@ -8,7 +8,7 @@ import Synchronization
 /// A real core over three one-second clips (ward, water, walk) and a `NullSink` named
 /// "fake", not running: requests change its queue and settings, and nothing plays. With a
 /// state file, changes are saved there before they are answered.
-struct TestJukebox {
+struct TestCore {
     enum State {
         case none
         /// Saved in the test's folder.
