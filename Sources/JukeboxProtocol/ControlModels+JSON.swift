@@ -161,3 +161,38 @@ extension RemoveResult: JSONReadable {
         self.init(removed: try fields.tickets("removed"), notWaiting: try fields.tickets("notWaiting"))
     }
 }
+
+extension PlayingInfo: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json, "playing")
+        guard let entry = try fields.read("entry", as: EntryInfo.self) else { throw JSONShapeError(field: "entry") }
+        self.init(
+            entry: entry, elapsed: try fields.optionalDouble("elapsed"), total: try fields.optionalDouble("total"),
+            startedAt: try fields.optionalDouble("startedAt"), paused: try fields.bool("paused"))
+    }
+}
+
+extension QueueResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json)
+        self.init(
+            playing: try fields.read("playing", as: PlayingInfo.self), waitingForDevice: try fields.read("waitingForDevice", as: EntryInfo.self),
+            waiting: try fields.list("waiting", of: EntryInfo.self))
+    }
+}
+
+extension ClipInfo: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json, "clip")
+        self.init(
+            id: try fields.string("id"), title: try fields.string("title"), file: try fields.string("file"),
+            duration: try fields.optionalDouble("duration"), enabled: try fields.bool("enabled"), windowOpen: try fields.bool("windowOpen"),
+            timesPlayed: try fields.int("timesPlayed"), lastPlayed: try fields.optionalDouble("lastPlayed"), problem: try fields.optionalString("problem"))
+    }
+}
+
+extension ClipsResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        self.init(clips: try JSONFields(json).list("clips", of: ClipInfo.self))
+    }
+}

@@ -31,6 +31,17 @@ struct JSONReadableTests {
         #expect(try roundTrip(PickResult()) == PickResult())
         #expect(try roundTrip(ReloadResult(session: "s", clips: 12)) == ReloadResult(session: "s", clips: 12))
         #expect(try roundTrip(RemoveResult(removed: [1, 2], notWaiting: [])) == RemoveResult(removed: [1, 2], notWaiting: []))
+        let queue = QueueResult(
+            playing: PlayingInfo(entry: Self.entry, elapsed: 1.5, total: 60, startedAt: 1_795_532_000.25, paused: true),
+            waitingForDevice: nil, waiting: [Self.spoken, Self.entry])
+        #expect(try roundTrip(queue) == queue)
+        let waiting = QueueResult(waitingForDevice: Self.entry, waiting: [])
+        #expect(try roundTrip(waiting) == waiting)
+        let clips = ClipsResult(clips: [
+            ClipInfo(id: "water", title: "Drink some water", file: "water.wav", duration: 2.5, enabled: true, windowOpen: false, timesPlayed: 3, lastPlayed: 1_795_532_000),
+            ClipInfo(id: "gone", title: "gone", file: "gone.wav", enabled: false, windowOpen: true, timesPlayed: 0, problem: "gone.wav: no such file"),
+        ])
+        #expect(try roundTrip(clips) == clips)
     }
 
     @Test func aReplyOfTheWrongShapeNamesTheField() {
