@@ -98,7 +98,7 @@ final class ControlClient {
             // Most commands have no parameters: their request is written out here, since
             // the first use of JSONEncoder costs more than the round trip to jukeboxd (the
             // runtime looks up each generic type it instantiates; BENCHMARKS.md).
-            try send(bytes: Array(#"{"id":\#(id),"jsonrpc":"2.0","method":\#(JSONText.quoted(method)),"params":{}}"#.utf8))
+            try send(id: id, method: method, paramsJSON: "{}")
         } else {
             try send(Request(id: .number(id), method: method, params: params))
         }
@@ -122,7 +122,7 @@ final class ControlClient {
     func call<Result: JSONReadable>(_ method: String, paramsJSON: String = "{}", as type: Result.Type) throws(ClientError) -> (Result, [UInt8]) {
         let id = nextID
         nextID += 1
-        try send(bytes: Array(#"{"id":\#(id),"jsonrpc":"2.0","method":\#(JSONText.quoted(method)),"params":\#(paramsJSON)}"#.utf8))
+        try send(id: id, method: method, paramsJSON: paramsJSON)
         let unreadable = ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand (are jukebox and jukeboxd from the same build?)", exitCode: 76)
         while true {
             let line = try readLine()
@@ -141,6 +141,11 @@ final class ControlClient {
                 throw unreadable
             }
         }
+    }
+
+    /// A request line written by hand; `paramsJSON` is the parameters as JSON text.
+    private func send(id: Int64, method: String, paramsJSON: String) throws(ClientError) {
+        try send(bytes: Array(#"{"id":\#(id),"jsonrpc":"2.0","method":\#(JSONValue.quoted(method)),"params":\#(paramsJSON)}"#.utf8))
     }
 
     func send(_ request: some Encodable) throws(ClientError) {

@@ -24,7 +24,7 @@ extension JukeboxCLI {
 
         /// `{"clips": […], "cue": …, "client": …}`, written by hand (see `JSONReadable`).
         static func paramsJSON(clips: [String], cue: Bool, client: String?) -> String {
-            #"{"clips":[\#(clips.map(JSONText.quoted).joined(separator: ","))],"cue":\#(cue)\#(client.map { #","client":\#(JSONText.quoted($0))"# } ?? "")}"#
+            #"{"clips":[\#(clips.map(JSONValue.quoted).joined(separator: ","))],"cue":\#(cue)\#(client.map { #","client":\#(JSONValue.quoted($0))"# } ?? "")}"#
         }
 
         func run() throws { try Self.run(options.settings, clips: clips, cue: cue, client: client) }

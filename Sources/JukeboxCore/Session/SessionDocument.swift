@@ -123,23 +123,7 @@ public struct SessionDocument: Sendable, Equatable {
         return known + keys.filter { !order.contains($0) }.sorted()
     }
 
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
+    static func quoted(_ text: String) -> String { JSONValue.quoted(text) }
 
     /// A short fingerprint of a session file's bytes (64-bit FNV-1a, in hex): it tells whether
     /// the file changed since it was read, and lets two editors notice each other's edits.
