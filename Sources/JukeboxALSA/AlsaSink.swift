@@ -37,8 +37,13 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     /// A 500 ms buffer in four periods, as aplay sets it up: the device thread (and, on the
     /// pulse plugin, its sound-server thread) wakes once a period, so longer periods cost
     /// less; skips and pauses do not wait for a period (`interrupt()`, `rewind`).
-    public init(device: String, bufferTime: Duration = .milliseconds(500), periodTime: Duration = .milliseconds(125)) {
+    /// `blockDuration`: how much the player hands over per write (see the property).
+    public init(
+        device: String, bufferTime: Duration = .milliseconds(500), periodTime: Duration = .milliseconds(125),
+        blockDuration: Duration = .seconds(1)
+    ) {
         self.deviceName = device
+        self.blockDuration = blockDuration
         self.queue = BlockingWorkQueue(label: "jukebox.alsa")
         self.bufferMicroseconds = UInt32(bufferTime.milliseconds * 1000)
         self.periodMicroseconds = UInt32(periodTime.milliseconds * 1000)
@@ -64,8 +69,11 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
 
     public var underruns: Int { underrunTotal.load(ordering: .relaxed) }
 
-    /// Two periods: half the buffer, about what aplay writes at a time.
-    public var blockDuration: Duration { .microseconds(2 * Int64(periodMicroseconds)) }
+    /// A second at a time by default, twice the buffer: this thread feeds the block in as
+    /// room appears, so the player's task and this thread each wake once a second rather than
+    /// once a period. A skip, pause, stop or volume change interrupts the write, so none waits
+    /// for it.
+    public let blockDuration: Duration
 
     public func open(_ format: AudioFormat) async throws -> AudioFormat {
         try await queue.run { try self.openBlocking(format) }

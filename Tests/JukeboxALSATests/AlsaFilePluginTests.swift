@@ -134,7 +134,7 @@ extension AlsaFilePluginTests {
     @Test func clipTruncatedWhileItPlaysEndsEarly() async throws {
         let samples = WAVFile.tone(frequency: 440, frames: 32_000, rate: 8000, channels: 1)
         let played = try clip("long.wav", samples, rate: 8000, channels: 1)
-        let held = HeldSink(AlsaSink(device: device), holdAt: 1)
+        let held = HeldSink(AlsaSink(device: device, blockDuration: .milliseconds(250)), holdAt: 1)
         let player = Player(sink: held, decoder: SndFileDecoder(), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         let playing = Task { try await player.play(played) }
         await held.waitUntilHeld()

@@ -10,7 +10,8 @@ import Testing
 struct CutTests {
     let folder: TemporaryDirectory
     let rate = 44_100
-    /// Frames in one of the player's blocks (250 ms) at `rate`: writes are counted in blocks.
+    /// Frames in one of the player's blocks at `rate`: writes are counted in blocks, so the
+    /// sinks here take 250 ms at a time, a few writes to a clip.
     static let block = 44_100 / 4
     init() throws { folder = try TemporaryDirectory() }
 
@@ -45,7 +46,7 @@ struct CutTests {
     func play(
         _ clip: PlayableClip, holdAt: Int, fade: Duration, while action: @escaping @Sendable (Player, HeldSink) async -> Void
     ) async throws -> (Player, PlayOutcome?) {
-        let held = HeldSink(AlsaSink(device: device), holdAt: holdAt)
+        let held = HeldSink(AlsaSink(device: device, blockDuration: .milliseconds(250)), holdAt: holdAt)
         let player = player(held, PlaybackOptions(fade: fade))
         async let played = player.play(clip)
         await held.waitUntilHeld()
@@ -56,7 +57,7 @@ struct CutTests {
     @Test func leadInIsSilenceBeforeTheFirstClipOnly() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 0.3)
         let (b, bSamples) = try tone("b.wav", 660, seconds: 0.2)
-        let player = player(AlsaSink(device: device), PlaybackOptions(leadIn: .milliseconds(250)))
+        let player = player(AlsaSink(device: device, blockDuration: .milliseconds(250)), PlaybackOptions(leadIn: .milliseconds(250)))
         _ = try await player.play(a)
         _ = try await player.play(b)
         await player.shutdown()
@@ -89,7 +90,7 @@ struct CutTests {
     @Test func pauseFadesOutAndResumeFadesInWhereItStopped() async throws {
         let (a, aSamples) = try tone("a.wav", 440, seconds: 1)
         // Paused and resumed through the queue, which owns the pause, as a client does it.
-        let held = HeldSink(AlsaSink(device: device), holdAt: 2)
+        let held = HeldSink(AlsaSink(device: device, blockDuration: .milliseconds(250)), holdAt: 2)
         let events = EventBus()
         let queue = ClipPlayQueue(
             player: player(held, PlaybackOptions(fade: .milliseconds(5))), events: events,

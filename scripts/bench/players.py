@@ -10,6 +10,10 @@ one run, measured as a person experiences them and as the kernel accounts for th
            above -26 dBFS in the null sink's monitor capture; jukeboxd with its device closed
            and idle but open (a second after the clip before). The wall clock is mapped onto the
            capture once (soundclock.clock_offset).
+  volume   from starting `jukebox volume 20` while ten.wav plays at full volume to the first
+           10 ms of the capture whose peak is under three quarters of the tone's: what the device
+           holds when the command comes is taken back where the device allows it, else heard
+           first. (MPD runs without a mixer here, as the rig's output has none.)
   memory   resident (VmRSS) and private (Private_Clean + Private_Dirty, smaps_rollup) memory
            of jukeboxd and MPD after playing.
   wakeups  context switches per minute (voluntary + involuntary, every thread) of each daemon
@@ -24,7 +28,7 @@ Usage: players.py --bin DIR --jukeboxd-pid PID --mpd-pid PID --socket PATH --mus
 """
 import argparse, os, statistics, subprocess, sys, time
 
-from soundclock import clock_offset, cpu_seconds, onset
+from soundclock import clock_offset, cpu_seconds, onset, quieter
 
 RATE = 44_100
 
@@ -149,6 +153,26 @@ def main():
         mpd_stopped()
     for name, values in onsets.items():
         print(f"onset {name}|{spread(values)}", flush=True)
+
+    # A volume change, heard: ten.wav's tone peaks at half of full scale.
+    turned = []
+    for _ in range(max(5, args.runs // 3)):
+        subprocess.run(jukebox + ["volume", "100"], check=True, **quiet)
+        subprocess.run(jukebox + ["play", "ten"], check=True, **quiet)
+        heard = onset(args.capture, int((time.monotonic() + offset) * RATE), RATE)
+        if heard is None:
+            sys.exit("players.py: ten.wav was not heard")
+        time.sleep(2.5)
+        started = time.monotonic()
+        subprocess.run(jukebox + ["volume", "20"], check=True, **quiet)
+        softer = quieter(args.capture, int((started + offset) * RATE), RATE, below=int(0.75 * 16384))
+        if softer is None:
+            sys.exit("players.py: the volume change was not heard")
+        turned.append((softer - offset - started) * 1000)
+        subprocess.run(jukebox + ["skip"], check=True, **quiet)
+        jukebox_idle()
+    subprocess.run(jukebox + ["volume", "100"], check=True, **quiet)
+    print(f"volume jukeboxd|{spread(turned)}", flush=True)
 
     # Wake-ups while idle, once settled: jukeboxd closes its device 5 s after its last clip,
     # the control socket's idle sweep runs once more 10 s after the last client, and Dispatch

@@ -39,6 +39,26 @@ def onset(path, start_frame, rate, timeout=15):
     return None
 
 
+def quieter(path, start_frame, rate, below, timeout=15):
+    """Seconds into the file of the first 10 ms, at or after start_frame, whose loudest sample
+    is under `below` (a sound that was louder has been turned down), or None."""
+    window = rate // 100
+    deadline = time.monotonic() + timeout
+    with open(path, "rb") as f:
+        position = max(start_frame, 0)
+        while time.monotonic() < deadline:
+            f.seek(position * 4)
+            data = f.read(window * 4)
+            if len(data) < window * 4:
+                time.sleep(0.02)
+                continue
+            left = struct.unpack("<%dh" % (window * 2), data)[::2]
+            if max(abs(sample) for sample in left) < below:
+                return position / rate
+            position += window
+    return None
+
+
 def tone(path, rate, seconds, frequency=1000, channels=2, amplitude=12000):
     """A 16-bit WAV sine."""
     frames = int(rate * seconds)

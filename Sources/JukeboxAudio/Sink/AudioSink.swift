@@ -44,8 +44,10 @@ public protocol AudioSink: Sendable {
 
     /// How much audio the player hands over per write. Every write costs a hop to the sink's
     /// thread and back, and waking threads is most of what playing costs, so a sink asks for
-    /// as much as its buffer takes comfortably. A skip, pause or stop interrupts a write, so
-    /// this bounds only how soon a volume change is heard: within a block plus the buffer.
+    /// as much as it can take without the next block being late. A skip, pause, stop or
+    /// volume change interrupts a write (`interrupt()`), so a long block delays none of them:
+    /// a volume change is heard once the device has played what it already holds, or at once
+    /// where the device can take that back (`rewind`).
     var blockDuration: Duration { get }
 }
 
