@@ -56,9 +56,11 @@ struct TimeWindowTests {
 
     @Test func utcEpochConversion() {
         // 2026-11-22 06:00:00 UTC is a Sunday.
-        #expect(LocalTime(epochSeconds: 1_795_327_200) == at(.sun, "06:00"))
-        #expect(LocalTime(epochSeconds: 1_795_327_200, utcOffsetSeconds: -7 * 3600) == at(.sat, "23:00"))
-        #expect(LocalTime(epochSeconds: 0) == at(.thu, "00:00"))
+        #expect(LocalTime(epochSeconds: 1_795_327_200).description == "sun 06:00")
+        #expect(LocalTime(epochSeconds: 1_795_327_200).date.description == "2026-11-22")
+        #expect(LocalTime(epochSeconds: 1_795_327_200, utcOffsetSeconds: -7 * 3600).description == "sat 23:00")
+        #expect(LocalTime(epochSeconds: 1_795_327_200, utcOffsetSeconds: -7 * 3600).epochSeconds == 1_795_327_200)
+        #expect(LocalTime(epochSeconds: 0).description == "thu 00:00")
     }
 
     /// The daemon reads local time through the C library, so DST follows the zone's own rules.
@@ -68,15 +70,16 @@ struct TimeWindowTests {
         tzset()
         defer { unsetenv("TZ"); tzset() }
         // 2026-03-29 00:59:59 UTC is 00:59:59 GMT; one second later clocks jump to 02:00 BST.
-        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_745_999) == LocalTime(weekday: .sun, secondOfDay: 3599))
-        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_746_000) == at(.sun, "02:00"))
+        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_745_999).secondOfDay == 3599)
+        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_746_000).description == "sun 02:00")
+        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_746_000).utcOffset == 3600)
         // A 01:00–03:00 window on that day is open from the jump until 03:00 BST (02:00 UTC).
         let w = window("01:00", "03:00")
         #expect(w.contains(SystemLocalTime.localTime(epochSeconds: 1_774_746_000)))
         #expect(!w.contains(SystemLocalTime.localTime(epochSeconds: 1_774_749_600)))
         // 2026-10-25 00:30 UTC is 01:30 BST; 01:30 UTC is 01:30 GMT again: both inside the window.
-        #expect(SystemLocalTime.localTime(epochSeconds: 1_792_888_200) == at(.sun, "01:30"))
-        #expect(SystemLocalTime.localTime(epochSeconds: 1_792_891_800) == at(.sun, "01:30"))
+        #expect(SystemLocalTime.localTime(epochSeconds: 1_792_888_200).description == "sun 01:30")
+        #expect(SystemLocalTime.localTime(epochSeconds: 1_792_891_800).description == "sun 01:30")
         #expect(w.contains(SystemLocalTime.localTime(epochSeconds: 1_792_891_800)))
         // A 22:00-02:00 window opened on Saturday night in BST closes at 02:00 GMT.
         let night = window("22:00", "02:00", days: [.sat])
