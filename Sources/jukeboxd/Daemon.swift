@@ -83,7 +83,26 @@ struct Daemon {
         guard status == 0, problems.isEmpty, let session else { return status == 0 ? 65 : status }
         let enabled = session.clips.filter(\.enabled).count
         print("\(session.sourcePath): OK: \"\(session.name)\", \(Plural.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
+        if let location = session.location { printSunTimes(session, location) }
         return 0
+    }
+
+    /// Today's sun times where the session is, to compare with a weather site, and a warning
+    /// for each sun time the session uses that will not happen on some days of the coming year.
+    private func printSunTimes(_ session: Session, _ location: GeoLocation) {
+        let zone = SystemLocalTime()
+        let today = zone.now().date
+        let times = SunCalculator.day(today, at: location, zone: zone).map { "\($0.event) \($0.time)" }
+        print("sun at \(location) on \(today), local time: " + times.joined(separator: ", "))
+        for event in session.sunEventsUsed {
+            let runs = SunCalculator.absences(of: event, from: today, days: 366, at: location)
+            guard !runs.isEmpty else { continue }
+            let days = runs.reduce(0) { $0 + $1.last.daysSinceEpoch - $1.first.daysSinceEpoch + 1 }
+            let spans = runs.map { "\($0.first) to \($0.last), while the sun stays \($0.sunStaysUp ? "up" : "down")" }
+            printError(
+                "\(session.sourcePath): warning: there is no \(event) on \(Plural.count(days, "day")) of the coming year here (\(spans.joined(separator: "; "))); "
+                    + "a window from sunrise or dawn stays open all day while the sun stays up and never opens while it stays down, and one from sunset or dusk the other way round")
+        }
     }
 
     /// Builds the output a session's configuration names.

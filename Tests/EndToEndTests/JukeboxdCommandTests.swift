@@ -40,6 +40,26 @@ struct JukeboxdCommandTests {
         #expect(stdout == "\(path): OK: \"Tones\", 2 clips (2 enabled), device \"default\"\n")
     }
 
+    /// With a location, `--check` prints today's sun times to compare with a weather site, and
+    /// warns of a sun time the session uses that will not happen on some days: at Tromsø the
+    /// sun does not set for weeks every summer, whatever day the test runs on.
+    @Test func checkPrintsTodaysSunTimesAndWarnsOfDaysWithoutThem() async throws {
+        let path = try session("""
+            { "location": { "latitude": 69.65, "longitude": 18.96 },
+              "activeHours": [ { "from": "sunset-30m", "to": "23:00" } ], "clips": [ { "file": "low.wav" } ] }
+            """)
+        let result = try await DaemonProcess.run([path, "--check"], environment: ["TZ": "UTC"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(result.stdout)")
+        #expect(lines.last?.hasPrefix("sun at 69.65,18.96 on ") == true, "\(result.stdout)")
+        for event in ["dawn ", "sunrise ", "sunset ", "dusk "] { #expect(lines.last?.contains(event) == true, "\(result.stdout)") }
+        #expect(result.stderr.hasPrefix("\(path): warning: there is no sunset on "), "\(result.stderr)")
+        #expect(result.stderr.contains("while the sun stays up"), "\(result.stderr)")
+        // Only the sun times the session uses are warned of.
+        #expect(!result.stderr.contains("no dawn"), "\(result.stderr)")
+    }
+
     @Test func checkNamesAClipThatDoesNotDecode() async throws {
         try folder.write("broken.wav", Array("RIFF....WAVEjunk".utf8))
         let path = try session(#"{ "clips": [ { "file": "low.wav" }, { "file": "broken.wav" }, { "file": "gone.wav" } ] }"#)
@@ -101,7 +121,7 @@ struct JukeboxdCommandTests {
         #expect(stdout.isEmpty)
         // In the order of the file's lines, whatever order they were found in.
         #expect(stderr == """
-            \(path):2: clips[0].windows[0].from: "25:00" is not a time (expected HH:MM)
+            \(path):2: clips[0].windows[0].from: "25:00" is not a time (expected HH:MM such as 07:55, or sunrise, sunset, dawn or dusk with an optional offset such as sunset-15m)
             \(path):3: volume: 3 is out of range (expected 0 to 1)
 
             """)

@@ -18,9 +18,10 @@ struct ClipJukeboxTests {
         Clip(id: id, source: ClipSource(file: "\(id).wav", path: "/clips/\(id).wav"), windows: windows, enabled: enabled)
     }
 
-    func make(_ session: Session, start: LocalTime = LocalTime(weekday: .mon, TimeOfDay("12:00")!), seed: UInt64 = 1)
-        -> (ClipJukebox, ClipPlayQueue)
-    {
+    func make(
+        _ session: Session, start: LocalTime = LocalTime(weekday: .mon, TimeOfDay("12:00")!), seed: UInt64 = 1,
+        localTime: (any LocalTimeSource)? = nil
+    ) -> (ClipJukebox, ClipPlayQueue) {
         let tags = Dictionary(uniqueKeysWithValues: session.clips.enumerated().map { ($1.id, $0 + 1) })
         var decoder = Fixtures.decoder(tags.map { ($0.key, $0.value, 100) })
         decoder.clips["/clips/cue.wav"] = FakeDecoder.Spec(tag: 99, frames: 20)
@@ -28,7 +29,7 @@ struct ClipJukeboxTests {
         let events = EventBus()
         let queue = ClipPlayQueue(player: player, events: events, clock: ManualClock(), logger: .quiet)
         let core = ClipJukebox(
-            session: session, queue: queue, events: events, clock: clock, localTime: ClockDrivenLocalTime(clock: clock, start: start),
+            session: session, queue: queue, events: events, clock: clock, localTime: localTime ?? ClockDrivenLocalTime(clock: clock, start: start),
             generator: SeededGenerator(seed: seed), logger: .quiet)
         return (core, queue)
     }
@@ -94,6 +95,43 @@ struct ClipJukeboxTests {
         let (core, queue) = make(session(clips: [clip("day"), clip("evening", windows: [evening]), clip("off", enabled: false)]))
         for _ in 0..<5 { await core.pick() }
         #expect(await queue.waiting.map(\.clip.id) == Array(repeating: "day", count: 5))
+    }
+
+    /// A clip that excepts the holidays is not picked on one; the others still are.
+    @Test func holidaysAreSkippedByTheClipsThatExceptThem() async throws {
+        var bell = clip("bell")
+        bell.dates = DateFilter(except: [.holidays])
+        var holidays = session(clips: [bell, clip("tune")])
+        holidays.holidays = [try DateRule.parse("12-25", allowHolidays: false).get()]
+        let christmas = FixedLocalTime(LocalTime(date: CivilDate(year: 2026, month: 12, day: 25)!, secondOfDay: 12 * 3600))
+        let (core, queue) = make(holidays, localTime: christmas)
+        for _ in 0..<4 { await core.pick() }
+        #expect(await queue.waiting.map(\.clip.id) == Array(repeating: "tune", count: 4))
+        let eve = FixedLocalTime(LocalTime(date: CivilDate(year: 2026, month: 12, day: 24)!, secondOfDay: 12 * 3600))
+        let (other, otherQueue) = make(holidays, localTime: eve)
+        for _ in 0..<4 { await other.pick() }
+        #expect(await Set(otherQueue.waiting.map(\.clip.id)) == ["bell", "tune"])
+    }
+
+    /// A window from half an hour before sunset: in Amsterdam at midsummer the sun sets at
+    /// about 22:06 CEST, so the window opens at about 21:36.
+    @Test func aWindowAnchoredOnSunsetOpensWithTheSun() async throws {
+        let evening = TimeWindow(from: try DayTime.parse("sunset-30m").get(), to: .clock(TimeOfDay("23:30")!))
+        var sunset = session(clips: [clip("birds", windows: [evening])])
+        sunset.location = GeoLocation(latitude: 52.37, longitude: 4.89)
+        let midsummer = CivilDate(year: 2026, month: 6, day: 21)!
+        func reading(_ clock: String) -> FixedLocalTime {
+            FixedLocalTime(LocalTime(date: midsummer, secondOfDay: TimeOfDay(clock)!.minuteOfDay * 60, utcOffset: 7200))
+        }
+        let (early, earlyQueue) = make(sunset, localTime: reading("21:20"))
+        #expect(await early.pick() == nil)
+        #expect(await earlyQueue.waiting.isEmpty)
+        let (late, lateQueue) = make(sunset, localTime: reading("21:50"))
+        #expect(await late.pick() != nil)
+        #expect(await lateQueue.waiting.map(\.clip.id) == ["birds"])
+        // In December the same window has been open since about 16:00 (sunset about 16:29 CET).
+        let (winter, _) = make(sunset, localTime: FixedLocalTime(LocalTime(date: CivilDate(year: 2026, month: 12, day: 21)!, secondOfDay: 16 * 3600 + 15 * 60, utcOffset: 3600)))
+        #expect(await winter.pick() != nil)
     }
 
     @Test func scheduledPicksCarryTheCue() async throws {

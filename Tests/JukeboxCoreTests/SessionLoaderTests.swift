@@ -96,7 +96,7 @@ struct SessionLoaderTests {
             { "clips": [ { "file": "a.wav" }, { "file": "b.wav" }, { "file": "c.wav" },
               { "file": "d.wav", "windows": [ { "from": "25:00", "to": "02:00" } ] } ] }
             """
-        #expect(problems(text) == [#"/srv/jukebox/session.json:2: clips[3].windows[0].from: "25:00" is not a time (expected HH:MM)"#])
+        #expect(problems(text) == [#"/srv/jukebox/session.json:2: clips[3].windows[0].from: "25:00" is not a time (expected HH:MM such as 07:55, or sunrise, sunset, dawn or dusk with an optional offset such as sunset-15m)"#])
     }
 
     @Test func everyProblemIsReportedWithItsLineInLineOrder() {
@@ -128,7 +128,16 @@ struct SessionLoaderTests {
         (#"[1]"#, "a list is not an object"),
         (#"{ "clips": [ { "file": "" } ] }"#, #"clips[0].file: "" is not a non-empty string"#),
         (#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "10:00", "to": "10:00" } ] } ] }"#, "clips[0].windows[0]: from and to are both 10:00: the window is empty"),
-        (#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "10:00" } ] } ] }"#, "clips[0].windows[0].to: missing (expected HH:MM)"),
+        (#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "10:00" } ] } ] }"#, "clips[0].windows[0].to: missing (expected HH:MM, or a sun time such as sunset-15m)"),
+        (#"{ "location": { "latitude": 52.37, "longitude": 4.89 }, "clips": [ { "file": "a.wav", "windows": [ { "from": "sunset-15", "to": "23:00" } ] } ] }"#, #"clips[0].windows[0].from: "sunset-15": the offset has no unit; write sunset-15m for minutes (s, m and h are understood)"#),
+        (#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "sunset-15m", "to": "23:00" } ] } ] }"#, #"clips[0].windows[0].from: a sun time needs the session's location: add "location": {"latitude": 52.37, "longitude": 4.89} with your own place (degrees north and east; a map shows them)"#),
+        (#"{ "location": { "latitude": 95, "longitude": 4.89 }, "clips": [ { "file": "a.wav" } ] }"#, "location.latitude: 95 is out of range (expected -90 to 90 degrees, north, negative south)"),
+        (#"{ "location": { "latitude": 52.37 }, "clips": [ { "file": "a.wav" } ] }"#, "location.longitude: missing (degrees east, negative west, such as 52.37)"),
+        (#"{ "location": { "latitude": 52.37, "longitude": 4.89, "altitude": 3 }, "clips": [ { "file": "a.wav" } ] }"#, #"location.altitude: unknown key (did you mean "latitude"?)"#),
+        (#"{ "clips": [ { "file": "a.wav", "dates": ["holidays"] } ] }"#, #"clips[0].dates[0]: "holidays" can only be excluded (in except), not listed in dates"#),
+        (#"{ "clips": [ { "file": "a.wav", "except": ["12-32"] } ] }"#, #"clips[0].except[0]: "12-32" is not a date (expected YYYY-MM-DD such as 2026-04-05, MM-DD for every year such as 12-25, or a range such as 12-24..01-06)"#),
+        (#"{ "holidays": "12-25", "clips": [ { "file": "a.wav" } ] }"#, #"holidays: "12-25" is not a list of 1 to 400 dates (such as ["12-24..01-06", "2026-04-05"])"#),
+        (#"{ "activeHours": [ { "from": "sunset", "to": "sunset" } ], "location": { "latitude": 1, "longitude": 1 }, "clips": [ { "file": "a.wav" } ] }"#, "activeHours[0]: from and to are both sunset: the window is empty"),
         (#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "10:00", "to": "11:00", "days": [] } ] } ] }"#, #"clips[0].windows[0].days: a list is not a non-empty list of days such as ["mon", "tue"]"#),
         (#"{ "clips": [ { "file": "a.wav", "weight": 1.5 } ] }"#, "clips[0].weight: 1.5 is not a whole number from 1 to 1000"),
         (#"{ "clips": [ { "file": "a.wav", "gain": 40 } ] }"#, "clips[0].gain: 40 dB is out of range (expected -60 to 20)"),

@@ -86,4 +86,40 @@ struct TimeWindowTests {
         #expect(night.contains(SystemLocalTime.localTime(epochSeconds: 1_792_891_800)))
         #expect(!night.contains(SystemLocalTime.localTime(epochSeconds: 1_792_893_600)))
     }
+
+    /// At 78° N the sun stays up in June and down in December: a day window follows it.
+    @Test func sunWindowsFollowThePolarSun() throws {
+        let svalbard = try #require(GeoLocation(latitude: 78, longitude: 15))
+        let day = TimeWindow(from: .sun(.sunrise, offset: .zero), to: .sun(.sunset, offset: .zero))
+        let night = TimeWindow(from: .sun(.sunset, offset: .zero), to: .sun(.sunrise, offset: .zero))
+        func noon(_ month: Int) -> LocalTime { LocalTime(date: CivilDate(year: 2026, month: month, day: 21)!, secondOfDay: 12 * 3600, utcOffset: 3600) }
+        func midnight(_ month: Int) -> LocalTime { LocalTime(date: CivilDate(year: 2026, month: month, day: 21)!, secondOfDay: 0, utcOffset: 3600) }
+        #expect(day.contains(noon(6), location: svalbard))
+        #expect(day.contains(midnight(6), location: svalbard))
+        #expect(!night.contains(noon(6), location: svalbard))
+        #expect(!night.contains(midnight(6), location: svalbard))
+        #expect(!day.contains(noon(12), location: svalbard))
+        #expect(night.contains(noon(12), location: svalbard))
+        #expect(night.contains(midnight(12), location: svalbard))
+        // In March the sun rises and sets there as anywhere.
+        #expect(day.contains(noon(3), location: svalbard))
+        #expect(!day.contains(midnight(3), location: svalbard))
+        #expect(night.contains(midnight(3), location: svalbard))
+    }
+
+    /// `dates` and `except` name the day a window starts on.
+    @Test func datesAndExceptLimitAWindow() throws {
+        let holidays = [try DateRule.parse("12-25", allowHolidays: false).get()]
+        let late = TimeWindow(from: .clock(TimeOfDay("22:00")!), to: .clock(TimeOfDay("02:00")!), filter: DateFilter(except: [.holidays]))
+        func reading(_ day: Int, _ second: Int) -> LocalTime { LocalTime(date: CivilDate(year: 2026, month: 12, day: day)!, secondOfDay: second) }
+        #expect(late.contains(reading(24, 23 * 3600), holidays: holidays))
+        // Opened on the 24th, it runs on into Christmas morning.
+        #expect(late.contains(reading(25, 3600), holidays: holidays))
+        #expect(!late.contains(reading(25, 23 * 3600), holidays: holidays))
+        #expect(!late.contains(reading(26, 3600), holidays: holidays))
+        #expect(late.contains(reading(26, 23 * 3600), holidays: holidays))
+        let advent = TimeWindow(from: .clock(TimeOfDay("08:00")!), to: .clock(TimeOfDay("09:00")!), filter: DateFilter(dates: [try DateRule.parse("12-01..12-24", allowHolidays: false).get()]))
+        #expect(advent.contains(reading(24, 8 * 3600)))
+        #expect(!advent.contains(reading(25, 8 * 3600)))
+    }
 }

@@ -67,6 +67,40 @@ public enum SunCalculator {
         return minutesAfterMidnightUTC(event, julianDay: julianDay + first / 1440, at: location).asTime(midnightUTC)
     }
 
+    /// The sun's four moments on `date`, placed on the local clock of `zone`: what `--check`
+    /// and `jukebox next` print, so they can be compared with a weather site.
+    public static func day(_ date: CivilDate, at location: GeoLocation, zone: any LocalZone) -> [(event: SunEvent, time: String)] {
+        SunEvent.allCases.map { event in
+            switch time(of: event, on: date, at: location) {
+            case .at(let moment):
+                let second = zone.localTime(at: moment).secondOfDay
+                return (event, TimeOfDay(minuteOfDay: second / 60)!.description)
+            case .sunStaysUp: return (event, "none (the sun stays up)")
+            case .sunStaysDown: return (event, "none (the sun stays down)")
+            }
+        }
+    }
+
+    /// The runs of days from `date` on, within `days`, on which `event` does not happen,
+    /// each with whether the sun stays up or down through it.
+    public static func absences(of event: SunEvent, from date: CivilDate, days: Int, at location: GeoLocation)
+        -> [(first: CivilDate, last: CivilDate, sunStaysUp: Bool)]
+    {
+        var runs: [(first: CivilDate, last: CivilDate, sunStaysUp: Bool)] = []
+        for offset in 0..<days {
+            let day = date.adding(days: offset)
+            let answer = time(of: event, on: day, at: location)
+            guard answer.epochSeconds == nil else { continue }
+            let up = answer == .sunStaysUp
+            if let last = runs.last, last.sunStaysUp == up, last.last.adding(days: 1) == day {
+                runs[runs.count - 1].last = day
+            } else {
+                runs.append((day, day, up))
+            }
+        }
+        return runs
+    }
+
     private enum Answer {
         case minutes(Double)
         case up, down

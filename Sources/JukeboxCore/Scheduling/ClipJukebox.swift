@@ -97,11 +97,14 @@ public actor ClipJukebox: Service {
     @discardableResult
     public func pick() async -> QueueEntry? {
         let now = localTime.now()
-        guard session.activeHours.allow(now) else {
+        let (location, holidays) = (session.location, session.holidays)
+        guard session.activeHours.allow(now, location: location, holidays: holidays) else {
             logger.debug("\(now): outside the session's active hours; nothing picked")
             return nil
         }
-        guard !clips.isEmpty, let index = bag.next(isEligible: { clips[$0].windows.allow(now) }, using: &generator) else {
+        guard !clips.isEmpty, let index = bag.next(isEligible: {
+            clips[$0].windows.allow(now, location: location, holidays: holidays) && clips[$0].dates.allows(now.date, holidays: holidays)
+        }, using: &generator) else {
             logger.debug("\(now): no clip's window is open; nothing picked")
             return nil
         }

@@ -6,6 +6,8 @@ public struct Clip: Sendable, Equatable, Identifiable {
     public var gainDecibels: Double
     /// Empty means always allowed.
     public var windows: [TimeWindow]
+    /// The dates the clip may be picked on (`dates`, `except`).
+    public var dates: DateFilter = .always
     public var enabled: Bool
 
     public init(

@@ -30,6 +30,10 @@ public struct Session: Sendable, Equatable {
     public var maxUploadSize: Int
     /// The longest clip an upload may bring (`maxUploadLength`).
     public var maxUploadLength: Duration
+    /// Where sun times are worked out for (`location`); nil when none is used.
+    public var location: GeoLocation?
+    /// Dates excluded wherever `except` names `"holidays"`.
+    public var holidays: [DateRule]
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
     /// a session made in code.
     public var revision: String
@@ -50,8 +54,10 @@ public struct Session: Sendable, Equatable {
         playback: PlaybackOptions = PlaybackOptions(), clips: [Clip], maxUploadSize: Int = Session.defaultMaxUploadSize,
         maxUploadLength: Duration = Session.defaultMaxUploadLength,
         revision: String = "", web: WebSettings? = nil, mqtt: MQTTSettings? = nil, hooks: Hooks = Hooks(),
-        speech: SpeechSettings = SpeechSettings()
+        speech: SpeechSettings = SpeechSettings(), location: GeoLocation? = nil, holidays: [DateRule] = []
     ) {
+        self.location = location
+        self.holidays = holidays
         self.hooks = hooks
         self.speech = speech
         self.web = web
@@ -73,6 +79,13 @@ public struct Session: Sendable, Equatable {
     }
 
     public func clip(id: String) -> Clip? { clips.first { $0.id == id } }
+
+    /// The sun's moments the session's times are anchored on, in the day's order.
+    public var sunEventsUsed: [SunEvent] {
+        let windows = activeHours + clips.flatMap(\.windows)
+        let used = Set(windows.flatMap { [$0.from.sunEvent, $0.to.sunEvent] }.compactMap { $0 })
+        return SunEvent.allCases.filter(used.contains)
+    }
 
     /// The output as people name it: the ALSA device, for now.
     public var deviceName: String { output.description }

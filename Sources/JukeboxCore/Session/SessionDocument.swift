@@ -44,6 +44,7 @@ public struct SessionDocument: Sendable, Equatable {
         "clip": SessionReader.clipKeys,
         "window": SessionReader.windowKeys,
         "interval": ["min", "max"],
+        "location": ["latitude", "longitude"],
         "output": SessionReader.outputKeys,
         "http": ["listen", "passwordFile"],
         "mqtt": SessionReader.mqttKeys,

@@ -6,6 +6,8 @@ struct SessionReader {
     /// `--check` can open their files in the same run.
     var clips: [Clip] = []
     var cue: ClipSource?
+    /// The first field that uses a sun time, so a missing `location` is reported there.
+    var firstSunTime: String?
 
     init(sessionPath: String) { self.sessionPath = sessionPath }
 
@@ -13,9 +15,9 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "clips"]
-    static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "enabled"]
-    static let windowKeys = ["from", "to", "days"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "clips"]
+    static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "dates", "except", "enabled"]
+    static let windowKeys = ["from", "to", "days", "dates", "except"]
 
     mutating func session(from document: JSONValue) -> Session? {
         guard let fields = object(document, at: "", allowed: Self.sessionKeys) else { return nil }
@@ -60,13 +62,19 @@ struct SessionReader {
                 problem("maxUploadLength", "\(value.shortDescription) is not from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound))")
             }
         }
+        let location = fields["location"].flatMap { self.location($0) }
+        let holidays = fields["holidays"].map { dateRules($0, at: "holidays", allowHolidays: false) } ?? []
         let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
+        if let firstSunTime, location == nil, fields["location"] == nil {
+            problem(firstSunTime, "a sun time needs the session's location: add \"location\": {\"latitude\": 52.37, \"longitude\": 4.89} with your own place (degrees north and east; a map shows them)")
+        }
         self.clips = clips
         self.cue = cue
         guard problems.isEmpty else { return nil }
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
-            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, maxUploadLength: maxUploadLength, web: web, mqtt: mqtt, hooks: hooks, speech: speech)
+            activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, maxUploadLength: maxUploadLength, web: web, mqtt: mqtt, hooks: hooks, speech: speech,
+            location: location, holidays: holidays)
     }
 
     /// `output: {"type": "alsa", "device": …}`, `{"type": "snapcast", "pipe": …, "format":
@@ -289,6 +297,7 @@ struct SessionReader {
                 }
             }
             clip.windows = fields["windows"].map { windows($0, at: "\(field).windows") } ?? []
+            clip.dates = dateFilter(fields, at: field)
             if let value = fields["enabled"] {
                 if case .bool(let enabled) = value { clip.enabled = enabled } else { problem("\(field).enabled", "\(value.shortDescription) is not true or false") }
             }
@@ -325,6 +334,7 @@ struct SessionReader {
         guard let fields = object(value, at: field, allowed: Self.windowKeys) else { return nil }
         let from = time(fields["from"], at: "\(field).from")
         let to = time(fields["to"], at: "\(field).to")
+        let filter = dateFilter(fields, at: field)
         var days: Set<Weekday>?
         if let value = fields["days"] {
             if case .array(let names) = value, !names.isEmpty {
@@ -339,21 +349,87 @@ struct SessionReader {
             }
         }
         guard let from, let to else { return nil }
-        if from == to || (from.minuteOfDay == 0 && to.minuteOfDay == 1440) && days == nil {
-            problem(field, from == to ? "from and to are both \(from): the window is empty" : "a window of the whole day restricts nothing; leave it out")
+        if from == to {
+            problem(field, "from and to are both \(from): the window is empty")
             return nil
         }
-        return TimeWindow(from: from, to: to.minuteOfDay == 1440 ? TimeOfDay(minuteOfDay: 0)! : to, days: days)
+        if case .clock(let start) = from, case .clock(let end) = to, start.minuteOfDay == 0, end.minuteOfDay == 1440, days == nil, filter.isEmpty {
+            problem(field, "a window of the whole day restricts nothing; leave it out")
+            return nil
+        }
+        let midnight = DayTime.clock(TimeOfDay(minuteOfDay: 0)!)
+        return TimeWindow(from: from, to: to == .clock(TimeOfDay(minuteOfDay: 1440)!) ? midnight : to, days: days, filter: filter)
     }
 
-    mutating func time(_ value: JSONValue?, at field: String) -> TimeOfDay? {
-        guard let value else { problem(field, "missing (expected HH:MM)"); return nil }
-        guard case .string(let text) = value, let time = TimeOfDay(text), text.count >= 4 else {
-            problem(field, "\(value.shortDescription) is not a time (expected HH:MM)")
+    /// A time as `DayTime` reads it: HH:MM, or a sun time with an offset.
+    mutating func time(_ value: JSONValue?, at field: String) -> DayTime? {
+        guard let value else { problem(field, "missing (expected HH:MM, or a sun time such as sunset-15m)"); return nil }
+        guard case .string(let text) = value else {
+            problem(field, "\(value.shortDescription) is not a time (expected HH:MM such as \"07:55\", or a sun time such as \"sunset-15m\")")
             return nil
         }
-        if time.minuteOfDay == 1440, field.hasSuffix(".from") { problem(field, "\"24:00\" can only end a window"); return nil }
-        return time
+        switch DayTime.parse(text) {
+        case .failure(let invalid):
+            problem(field, invalid.description)
+            return nil
+        case .success(let time):
+            if case .clock(let clock) = time, clock.minuteOfDay == 1440, field.hasSuffix(".from") {
+                problem(field, "\"24:00\" can only end a window")
+                return nil
+            }
+            if time.sunEvent != nil, firstSunTime == nil { firstSunTime = field }
+            return time
+        }
+    }
+
+    /// `location: {"latitude": 52.37, "longitude": 4.89}`, in degrees north and east.
+    mutating func location(_ value: JSONValue) -> GeoLocation? {
+        guard let fields = object(value, at: "location", allowed: ["latitude", "longitude"]) else { return nil }
+        var degrees: [Double] = []
+        for (key, limit, directions) in [("latitude", 90.0, "north, negative south"), ("longitude", 180.0, "east, negative west")] {
+            let field = "location.\(key)"
+            guard let given = fields[key] else {
+                problem(field, "missing (degrees \(directions), such as 52.37)")
+                continue
+            }
+            guard let number = number(given, at: field) else { continue }
+            guard number.isFinite, abs(number) <= limit else {
+                problem(field, "\(given.shortDescription) is out of range (expected -\(Int(limit)) to \(Int(limit)) degrees, \(directions))")
+                continue
+            }
+            degrees.append(number)
+        }
+        guard degrees.count == 2 else { return nil }
+        return GeoLocation(latitude: degrees[0], longitude: degrees[1])
+    }
+
+    /// `dates` and `except` of a window, clip or at time.
+    mutating func dateFilter(_ fields: [String: JSONValue], at field: String) -> DateFilter {
+        DateFilter(
+            dates: fields["dates"].map { dateRules($0, at: "\(field).dates", allowHolidays: false) } ?? [],
+            except: fields["except"].map { dateRules($0, at: "\(field).except", allowHolidays: true) } ?? [])
+    }
+
+    /// At most this many dates in one list: a year of single days, and then some.
+    static let maxDateRules = 400
+
+    mutating func dateRules(_ value: JSONValue, at field: String, allowHolidays: Bool) -> [DateRule] {
+        guard case .array(let items) = value, !items.isEmpty, items.count <= Self.maxDateRules else {
+            problem(field, "\(value.shortDescription) is not a list of 1 to \(Self.maxDateRules) dates (such as [\"12-24..01-06\", \"2026-04-05\"])")
+            return []
+        }
+        var rules: [DateRule] = []
+        for (index, item) in items.enumerated() {
+            guard case .string(let text) = item else {
+                problem("\(field)[\(index)]", "\(item.shortDescription) is not a date (expected a string such as \"12-25\" or \"2026-04-05\")")
+                continue
+            }
+            switch DateRule.parse(text, allowHolidays: allowHolidays) {
+            case .success(let rule): rules.append(rule)
+            case .failure(let invalid): problem("\(field)[\(index)]", invalid.description)
+            }
+        }
+        return rules
     }
 
     mutating func duration(_ value: JSONValue, at field: String) -> Duration? {

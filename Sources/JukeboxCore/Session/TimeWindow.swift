@@ -1,41 +1,90 @@
-/// A daily window of local time, optionally limited to some days. A window whose end is not
-/// after its start crosses midnight; `days` then names the day on which the window *starts*,
+/// A daily window of local time, optionally limited to some days and dates. Either end may
+/// be a sun time (`"sunset-15m"`). A window whose end is not after its start crosses
+/// midnight; `days`, `dates` and `except` then name the day on which the window *starts*,
 /// so a Friday 22:00–02:00 window is still open at 01:00 on Saturday.
-public struct TimeWindow: Sendable, Hashable {
-    public let from: TimeOfDay
-    public let to: TimeOfDay
+///
+/// On a day without the sun time (polar day or night) the window follows the sun: a
+/// sunrise-to-sunset window stays open all day while the sun stays up, and never opens while
+/// it stays down; a sunset-to-sunrise window does the opposite.
+public struct TimeWindow: Sendable, Hashable, CustomStringConvertible {
+    public let from: DayTime
+    public let to: DayTime
     /// nil means every day.
     public let days: Set<Weekday>?
+    /// The dates the window opens on (`dates`, `except`).
+    public let filter: DateFilter
 
-    public init(from: TimeOfDay, to: TimeOfDay, days: Set<Weekday>? = nil) {
+    public init(from: DayTime, to: DayTime, days: Set<Weekday>? = nil, filter: DateFilter = .always) {
         self.from = from
         self.to = to
         self.days = days
+        self.filter = filter
     }
 
-    public var crossesMidnight: Bool { to <= from }
+    public init(from: TimeOfDay, to: TimeOfDay, days: Set<Weekday>? = nil) {
+        self.init(from: .clock(from), to: .clock(to), days: days)
+    }
 
-    public func contains(_ time: LocalTime) -> Bool {
-        let second = time.secondOfDay
-        let start = from.minuteOfDay * 60, end = to.minuteOfDay * 60
-        let startDay: Weekday
-        if !crossesMidnight {
-            guard second >= start, second < end else { return false }
-            startDay = time.weekday
-        } else if second >= start {
-            startDay = time.weekday
-        } else if second < end {
-            startDay = time.weekday.previous
-        } else {
-            return false
+    /// Whether any end is a sun time (the session then needs a `location`).
+    public var usesSun: Bool { from.sunEvent != nil || to.sunEvent != nil }
+
+    public var crossesMidnight: Bool {
+        if case .clock(let start) = from, case .clock(let end) = to { return end <= start }
+        return false
+    }
+
+    public func contains(_ time: LocalTime, location: GeoLocation? = nil, holidays: [DateRule] = []) -> Bool {
+        // The window that starts today, or yesterday's running on past midnight.
+        for (startDate, second) in [(time.date, time.secondOfDay), (time.date.adding(days: -1), time.secondOfDay + 86_400)] {
+            guard let (start, end) = span(on: startDate, utcOffset: time.utcOffset, location: location) else { continue }
+            guard second >= start, second < end else { continue }
+            if days?.contains(startDate.weekday) ?? true, filter.allows(startDate, holidays: holidays) { return true }
         }
-        return days?.contains(startDay) ?? true
+        return false
+    }
+
+    /// Seconds after the start date's midnight at which the window opens and closes; the
+    /// close is after the open (a window that crosses midnight ends on the next day).
+    func span(on date: CivilDate, utcOffset: Int, location: GeoLocation?) -> (Int, Int)? {
+        let zone = FixedOffsetZone(seconds: utcOffset)
+        guard let start = Self.second(of: from, on: date, zone: zone, location: location),
+              var end = Self.second(of: to, on: date, zone: zone, location: location) else { return nil }
+        if end <= start {
+            // Crossing midnight: a clock window of 22:00–02:00, or one the sun has shut.
+            end += 86_400
+            if Self.isPolar(from, on: date, location: location) || Self.isPolar(to, on: date, location: location) { end = start }
+        }
+        return (start, end)
+    }
+
+    /// Where `time` falls on `date`. A sun time the sun does not give that day falls where
+    /// the sun would put it: a rise while the sun stays up at the start of the day, and
+    /// while it stays down at the end; a set the other way round.
+    static func second(of time: DayTime, on date: CivilDate, zone: any LocalZone, location: GeoLocation?) -> Int? {
+        let rises = time.sunEvent.map { $0 == .dawn || $0 == .sunrise } ?? false
+        switch time.secondOfDay(on: date, zone: zone, location: location) {
+        case .at(let second): return second
+        case .sunStaysUp: return rises ? 0 : 86_400
+        case .sunStaysDown: return rises ? 86_400 : 0
+        case .needsLocation: return nil
+        }
+    }
+
+    private static func isPolar(_ time: DayTime, on date: CivilDate, location: GeoLocation?) -> Bool {
+        guard let event = time.sunEvent, let location else { return false }
+        return SunCalculator.time(of: event, on: date, at: location).epochSeconds == nil
+    }
+
+    public var description: String {
+        var text = "\(from)-\(to)"
+        if let days { text += "@" + Weekday.describe(days) }
+        return text
     }
 }
 
 extension Array where Element == TimeWindow {
     /// An empty list means "no restriction".
-    public func allow(_ time: LocalTime) -> Bool {
-        isEmpty || contains { $0.contains(time) }
+    public func allow(_ time: LocalTime, location: GeoLocation? = nil, holidays: [DateRule] = []) -> Bool {
+        isEmpty || contains { $0.contains(time, location: location, holidays: holidays) }
     }
 }

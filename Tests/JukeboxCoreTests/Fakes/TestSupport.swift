@@ -22,3 +22,10 @@ struct ClockDrivenLocalTime: LocalTimeSource {
         LocalTime(epochSeconds: startEpochSeconds + clock.now.offset.components.seconds)
     }
 }
+
+/// A local time that stands still: a rule looked at on one date, at one moment.
+struct FixedLocalTime: LocalTimeSource {
+    let time: LocalTime
+    init(_ time: LocalTime) { self.time = time }
+    func now() -> LocalTime { time }
+}
