@@ -19,8 +19,8 @@ struct CentralEuropeanZone: LocalZone {
 
 @Suite struct LocalZoneTests {
     let zone = CentralEuropeanZone()
-    static func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int = 0) -> Int64 {
-        Int64(CivilDate(year: year, month: month, day: day)!.daysSinceEpoch) * 86_400 + Int64(hour * 3600 + minute * 60)
+    static func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int = 0, _ second: Int = 0) -> Int64 {
+        Int64(CivilDate(year: year, month: month, day: day)!.daysSinceEpoch) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
     }
 
     @Test func anOrdinaryTimeIsOneMoment() {

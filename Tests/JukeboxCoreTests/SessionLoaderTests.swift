@@ -91,6 +91,23 @@ struct SessionLoaderTests {
         #expect(try load(#"{ "fade": 0, "clips": [ { "file": "a.wav" } ] }"#).playback.fade == .zero)
     }
 
+    /// `at` times, in both forms; a clip with them is left out of the random picks unless it
+    /// has a weight.
+    @Test func atTimesAreRead() throws {
+        let session = try load("""
+            { "holidays": ["12-25"], "atGrace": "5m",
+              "clips": [ { "file": "bell.wav", "at": ["07:55@mon-fri", { "time": "12:30@mon-fri", "except": ["holidays"] }] },
+                         { "file": "chime.wav", "at": ["*:00"], "weight": 2 },
+                         { "file": "tune.wav" } ] }
+            """)
+        #expect(session.atGrace == .seconds(300))
+        #expect(session.clips.map(\.at.count) == [2, 1, 0])
+        #expect(session.clips[0].at.map(\.description) == ["07:55@mon-fri", "12:30@mon-fri"])
+        #expect(session.clips[0].at[1].filter == DateFilter(except: [.holidays]))
+        #expect(session.clips.map(\.isShuffled) == [false, true, true])
+        #expect(try load(#"{ "clips": [ { "file": "a.wav" } ] }"#).atGrace == .seconds(120))
+    }
+
     @Test func badTimeNamesTheFieldPath() {
         let text = """
             { "clips": [ { "file": "a.wav" }, { "file": "b.wav" }, { "file": "c.wav" },
@@ -136,6 +153,12 @@ struct SessionLoaderTests {
         (#"{ "location": { "latitude": 52.37, "longitude": 4.89, "altitude": 3 }, "clips": [ { "file": "a.wav" } ] }"#, #"location.altitude: unknown key (did you mean "latitude"?)"#),
         (#"{ "clips": [ { "file": "a.wav", "dates": ["holidays"] } ] }"#, #"clips[0].dates[0]: "holidays" can only be excluded (in except), not listed in dates"#),
         (#"{ "clips": [ { "file": "a.wav", "except": ["12-32"] } ] }"#, #"clips[0].except[0]: "12-32" is not a date (expected YYYY-MM-DD such as 2026-04-05, MM-DD for every year such as 12-25, or a range such as 12-24..01-06)"#),
+        (#"{ "clips": [ { "file": "a.wav", "at": ["07:55@weekdays"] } ] }"#, #"clips[0].at[0]: "07:55@weekdays": "weekdays" is not a day or a range of days (expected mon, tue, wed, thu, fri, sat, sun, or a range such as mon-fri)"#),
+        (#"{ "clips": [ { "file": "a.wav", "at": [] } ] }"#, #"clips[0].at: a list is not a list of 1 to 100 times (such as ["07:55@mon-fri", "*:00", "sunset-15m"])"#),
+        (#"{ "clips": [ { "file": "a.wav", "at": [ { "time": "*:5" } ] } ] }"#, #"clips[0].at[0].time: "*:5": after *: come two digits for the minute of every hour, such as *:00 or *:30"#),
+        (#"{ "clips": [ { "file": "a.wav", "at": [ { "except": ["holidays"] } ] } ] }"#, #"clips[0].at[0].time: missing (expected a time such as "07:55@mon-fri")"#),
+        (#"{ "clips": [ { "file": "a.wav", "at": ["sunset@fri"] } ] }"#, #"clips[0].at[0]: a sun time needs the session's location: add "location": {"latitude": 52.37, "longitude": 4.89} with your own place (degrees north and east; a map shows them)"#),
+        (#"{ "atGrace": "2h", "clips": [ { "file": "a.wav" } ] }"#, #"atGrace: "2h" is out of range (0s to 1h: how late an at time may still play after a short outage)"#),
         (#"{ "holidays": "12-25", "clips": [ { "file": "a.wav" } ] }"#, #"holidays: "12-25" is not a list of 1 to 400 dates (such as ["12-24..01-06", "2026-04-05"])"#),
         (#"{ "activeHours": [ { "from": "sunset", "to": "sunset" } ], "location": { "latitude": 1, "longitude": 1 }, "clips": [ { "file": "a.wav" } ] }"#, "activeHours[0]: from and to are both sunset: the window is empty"),
         (#"{ "clips": [ { "file": "a.wav", "windows": [ { "from": "10:00", "to": "11:00", "days": [] } ] } ] }"#, #"clips[0].windows[0].days: a list is not a non-empty list of days such as ["mon", "tue"]"#),

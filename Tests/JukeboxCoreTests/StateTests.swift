@@ -25,6 +25,22 @@ struct StateTests {
         #expect(!FilePath.isRegularFile(folder.file("deep/er/.state.json.tmp")), "the temporary file was renamed over")
     }
 
+    /// A clip queued at its `at` time keeps that moment through a restart, and comes back as
+    /// queued by the timetable, not by the random scheduler.
+    @Test func aFixedTimeEntryKeepsItsMoment() async throws {
+        let file = StateFile(path: folder.file("state.json"))
+        var fixed = entry(5, "bell")
+        fixed.at = 1_795_760_100
+        let state = PersistedState(nextTicket: 7, waiting: [fixed, entry(6, "a", client: "cli")], paused: false, volume: 1, stats: [:], history: [])
+        try await file.save(state)
+        guard case .loaded(let loaded) = await file.load() else {
+            Issue.record("the state did not load")
+            return
+        }
+        #expect(loaded == state)
+        #expect(loaded.waiting.map(\.queueEntry.origin) == [.timetable(1_795_760_100), .client("cli")])
+    }
+
     @Test func corruptFileIsMovedAsideNotOverwritten() async throws {
         let path = try folder.write("state.json", text: "{ this is not state")
         let result = await StateFile(path: path).load(now: 1_234)

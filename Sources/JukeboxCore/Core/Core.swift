@@ -31,6 +31,8 @@ public actor Core: Service {
         public var clock: any Clock<Duration>
         public var wallClock: WallClock
         public var localTime: any LocalTimeSource
+        /// The zone `at` times are worked out in.
+        public var zone: any LocalZone
         /// Where announcements' audio is kept; nil: beside the state file (and without a
         /// state file, `say` is refused).
         public var speechFolder: String?
@@ -42,8 +44,10 @@ public actor Core: Service {
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(),
             clock: any Clock<Duration> = ContinuousClock(), wallClock: @escaping WallClock = SystemWallClock.now,
             localTime: any LocalTimeSource = SystemLocalTime(), speechFolder: String? = nil,
-            speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil
+            speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil,
+            zone: any LocalZone = SystemLocalTime()
         ) {
+            self.zone = zone
             self.makeRateConverter = makeRateConverter
             self.speechFolder = speechFolder
             self.speechLimits = speechLimits
@@ -59,6 +63,8 @@ public actor Core: Service {
     let player: Player
     let queue: ClipPlayQueue
     let scheduler: ClipJukebox
+    /// Queues clips at their `at` times.
+    let timetable: ClipTimetable
     let decoder: any ClipDecoder
     /// The session file's edits and the uploads' files.
     let editor: SessionEditor
@@ -119,6 +125,9 @@ public actor Core: Service {
             localTime: configuration.localTime, generator: configuration.generator, wallClock: configuration.wallClock,
             logger: logger)
         self.scheduler = scheduler
+        self.timetable = ClipTimetable(
+            session: session, clips: catalog.playableClips, queue: queue, clock: configuration.clock,
+            wallClock: configuration.wallClock, zone: configuration.zone, logger: logger)
         self.catalog = catalog
         self.decoder = decoder
         self.makeSink = makeSink
@@ -174,10 +183,11 @@ public actor Core: Service {
     }
 
     public func run() async throws {
-        let (queue, scheduler) = (queue, scheduler)
+        let (queue, scheduler, timetable) = (queue, scheduler, timetable)
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
             tasks.addTask { try? await scheduler.run(); return true }
+            tasks.addTask { try? await timetable.run(); return false }
             if let speech { tasks.addTask { await speech.run(); return false } }
             // The idle hook, once the device has been released after playing.
             let deviceChanges = events.watch()
@@ -212,7 +222,7 @@ public actor Core: Service {
         await cancelWhenGracefulShutdown {
             for await event in changes {
                 switch event {
-                case .queued(let entry, _) where entry.origin == .scheduler: break
+                case .queued(let entry, _) where !entry.origin.isClient: break
                 case .playing, .finished: break
                 default: continue
                 }
@@ -373,6 +383,7 @@ public actor Core: Service {
         }
         if session.volume != old.volume { await player.setVolume(session.volume) }
         await scheduler.reload(session, clips: fresh.playableClips)
+        await timetable.reload(session, clips: fresh.playableClips)
         // The front ends listen from start-up: a change to theirs waits for a restart.
         for (section, changed) in [("http", session.web != old.web), ("mqtt", session.mqtt != old.mqtt)] where changed {
             logger.notice("the session's \(section) section changed; it is read at start-up, so restart jukeboxd (systemctl restart jukeboxd) to use it")

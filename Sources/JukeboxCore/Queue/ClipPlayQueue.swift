@@ -110,17 +110,20 @@ public actor ClipPlayQueue: Service {
         onRiskyStart = hook
     }
 
-    /// Appends a clip; it plays after everything already accepted. Returns the entry and its
-    /// position among the waiting entries (1 = next).
+    /// Appends a clip; it plays after everything already accepted. A clip whose `at` time
+    /// came goes in front of every waiting entry but those queued the same way, so nothing
+    /// waiting makes a fixed time later than the clip playing now does. Returns the entry
+    /// and its position among the waiting entries (1 = next).
     @discardableResult
     public func enqueue(_ clip: PlayableClip, cue: PlayableClip? = nil, origin: QueueEntry.Origin) throws(QueueFullError) -> (entry: QueueEntry, position: Int) {
         guard waiting.count < capacity else { throw QueueFullError(capacity: capacity) }
         let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin)
         nextTicket += 1
-        waiting.append(entry)
+        let index = origin.isTimetable ? (waiting.firstIndex { !$0.origin.isTimetable } ?? waiting.count) : waiting.count
+        waiting.insert(entry, at: index)
         wake.yield()
-        events.publish(.queued(entry, position: waiting.count))
-        return (entry, waiting.count)
+        events.publish(.queued(entry, position: index + 1))
+        return (entry, index + 1)
     }
 
     /// Appends several clips as one request: all are accepted, in order, or none.

@@ -2,14 +2,22 @@
 public struct QueueEntry: Sendable, Identifiable, Equatable {
     public enum Origin: Sendable, Equatable, CustomStringConvertible {
         case scheduler
+        /// A clip's `at` time came; the moment it was due, in seconds since the epoch.
+        case timetable(Int64)
         case client(String)
 
         public var description: String {
             switch self {
             case .scheduler: "scheduler"
+            case .timetable: "timetable"
             case .client(let name): name
             }
         }
+
+        /// Queued by a client, rather than by the daemon itself.
+        public var isClient: Bool { if case .client = self { true } else { false } }
+
+        public var isTimetable: Bool { if case .timetable = self { true } else { false } }
     }
 
     /// Ticket ids increase in acceptance order and are never reused while the daemon runs.

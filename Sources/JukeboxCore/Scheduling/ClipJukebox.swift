@@ -7,7 +7,8 @@ import ServiceLifecycle
 /// When the session's duration has passed it lets the current clip finish and returns.
 public actor ClipJukebox: Service {
     public private(set) var session: Session
-    /// The clips that can be scheduled: enabled and playable. Bag items index this array.
+    /// The clips that can be picked at random: enabled, playable, and not only played at
+    /// their `at` times. Bag items index this array.
     public private(set) var clips: [Clip]
     private let queue: ClipPlayQueue
     /// Where the next pick's time is announced (`scheduled` events).
@@ -28,7 +29,7 @@ public actor ClipJukebox: Service {
     ) {
         self.wallClock = wallClock
         self.session = session
-        self.clips = (clips ?? session.clips).filter(\.enabled)
+        self.clips = (clips ?? session.clips).filter { $0.enabled && $0.isShuffled }
         self.queue = queue
         self.events = events
         self.clock = ElapsedClock(clock)
@@ -135,7 +136,7 @@ public actor ClipJukebox: Service {
     /// reload never causes early repeats; new clips join at the next cycle.
     public func reload(_ session: Session, clips: [Clip]) {
         let oldIDs = self.clips.map(\.id)
-        let enabled = clips.filter(\.enabled)
+        let enabled = clips.filter { $0.enabled && $0.isShuffled }
         let newIndex = Dictionary(uniqueKeysWithValues: enabled.enumerated().map { ($1.id, $0) })
         let remaining = bag.remaining.compactMap { newIndex[oldIDs[$0]] }
         let lastPick = bag.lastPick.flatMap { newIndex[oldIDs[$0]] }

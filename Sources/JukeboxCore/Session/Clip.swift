@@ -8,6 +8,11 @@ public struct Clip: Sendable, Equatable, Identifiable {
     public var windows: [TimeWindow]
     /// The dates the clip may be picked on (`dates`, `except`).
     public var dates: DateFilter = .always
+    /// The moments the clip is queued by itself (`at`).
+    public var at: [FixedTime] = []
+    /// Whether the scheduler's random picks include it: a clip with `at` times is left out of
+    /// the bag unless the session also gives it a `weight`.
+    public var isShuffled = true
     public var enabled: Bool
 
     public init(

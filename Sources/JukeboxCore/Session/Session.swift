@@ -34,11 +34,16 @@ public struct Session: Sendable, Equatable {
     public var location: GeoLocation?
     /// Dates excluded wherever `except` names `"holidays"`.
     public var holidays: [DateRule]
+    /// How late an `at` time may still be played after a short outage (`atGrace`).
+    public var atGrace: Duration = Session.defaultAtGrace
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
     /// a session made in code.
     public var revision: String
 
     public static let defaultInterval: ClosedRange<Duration> = .seconds(600) ... .seconds(1800)
+    public static let defaultAtGrace: Duration = .seconds(120)
+    /// `atGrace` may be set from 0 s to an hour.
+    public static let atGraceRange: ClosedRange<Duration> = .zero ... .seconds(3600)
     public static let defaultMaxUploadSize = 50 << 20
     /// `maxUploadSize` may be set from 1 KiB to 2 GiB.
     public static let maxUploadSizeRange = 1024...(2 << 30)
@@ -54,8 +59,10 @@ public struct Session: Sendable, Equatable {
         playback: PlaybackOptions = PlaybackOptions(), clips: [Clip], maxUploadSize: Int = Session.defaultMaxUploadSize,
         maxUploadLength: Duration = Session.defaultMaxUploadLength,
         revision: String = "", web: WebSettings? = nil, mqtt: MQTTSettings? = nil, hooks: Hooks = Hooks(),
-        speech: SpeechSettings = SpeechSettings(), location: GeoLocation? = nil, holidays: [DateRule] = []
+        speech: SpeechSettings = SpeechSettings(), location: GeoLocation? = nil, holidays: [DateRule] = [],
+        atGrace: Duration = Session.defaultAtGrace
     ) {
+        self.atGrace = atGrace
         self.location = location
         self.holidays = holidays
         self.hooks = hooks
@@ -83,7 +90,7 @@ public struct Session: Sendable, Equatable {
     /// The sun's moments the session's times are anchored on, in the day's order.
     public var sunEventsUsed: [SunEvent] {
         let windows = activeHours + clips.flatMap(\.windows)
-        let used = Set(windows.flatMap { [$0.from.sunEvent, $0.to.sunEvent] }.compactMap { $0 })
+        let used = Set(windows.flatMap { [$0.from.sunEvent, $0.to.sunEvent] }.compactMap { $0 } + clips.flatMap(\.at).compactMap(\.sunEvent))
         return SunEvent.allCases.filter(used.contains)
     }
 

@@ -45,6 +45,7 @@ public struct SessionDocument: Sendable, Equatable {
         "window": SessionReader.windowKeys,
         "interval": ["min", "max"],
         "location": ["latitude", "longitude"],
+        "at": SessionReader.atKeys,
         "output": SessionReader.outputKeys,
         "http": ["listen", "passwordFile"],
         "mqtt": SessionReader.mqttKeys,

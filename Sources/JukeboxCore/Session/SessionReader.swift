@@ -15,8 +15,11 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "clips"]
-    static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "dates", "except", "enabled"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "clips"]
+    static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "enabled"]
+    static let atKeys = ["time", "dates", "except"]
+    /// At most this many `at` times on one clip (every minute of an hour, and then some).
+    static let maxAtTimes = 100
     static let windowKeys = ["from", "to", "days", "dates", "except"]
 
     mutating func session(from document: JSONValue) -> Session? {
@@ -64,6 +67,12 @@ struct SessionReader {
         }
         let location = fields["location"].flatMap { self.location($0) }
         let holidays = fields["holidays"].map { dateRules($0, at: "holidays", allowHolidays: false) } ?? []
+        var atGrace = Session.defaultAtGrace
+        if let value = fields["atGrace"], let grace = self.duration(value, at: "atGrace") {
+            if Session.atGraceRange.contains(grace) { atGrace = grace } else {
+                problem("atGrace", "\(value.shortDescription) is out of range (0s to 1h: how late an at time may still play after a short outage)")
+            }
+        }
         let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
         if let firstSunTime, location == nil, fields["location"] == nil {
             problem(firstSunTime, "a sun time needs the session's location: add \"location\": {\"latitude\": 52.37, \"longitude\": 4.89} with your own place (degrees north and east; a map shows them)")
@@ -74,7 +83,7 @@ struct SessionReader {
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
             activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, maxUploadLength: maxUploadLength, web: web, mqtt: mqtt, hooks: hooks, speech: speech,
-            location: location, holidays: holidays)
+            location: location, holidays: holidays, atGrace: atGrace)
     }
 
     /// `output: {"type": "alsa", "device": …}`, `{"type": "snapcast", "pipe": …, "format":
@@ -298,6 +307,10 @@ struct SessionReader {
             }
             clip.windows = fields["windows"].map { windows($0, at: "\(field).windows") } ?? []
             clip.dates = dateFilter(fields, at: field)
+            if let value = fields["at"] {
+                clip.at = fixedTimes(value, at: "\(field).at")
+                clip.isShuffled = fields["weight"] != nil
+            }
             if let value = fields["enabled"] {
                 if case .bool(let enabled) = value { clip.enabled = enabled } else { problem("\(field).enabled", "\(value.shortDescription) is not true or false") }
             }
@@ -401,6 +414,45 @@ struct SessionReader {
         }
         guard degrees.count == 2 else { return nil }
         return GeoLocation(latitude: degrees[0], longitude: degrees[1])
+    }
+
+    /// A clip's `at`: times as `FixedTime` reads them, or objects `{"time": …, "dates": […],
+    /// "except": […]}`.
+    mutating func fixedTimes(_ value: JSONValue, at field: String) -> [FixedTime] {
+        guard case .array(let items) = value, !items.isEmpty, items.count <= Self.maxAtTimes else {
+            problem(field, "\(value.shortDescription) is not a list of 1 to \(Self.maxAtTimes) times (such as [\"07:55@mon-fri\", \"*:00\", \"sunset-15m\"])")
+            return []
+        }
+        var times: [FixedTime] = []
+        for (index, item) in items.enumerated() {
+            let place = "\(field)[\(index)]"
+            var text: String?
+            var filter = DateFilter.always
+            var textField = place
+            switch item {
+            case .string(let written):
+                text = written
+            case .object:
+                guard let fields = object(item, at: place, allowed: Self.atKeys) else { continue }
+                textField = "\(place).time"
+                guard let given = fields["time"] else { problem(textField, "missing (expected a time such as \"07:55@mon-fri\")"); continue }
+                guard case .string(let written) = given else { problem(textField, "\(given.shortDescription) is not a time (expected a string such as \"07:55@mon-fri\")"); continue }
+                text = written
+                filter = dateFilter(fields, at: place)
+            default:
+                problem(place, "\(item.shortDescription) is not a time (expected a string such as \"07:55@mon-fri\", or {\"time\": …, \"except\": [\"holidays\"]})")
+            }
+            guard let text else { continue }
+            switch FixedTime.parse(text) {
+            case .failure(let invalid):
+                problem(textField, invalid.description)
+            case .success(var time):
+                time.filter = filter
+                if time.sunEvent != nil, firstSunTime == nil { firstSunTime = textField }
+                times.append(time)
+            }
+        }
+        return times
     }
 
     /// `dates` and `except` of a window, clip or at time.

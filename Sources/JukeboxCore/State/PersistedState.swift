@@ -30,12 +30,15 @@ public struct PersistedState: Codable, Sendable, Equatable {
         public var cue: Clip?
         /// nil for the scheduler, else the client's name.
         public var client: String?
+        /// For a clip queued at one of its `at` times: that moment, in seconds since the epoch.
+        public var at: Int64?
 
-        public init(ticket: UInt64, clip: Clip, cue: Clip?, client: String?) {
+        public init(ticket: UInt64, clip: Clip, cue: Clip?, client: String?, at: Int64? = nil) {
             self.ticket = ticket
             self.clip = clip
             self.cue = cue
             self.client = client
+            self.at = at
         }
     }
 
@@ -166,11 +169,12 @@ extension PersistedState.Clip {
 extension PersistedState.Entry {
     init(_ entry: QueueEntry) {
         self.init(ticket: entry.ticket, clip: .init(entry.clip), cue: entry.cue.map(PersistedState.Clip.init),
-                  client: { if case .client(let name) = entry.origin { name } else { nil } }())
+                  client: { if case .client(let name) = entry.origin { name } else { nil } }(),
+                  at: { if case .timetable(let moment) = entry.origin { moment } else { nil } }())
     }
 
     public var queueEntry: QueueEntry {
-        QueueEntry(ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? .scheduler)
+        QueueEntry(ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? at.map { .timetable($0) } ?? .scheduler)
     }
 }
 

@@ -82,7 +82,13 @@ struct StateEncoder {
     }
 
     private mutating func entry(_ entry: PersistedState.Entry) {
-        raw("{"); key("clip", first: true); clip(entry.clip)
+        raw("{")
+        if let at = entry.at {
+            key("at", first: true); number(at); key("clip")
+        } else {
+            key("clip", first: true)
+        }
+        clip(entry.clip)
         if let client = entry.client { key("client"); string(client) }
         if let cue = entry.cue { key("cue"); clip(cue) }
         key("ticket"); number(entry.ticket); raw("}")

@@ -1,0 +1,144 @@
+import Logging
+import ServiceLifecycle
+
+/// Queues clips at their `at` times. Each moment is worked out from the wall clock and the
+/// local zone (`FixedTime.next`), so daylight-saving gaps and repeated hours follow the
+/// rules there. It never sleeps longer than a minute at a time, so a clock that is set (a
+/// Pi without a battery-backed clock, set by NTP after boot) or a new zone is seen soon.
+///
+/// A moment that passed more than `atGrace` ago (the daemon was down, the clock jumped) is
+/// not played late: the log says it was missed. The moments it has dealt with only move
+/// forwards, so a clock set back never plays a time twice.
+public actor ClipTimetable: Service {
+    private var session: Session
+    private var clips: [Clip]
+    private let queue: ClipPlayQueue
+    private let clock: ElapsedClock
+    private let wallClock: WallClock
+    private let zone: any LocalZone
+    private let logger: Logger
+    /// Every moment at or before this has been queued or reported missed.
+    private var handledUntil: Int64
+    /// The next moment due, and its clip, for `status` and `jukebox next`.
+    public private(set) var next: (moment: Int64, clipID: String)?
+    private var napping: Task<Void, any Error>?
+
+    /// The longest sleep between looks at the wall clock.
+    static let longestNap: Int64 = 60
+
+    public init(
+        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, clock: some Clock<Duration>,
+        wallClock: @escaping WallClock = SystemWallClock.now, zone: any LocalZone = SystemLocalTime(), logger: Logger
+    ) {
+        self.session = session
+        self.clips = (clips ?? session.clips).filter { $0.enabled && !$0.at.isEmpty }
+        self.queue = queue
+        self.clock = ElapsedClock(clock)
+        self.wallClock = wallClock
+        self.zone = zone
+        self.logger = logger
+        // A time within the grace before start-up still plays: a restart is a short outage.
+        handledUntil = Int64(wallClock().rounded(.down)) - session.atGrace.components.seconds
+    }
+
+    public func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown { try await self.keepTime() }
+        } catch is CancellationError {
+            // Shutdown while waiting for the next time.
+        }
+    }
+
+    private func keepTime() async throws {
+        while true {
+            let now = Int64(wallClock().rounded(.down))
+            if now > handledUntil {
+                var missed = 0
+                for due in due(after: handledUntil, upTo: now) {
+                    await play(due.clip, due: due.moment, now: now, missedSoFar: &missed)
+                }
+                if missed > Self.missesLogged {
+                    logger.notice("missed \(Plural.count(missed - Self.missesLogged, "more at time")) the clock passed over; none is played late")
+                }
+            }
+            handledUntil = max(handledUntil, now)
+            next = upcoming(after: handledUntil).map { ($0.moment, $0.clip.id) }
+            let wait = min(next.map { $0.moment - now } ?? Self.longestNap, Self.longestNap)
+            try await nap(seconds: max(wait, 1))
+        }
+    }
+
+    /// Misses logged one by one when the clock passes over many times at once (set forward
+    /// by days); the rest are counted in one line.
+    static let missesLogged = 10
+
+    /// Every moment in `after…upTo` of every clip's `at` times, earliest first; clips due at
+    /// the same moment in the session's order. At most a day of one time's moments is
+    /// listed: the clock set forward by longer passes over the rest, which were missed anyway.
+    private func due(after: Int64, upTo now: Int64) -> [(moment: Int64, clip: Clip)] {
+        var found: [(moment: Int64, order: Int, clip: Clip)] = []
+        for (order, clip) in clips.enumerated() {
+            for time in clip.at {
+                var from = max(after, now - 86_400)
+                while let moment = time.next(after: from, zone: zone, location: session.location, holidays: session.holidays), moment <= now {
+                    found.append((moment, order, clip))
+                    from = moment
+                }
+            }
+        }
+        return found.sorted { ($0.moment, $0.order) < ($1.moment, $1.order) }.map { ($0.moment, $0.clip) }
+    }
+
+    /// The earliest moment after `after` of any clip's `at` times.
+    private func upcoming(after: Int64) -> (moment: Int64, clip: Clip)? {
+        var best: (moment: Int64, clip: Clip)?
+        for clip in clips {
+            for time in clip.at {
+                guard let moment = time.next(after: after, zone: zone, location: session.location, holidays: session.holidays) else { continue }
+                if best.map({ moment < $0.moment }) ?? true { best = (moment, clip) }
+            }
+        }
+        return best
+    }
+
+    private func play(_ clip: Clip, due: Int64, now: Int64, missedSoFar missed: inout Int) async {
+        let reading = zone.localTime(at: due)
+        let when = "\(reading.date) \(TimeOfDay(minuteOfDay: reading.secondOfDay / 60)!)"
+        let late = now - due
+        guard late <= session.atGrace.components.seconds else {
+            missed += 1
+            guard missed <= Self.missesLogged else { return }
+            logger.notice(
+                "missed \(clip.id) at \(when): it was due \(DurationText.format(.seconds(late))) ago, longer than atGrace (\(DurationText.format(session.atGrace))); not played late",
+                metadata: ["clip": "\(clip.id)"])
+            return
+        }
+        let cue = session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") }
+        do {
+            let position = try await queue.enqueue(PlayableClip(clip), cue: cue, origin: .timetable(due)).position
+            logger.info("\(clip.id): its time \(when) came; queued at position \(position)", metadata: ["clip": "\(clip.id)"])
+        } catch {
+            logger.warning("\(clip.id) at \(when) dropped: \(error)", metadata: ["clip": "\(clip.id)"])
+        }
+    }
+
+    private func nap(seconds: Int64) async throws {
+        let (clock, deadline) = (clock, clock.now + .seconds(seconds))
+        let sleep = Task { try await clock.sleep(until: deadline) }
+        napping = sleep
+        defer { napping = nil }
+        do {
+            try await withTaskCancellationHandler { try await sleep.value } onCancel: { sleep.cancel() }
+        } catch {
+            // A reload woke it: look at the times again. Shutdown: stop.
+            try Task.checkCancellation()
+        }
+    }
+
+    /// Takes up a reloaded session's clips and times at once.
+    public func reload(_ session: Session, clips: [Clip]) {
+        self.session = session
+        self.clips = clips.filter { $0.enabled && !$0.at.isEmpty }
+        napping?.cancel()
+    }
+}

@@ -1,0 +1,133 @@
+import JukeboxCore
+import Synchronization
+import Testing
+
+/// Seconds added to a test's wall clock by hand, as when NTP sets a Pi's clock after boot.
+final class ClockJump: Sendable {
+    private let seconds = Atomic<Int64>(0)
+    var value: Int64 {
+        get { seconds.load(ordering: .relaxed) }
+        set { seconds.store(newValue, ordering: .relaxed) }
+    }
+}
+
+/// `at` times, on a manual clock whose wall time starts at a chosen moment, in Central
+/// European time (written out in `CentralEuropeanZone`, so no `TZ` is touched).
+@Suite("Fixed times", .timeLimit(.minutes(1)))
+struct ClipTimetableTests {
+    let clock = ManualClock()
+    let jump = ClockJump()
+
+    func clip(_ id: String, at times: [String], enabled: Bool = true) throws -> Clip {
+        var clip = Clip(id: id, source: ClipSource(file: "\(id).wav", path: "/clips/\(id).wav"), enabled: enabled)
+        clip.at = try times.map { try FixedTime.parse($0).get() }
+        return clip
+    }
+
+    func make(_ clips: [Clip], start: Int64, grace: Duration = .seconds(120)) -> (ClipTimetable, ClipPlayQueue) {
+        let player = Player(sink: FakeSink(), decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
+        let queue = ClipPlayQueue(player: player, events: EventBus(), clock: ManualClock(), logger: .quiet)
+        let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: clips, atGrace: grace)
+        let clock = clock
+        let timetable = ClipTimetable(
+            session: session, queue: queue, clock: clock,
+            wallClock: { [jump] in Double(start + clock.now.offset.components.seconds + jump.value) },
+            zone: CentralEuropeanZone(), logger: .quiet)
+        return (timetable, queue)
+    }
+
+    /// Moves the clock to the timetable's next look, and returns once it sleeps again.
+    func step() async {
+        clock.advanceToNextDeadline()
+        await clock.waitForSleepers()
+    }
+
+    func settled() async { await clock.waitForSleepers() }
+
+    @Test func aClipIsQueuedAtItsTimeAndOnlyOnItsDays() async throws {
+        // Friday 2026-11-27, 07:50 CET.
+        let start = LocalZoneTests.utc(2026, 11, 27, 6, 50)
+        let (timetable, queue) = make([try clip("bell", at: ["07:55@mon-fri"])], start: start)
+        let running = Task { try await timetable.run() }
+        defer { running.cancel() }
+        await settled()
+        #expect(await timetable.next?.moment == LocalZoneTests.utc(2026, 11, 27, 6, 55))
+        while await queue.waiting.isEmpty { await step() }
+        #expect(await queue.waiting.map(\.clip.id) == ["bell"])
+        #expect(await queue.waiting.first?.origin == .timetable(LocalZoneTests.utc(2026, 11, 27, 6, 55)))
+        #expect(clock.now.offset == .seconds(300), "queued at its minute, not later")
+        await settled()
+        // Next: Monday, not Saturday.
+        #expect(await timetable.next?.moment == LocalZoneTests.utc(2026, 11, 30, 6, 55))
+    }
+
+    /// A fixed time goes ahead of clips waiting in the queue, behind other fixed times.
+    @Test func aFixedTimeGoesAheadOfWaitingClips() async throws {
+        let start = LocalZoneTests.utc(2026, 11, 27, 6, 59)
+        let (timetable, queue) = make([try clip("chime", at: ["*:00"]), try clip("bell", at: ["08:00"])], start: start)
+        let fake = PlayableClip(id: "request", source: ClipSource(file: "r.wav", path: "/clips/r.wav"))
+        try await queue.enqueue(fake, origin: .client("phone"))
+        try await queue.enqueue(fake, origin: .client("phone"))
+        let running = Task { try await timetable.run() }
+        defer { running.cancel() }
+        await settled()
+        while await queue.waiting.count < 4 { await step() }
+        #expect(await queue.waiting.map(\.clip.id) == ["chime", "bell", "request", "request"])
+    }
+
+    /// Within the grace a time missed by a restart still plays; beyond it, it is not played late.
+    @Test func aTimeMissedByLongerThanTheGraceIsNotPlayedLate() async throws {
+        let bell = try clip("bell", at: ["07:55"])
+        let (soon, soonQueue) = make([bell], start: LocalZoneTests.utc(2026, 11, 27, 6, 56))
+        let running = Task { try await soon.run() }
+        await settled()
+        #expect(await soonQueue.waiting.map(\.clip.id) == ["bell"])
+        running.cancel()
+
+        let (late, lateQueue) = make([bell], start: LocalZoneTests.utc(2026, 11, 27, 6, 58))
+        let other = Task { try await late.run() }
+        defer { other.cancel() }
+        await settled()
+        #expect(await lateQueue.waiting.isEmpty)
+        #expect(await late.next?.moment == LocalZoneTests.utc(2026, 11, 28, 6, 55))
+    }
+
+    /// The wall clock set forward by hours (NTP after boot) skips what it jumped over, and
+    /// set back it plays nothing twice.
+    @Test func aClockSetForwardOrBackPlaysNothingLateAndNothingTwice() async throws {
+        let start = LocalZoneTests.utc(2026, 11, 27, 6, 59, 30)
+        let (timetable, queue) = make([try clip("chime", at: ["*:00"])], start: start)
+        let running = Task { try await timetable.run() }
+        defer { running.cancel() }
+        await settled()
+        while await queue.waiting.count < 1 { await step() }
+        // From about 08:01 to 10:56: 09:00 and 10:00 are jumped over; 11:00 is still to come.
+        jump.value = 3 * 3600 - 5 * 60
+        await step()
+        #expect(await queue.waiting.count == 1, "09:00 and 10:00 were jumped over")
+        jump.value = 0
+        for _ in 0..<5 { await step() }
+        #expect(await queue.waiting.count == 1, "the clock set back plays nothing again")
+    }
+
+    /// On the night clocks go forward, a 02:30 time plays at 03:00 CEST; on the night they go
+    /// back, once.
+    @Test func daylightSavingNightsPlayATimeOnce() async throws {
+        let (spring, springQueue) = make([try clip("night", at: ["02:30"])], start: LocalZoneTests.utc(2026, 3, 29, 0, 50))
+        let running = Task { try await spring.run() }
+        await settled()
+        while await springQueue.waiting.isEmpty { await step() }
+        #expect(await springQueue.waiting.first?.origin == .timetable(LocalZoneTests.utc(2026, 3, 29, 1)))
+        running.cancel()
+
+        let (autumn, autumnQueue) = make([try clip("night", at: ["02:30"])], start: LocalZoneTests.utc(2026, 10, 25, 0, 20))
+        let other = Task { try await autumn.run() }
+        defer { other.cancel() }
+        await settled()
+        while await autumnQueue.waiting.isEmpty { await step() }
+        // Through the repeated hour and on to the next morning: still once.
+        for _ in 0..<200 { await step() }
+        #expect(await autumnQueue.waiting.count == 1)
+        #expect(await autumnQueue.waiting.first?.origin == .timetable(LocalZoneTests.utc(2026, 10, 25, 0, 30)))
+    }
+}
