@@ -19,30 +19,9 @@ def clock_offset(path, rate):
     return best
 
 
-def onset(path, start_frame, rate, timeout=15):
-    """Seconds into the file of the first loud sample at or after start_frame, or None."""
-    deadline = time.monotonic() + timeout
-    with open(path, "rb") as f:
-        position = max(start_frame, 0)
-        while time.monotonic() < deadline:
-            f.seek(position * 4)
-            data = f.read(rate * 4)
-            frames = len(data) // 4
-            if frames:
-                left = struct.unpack("<%dh" % (frames * 2), data[:frames * 4])[::2]
-                for index, sample in enumerate(left):
-                    if abs(sample) > LOUD:
-                        return (position + index) / rate
-                position += frames
-            else:
-                time.sleep(0.02)
-    return None
-
-
-def quieter(path, start_frame, rate, below, timeout=15):
-    """Seconds into the file of the first 10 ms, at or after start_frame, whose loudest sample
-    is under `below` (a sound that was louder has been turned down), or None."""
-    window = rate // 100
+def _left_channel(path, start_frame, window, timeout):
+    """Yields (frame, left-channel samples) for each whole run of `window` frames of the file
+    from start_frame on, as it is written, until `timeout` seconds have passed."""
     deadline = time.monotonic() + timeout
     with open(path, "rb") as f:
         position = max(start_frame, 0)
@@ -52,10 +31,25 @@ def quieter(path, start_frame, rate, below, timeout=15):
             if len(data) < window * 4:
                 time.sleep(0.02)
                 continue
-            left = struct.unpack("<%dh" % (window * 2), data)[::2]
-            if max(abs(sample) for sample in left) < below:
-                return position / rate
+            yield position, struct.unpack("<%dh" % (window * 2), data)[::2]
             position += window
+
+
+def onset(path, start_frame, rate, timeout=15):
+    """Seconds into the file of the first loud sample at or after start_frame, or None."""
+    for position, left in _left_channel(path, start_frame, rate // 100, timeout):
+        for index, sample in enumerate(left):
+            if abs(sample) > LOUD:
+                return (position + index) / rate
+    return None
+
+
+def quieter(path, start_frame, rate, below, timeout=15):
+    """Seconds into the file of the first 10 ms, at or after start_frame, whose loudest sample
+    is under `below` (a sound that was louder has been turned down), or None."""
+    for position, left in _left_channel(path, start_frame, rate // 100, timeout):
+        if max(abs(sample) for sample in left) < below:
+            return position / rate
     return None
 
 
