@@ -92,6 +92,20 @@ struct ClipTimetableTests {
         #expect(await late.next?.moment == LocalZoneTests.utc(2026, 11, 28, 6, 55))
     }
 
+    /// A restart just after a time was queued does not queue it again: the state file's mark
+    /// says it was dealt with.
+    @Test func aRestartWithinTheGraceDoesNotPlayATimeTwice() async throws {
+        let bell = try clip("bell", at: ["07:55"])
+        let (restarted, queue) = make([bell], start: LocalZoneTests.utc(2026, 11, 27, 6, 56))
+        await restarted.restore(handledUntil: LocalZoneTests.utc(2026, 11, 27, 6, 55))
+        let running = Task { try await restarted.run() }
+        defer { running.cancel() }
+        await settled()
+        #expect(await queue.waiting.isEmpty)
+        #expect(await restarted.persistedHandledUntil >= LocalZoneTests.utc(2026, 11, 27, 6, 56))
+        #expect(await restarted.next?.moment == LocalZoneTests.utc(2026, 11, 28, 6, 55))
+    }
+
     /// The wall clock set forward by hours (NTP after boot) skips what it jumped over, and
     /// set back it plays nothing twice.
     @Test func aClockSetForwardOrBackPlaysNothingLateAndNothingTwice() async throws {

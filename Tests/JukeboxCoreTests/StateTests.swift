@@ -31,7 +31,9 @@ struct StateTests {
         let file = StateFile(path: folder.file("state.json"))
         var fixed = entry(5, "bell")
         fixed.at = 1_795_760_100
-        let state = PersistedState(nextTicket: 7, waiting: [fixed, entry(6, "a", client: "cli")], paused: false, volume: 1, stats: [:], history: [])
+        let state = PersistedState(
+            nextTicket: 7, waiting: [fixed, entry(6, "a", client: "cli")], paused: false, volume: 1, stats: [:], history: [],
+            timetableUntil: 1_795_760_160)
         try await file.save(state)
         guard case .loaded(let loaded) = await file.load() else {
             Issue.record("the state did not load")

@@ -125,9 +125,10 @@ public actor Core: Service {
             localTime: configuration.localTime, generator: configuration.generator, wallClock: configuration.wallClock,
             logger: logger)
         self.scheduler = scheduler
-        self.timetable = ClipTimetable(
+        let timetable = ClipTimetable(
             session: session, clips: catalog.playableClips, queue: queue, clock: configuration.clock,
             wallClock: configuration.wallClock, zone: configuration.zone, logger: logger)
+        self.timetable = timetable
         self.catalog = catalog
         self.decoder = decoder
         self.makeSink = makeSink
@@ -138,8 +139,8 @@ public actor Core: Service {
         self.stateFile = stateFile
         if stateFile != nil { events.holdUntilSaved() }
         self.writer = stateFile.map { file in
-            StateWriter(file: file, outbox: events) { [queue, scheduler, player] in
-                await PersistedState.gather(queue: queue, scheduler: scheduler, player: player)
+            StateWriter(file: file, outbox: events) { [queue, scheduler, timetable, player] in
+                await PersistedState.gather(queue: queue, scheduler: scheduler, timetable: timetable, player: player)
             }
         }
     }
@@ -175,6 +176,7 @@ public actor Core: Service {
                 entries: state.waiting.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
                 history: state.history.map(\.record), started: state.started, paused: state.paused)
             if let bag = state.bag { await scheduler.restoreBag(bag) }
+            if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
             await player.setVolume(state.volume)
             // Announcements whose audio is not kept any more are made again, ahead of their turn.
             for entry in state.waiting { if let text = entry.clip.say { await speech?.prepare(text) } }

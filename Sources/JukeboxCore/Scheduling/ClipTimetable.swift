@@ -55,6 +55,8 @@ public actor ClipTimetable: Service {
             if now > handledUntil {
                 var missed = 0
                 for due in due(after: handledUntil, upTo: now) {
+                    // Marked handled first: the state saved when it is queued says so.
+                    handledUntil = max(handledUntil, due.moment)
                     await play(due.clip, due: due.moment, now: now, missedSoFar: &missed)
                 }
                 if missed > Self.missesLogged {
@@ -132,6 +134,27 @@ public actor ClipTimetable: Service {
         } catch {
             // A reload woke it: look at the times again. Shutdown: stop.
             try Task.checkCancellation()
+        }
+    }
+
+    /// Every moment up to this has been dealt with, for the state file.
+    public var persistedHandledUntil: Int64 { handledUntil }
+
+    /// Carries on from the state file's mark: a time already queued before a restart is not
+    /// queued again, and one that passed while the daemon was down, longer ago than
+    /// `atGrace`, is logged as missed. Call before `run()`.
+    public func restore(handledUntil saved: Int64) async {
+        let now = Int64(wallClock().rounded(.down))
+        if saved >= handledUntil {
+            handledUntil = saved
+            return
+        }
+        var missed = 0
+        for due in due(after: saved, upTo: handledUntil) {
+            await play(due.clip, due: due.moment, now: now, missedSoFar: &missed)
+        }
+        if missed > Self.missesLogged {
+            logger.notice("missed \(Plural.count(missed - Self.missesLogged, "more at time")) while jukeboxd was not running; none is played late")
         }
     }
 

@@ -83,11 +83,15 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public var stats: [String: ClipStats]
     public var history: [Play]
     public var started: Started?
+    /// Every `at` time up to this moment (seconds since the epoch) has been queued or
+    /// reported missed.
+    public var timetableUntil: Int64?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
-        stats: [String: ClipStats] = [:], history: [Play] = [], started: Started? = nil
+        stats: [String: ClipStats] = [:], history: [Play] = [], started: Started? = nil, timetableUntil: Int64? = nil
     ) {
+        self.timetableUntil = timetableUntil
         self.started = started
         self.nextTicket = nextTicket
         self.waiting = waiting
@@ -101,12 +105,12 @@ public struct PersistedState: Codable, Sendable, Equatable {
 
 extension PersistedState {
     /// The daemon's state now, from the queue, the scheduler and the player.
-    static func gather(queue: ClipPlayQueue, scheduler: ClipJukebox, player: Player) async -> PersistedState {
+    static func gather(queue: ClipPlayQueue, scheduler: ClipJukebox, timetable: ClipTimetable, player: Player) async -> PersistedState {
         let saved = await queue.persisted()
         return PersistedState(
             nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init), bag: await scheduler.persistedBag(),
             paused: saved.paused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init),
-            started: saved.started)
+            started: saved.started, timetableUntil: await timetable.persistedHandledUntil)
     }
 }
 

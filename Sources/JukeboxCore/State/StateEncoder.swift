@@ -70,6 +70,7 @@ struct StateEncoder {
             try flushIfFull()
         }
         raw("}")
+        if let until = state.timetableUntil { key("timetableUntil"); number(until) }
         key("version"); number(state.version)
         key("volume"); number(state.volume)
         key("waiting"); raw("[")
