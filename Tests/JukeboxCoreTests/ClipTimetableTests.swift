@@ -106,6 +106,23 @@ struct ClipTimetableTests {
         #expect(await restarted.next?.moment == LocalZoneTests.utc(2026, 11, 28, 6, 55))
     }
 
+    /// Without any `at` times it does not wake once a minute, and a reload that brings one
+    /// wakes it at once.
+    @Test func withoutTimesItSleepsUntilAReloadBringsSome() async throws {
+        let start = LocalZoneTests.utc(2026, 11, 27, 6, 50)
+        let (timetable, queue) = make([try clip("tune", at: [])], start: start)
+        let running = Task { try await timetable.run() }
+        defer { running.cancel() }
+        await settled()
+        clock.advance(by: .seconds(3600))
+        #expect(clock.now.offset == .seconds(3600))
+        let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [try clip("bell", at: ["08:00"])])
+        await timetable.reload(session, clips: session.clips)
+        await settled()
+        #expect(await timetable.next?.moment == LocalZoneTests.utc(2026, 11, 28, 7))
+        #expect(await queue.waiting.isEmpty, "07:50 + 1 h is 08:50; the bell's next time is tomorrow")
+    }
+
     /// The wall clock set forward by hours (NTP after boot) skips what it jumped over, and
     /// set back it plays nothing twice.
     @Test func aClockSetForwardOrBackPlaysNothingLateAndNothingTwice() async throws {

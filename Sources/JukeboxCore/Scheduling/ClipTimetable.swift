@@ -25,6 +25,8 @@ public actor ClipTimetable: Service {
 
     /// The longest sleep between looks at the wall clock.
     static let longestNap: Int64 = 60
+    /// A year: how long it sleeps when no clip has a time, unless a reload wakes it.
+    static let untilReloaded: Int64 = 365 * 86_400
 
     public init(
         session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, clock: some Clock<Duration>,
@@ -65,7 +67,9 @@ public actor ClipTimetable: Service {
             }
             handledUntil = max(handledUntil, now)
             next = upcoming(after: handledUntil).map { ($0.moment, $0.clip.id) }
-            let wait = min(next.map { $0.moment - now } ?? Self.longestNap, Self.longestNap)
+            // With no times to keep it sleeps until a reload brings some: an idle daemon wakes
+            // for nothing.
+            let wait = clips.isEmpty ? Self.untilReloaded : min(next.map { $0.moment - now } ?? Self.longestNap, Self.longestNap)
             try await nap(seconds: max(wait, 1))
         }
     }
