@@ -121,6 +121,33 @@ struct ClipPlayQueueTests {
         consumer.cancel()
     }
 
+    /// A clip queued at its fixed time waits for a missing device only as long as `atGrace`:
+    /// then it is not played late, and the queue goes on.
+    @Test func aFixedTimeIsNotPlayedLateWhenTheDeviceComesBackTooLate() async throws {
+        let busy = AudioDeviceError(code: .busy, device: "fake", operation: "open", reason: "Device or resource busy")
+        await sink.failOpens(Array(repeating: busy, count: 5))
+        let clock = clock
+        let player = Player(sink: sink, decoder: Fixtures.decoder([("bell", 1, 100), ("b", 2, 100)]), clock: ManualClock(), logger: .quiet)
+        let queue = ClipPlayQueue(
+            player: player, events: events, clock: clock,
+            wallClock: { 1_000_000 + clock.now.offset.secondsDouble }, logger: .quiet)
+        await queue.setFixedTimeGrace(.seconds(5))
+        let consumer = Task { try await queue.run() }
+        defer { consumer.cancel() }
+        try await queue.enqueue(Fixtures.clip("bell"), origin: .timetable(1_000_000))
+        try await queue.enqueue(Fixtures.clip("b"), origin: .client("phone"))
+        // Retries after 0.5, 1, 2 and 4 s: 7.5 s after its time, longer than the grace.
+        while await queue.history.isEmpty {
+            await clock.waitForSleepers(1)
+            clock.advanceToNextDeadline()
+        }
+        let record = try #require(await queue.history.first)
+        #expect(record.entry.clip.id == "bell")
+        #expect(record.outcome == .failed(reason: "missed its time: the audio device was missing for longer than atGrace (5s), and a fixed time is not played late"))
+        await sink.wait(until: frames([2], each: 100))
+        #expect(await sink.framesWritten(tag: 1) == 0)
+    }
+
     @Test func deviceLostMidClipReplaysTheClipFromItsStart() async throws {
         let unplugged = AudioDeviceError(code: .disconnected, device: "fake", operation: "write", reason: "No such device")
         await sink.failWrite(at: 2, with: unplugged)

@@ -111,6 +111,27 @@ struct StateTests {
         #expect(await writer.writes == 2)
     }
 
+    /// A clip queued at its fixed time that had not started when the daemon stopped comes back
+    /// only if its time is within `atGrace`; an older one is not played late.
+    @Test func aFixedTimeQueuedBeforeAStopIsNotPlayedLateAfterIt() async throws {
+        let session = Session(name: "t", sourcePath: "/s.json", clipsDirectory: "/clips", clips: ["bell", "a"].map {
+            Clip(id: $0, source: ClipSource(file: "\($0).wav", path: "/clips/\($0).wav"))
+        })
+        let now = 1_800_000_000.0
+        var stale = entry(3, "bell"), fresh = entry(4, "bell")
+        stale.at = Int64(now) - 600
+        fresh.at = Int64(now) - 60
+        let stateFile = StateFile(path: folder.file("state.json"))
+        try await stateFile.save(PersistedState(nextTicket: 6, waiting: [stale, fresh, entry(5, "a", client: "cli")]))
+        let core = Core(
+            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
+            loadSession: { session }, configuration: .init(clock: ManualClock(), wallClock: { now }), logger: .quiet)
+        await core.restoreState()
+        let restored = await core.snapshot()
+        #expect(restored.queue.waiting.map(\.ticket) == [4, 5])
+        #expect(restored.queue.waiting.first?.origin == .timetable(Int64(now) - 60))
+    }
+
     @Test func queueAndBagComeBackInOrderWithTheirTickets() async throws {
         let session = Session(name: "t", sourcePath: "/s.json", clipsDirectory: "/clips", clips: ["a", "b", "c"].map {
             Clip(id: $0, source: ClipSource(file: "\($0).wav", path: "/clips/\($0).wav"))

@@ -172,19 +172,27 @@ public actor Core: Service {
                     : "names \(entry.clip.path), outside the clips folder \(session.clipsDirectory)"
                 logger.warning("state file \(stateFile.path): ticket \(entry.ticket) \(what); not queued", metadata: ["ticket": "\(entry.ticket)"])
             }
+            // A clip queued at its fixed time that did not start before the daemon stopped is
+            // not played late.
+            let now = configuration.wallClock(), grace = session.atGrace.secondsDouble
+            let (late, waiting) = (state.waiting.filter { $0.isLate(now: now, grace: grace) }, state.waiting.filter { !$0.isLate(now: now, grace: grace) })
+            for entry in late {
+                logger.notice("missed \(entry.clip.id), queued at its fixed time before jukeboxd stopped: it is longer ago than atGrace (\(DurationText.format(session.atGrace))); not played late", metadata: ["clip": "\(entry.clip.id)"])
+            }
             await queue.restore(
-                entries: state.waiting.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
+                entries: waiting.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
                 history: state.history.map(\.record), started: state.started, paused: state.paused)
             if let bag = state.bag { await scheduler.restoreBag(bag) }
             if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
             await player.setVolume(state.volume)
             // Announcements whose audio is not kept any more are made again, ahead of their turn.
-            for entry in state.waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
-            logger.info("restored \(Plural.count(state.waiting.count, "queued clip"))\(state.paused ? ", paused" : "") from \(stateFile.path)")
+            for entry in waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
+            logger.info("restored \(Plural.count(waiting.count, "queued clip"))\(state.paused ? ", paused" : "") from \(stateFile.path)")
         }
     }
 
     public func run() async throws {
+        await queue.setFixedTimeGrace(catalog.session.atGrace)
         let (queue, scheduler, timetable) = (queue, scheduler, timetable)
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
@@ -386,6 +394,7 @@ public actor Core: Service {
         if session.volume != old.volume { await player.setVolume(session.volume) }
         await scheduler.reload(session, clips: fresh.playableClips)
         await timetable.reload(session, clips: fresh.playableClips)
+        await queue.setFixedTimeGrace(session.atGrace)
         // The front ends listen from start-up: a change to theirs waits for a restart.
         for (section, changed) in [("http", session.web != old.web), ("mqtt", session.mqtt != old.mqtt)] where changed {
             logger.notice("the session's \(section) section changed; it is read at start-up, so restart jukeboxd (systemctl restart jukeboxd) to use it")

@@ -75,6 +75,9 @@ public actor ClipPlayQueue: Service {
     private var onRiskyStart: (@Sendable () async -> Void)?
     /// Set by `skip()`; the entry ends as skipped even if it is waiting for its device.
     private var skipRequested = false
+    /// How late a clip queued at its `at` time may still start after waiting for a missing
+    /// device (the session's `atGrace`).
+    private var fixedTimeGrace: Duration = Session.defaultAtGrace
     private var retryWait: Task<Void, any Error>?
     /// An announcement's audio being made for the entry at the head; a skip cancels it.
     private var preparing: Task<PlayableClip, any Error>?
@@ -104,6 +107,11 @@ public actor ClipPlayQueue: Service {
             self.ticket = ticket
             self.count = count
         }
+    }
+
+    /// Takes the session's `atGrace` (at start-up and on every reload).
+    public func setFixedTimeGrace(_ grace: Duration) {
+        fixedTimeGrace = grace
     }
 
     public func setRiskyStartHook(_ hook: @escaping @Sendable () async -> Void) {
@@ -408,6 +416,11 @@ public actor ClipPlayQueue: Service {
                 retryWait = nil
                 // Cancelled by `skip()`, or shutting down: either way the slot ends here.
                 guard slept, !skipRequested else { break }
+                if case .timetable(let due) = entry.origin, wallClock() - Double(due) > fixedTimeGrace.secondsDouble {
+                    // A fixed time is not played late: the device came back too long after it.
+                    endDeviceWait()
+                    return .failed(reason: "missed its time: the audio device was missing for longer than atGrace (\(DurationText.format(fixedTimeGrace))), and a fixed time is not played late")
+                }
                 currentStartedAt = wallClock()
             } catch {
                 return .failed(reason: "\(error)")

@@ -177,6 +177,11 @@ extension PersistedState.Entry {
                   at: { if case .timetable(let moment) = entry.origin { moment } else { nil } }())
     }
 
+    /// Queued at a fixed time more than `grace` seconds before `now`.
+    func isLate(now: Double, grace: Double) -> Bool {
+        at.map { now - Double($0) > grace } ?? false
+    }
+
     public var queueEntry: QueueEntry {
         QueueEntry(ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? at.map { .timetable($0) } ?? .scheduler)
     }
