@@ -74,6 +74,30 @@ struct ClipJukeboxTests {
         scheduler.cancel()
     }
 
+    /// In quiet hours the scheduler picks nothing, and saves nothing up: the first pick after
+    /// them is one clip, at its usual gap.
+    @Test func inQuietHoursNothingIsPickedOrSavedUp() async throws {
+        var quiet = session(clips: [clip("a")], interval: .seconds(600) ... .seconds(600))
+        quiet.quiet = [TimeWindow(from: TimeOfDay("08:00")!, to: TimeOfDay("09:00")!)]
+        let (core, queue) = make(quiet, start: LocalTime(weekday: .mon, TimeOfDay("07:55")!))
+        let scheduler = Task { try await core.run() }
+        defer { scheduler.cancel() }
+        // 08:05, 08:15 … 08:55: quiet; 09:05: a pick.
+        for _ in 0..<6 {
+            await clock.waitForSleepers(1)
+            clock.advanceToNextDeadline()
+        }
+        await clock.waitForSleepers(1)
+        #expect(await queue.waiting.isEmpty)
+        clock.advanceToNextDeadline()
+        await clock.waitForSleepers(1)
+        #expect(await queue.waiting.map(\.clip.id) == ["a"])
+        // A pick asked for by a client is someone asking: it still happens in quiet hours.
+        let (asked, askedQueue) = make(quiet, start: LocalTime(weekday: .mon, TimeOfDay("08:30")!))
+        #expect(await asked.pick() != nil)
+        #expect(await askedQueue.waiting.count == 1)
+    }
+
     @Test func scheduledPicksDoNotPileUpWhileNothingPlays() async throws {
         // No consumer runs, as when the device is missing: the first pick waits, later ones are skipped.
         let (core, queue) = make(session(clips: [clip("a"), clip("b"), clip("c")]))

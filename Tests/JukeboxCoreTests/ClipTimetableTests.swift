@@ -24,10 +24,10 @@ struct ClipTimetableTests {
         return clip
     }
 
-    func make(_ clips: [Clip], start: Int64, grace: Duration = .seconds(120)) -> (ClipTimetable, ClipPlayQueue) {
+    func make(_ clips: [Clip], start: Int64, grace: Duration = .seconds(120), quiet: [TimeWindow] = []) -> (ClipTimetable, ClipPlayQueue) {
         let player = Player(sink: FakeSink(), decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
         let queue = ClipPlayQueue(player: player, events: EventBus(), clock: ManualClock(), logger: .quiet)
-        let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: clips, atGrace: grace)
+        let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: clips, atGrace: grace, quiet: quiet)
         let clock = clock
         let timetable = ClipTimetable(
             session: session, queue: queue, clock: clock,
@@ -90,6 +90,19 @@ struct ClipTimetableTests {
         await settled()
         #expect(await lateQueue.waiting.isEmpty)
         #expect(await late.next?.moment == LocalZoneTests.utc(2026, 11, 28, 6, 55))
+    }
+
+    /// A time in quiet hours is skipped, not saved up; one outside them plays.
+    @Test func aTimeInQuietHoursIsSkipped() async throws {
+        let quiet = [TimeWindow(from: TimeOfDay("22:00")!, to: TimeOfDay("07:00")!)]
+        // Friday 20:50 CET; the clip is due at 21:00, 23:00 and 06:30.
+        let (timetable, queue) = make(
+            [try clip("owl", at: ["21:00", "23:00", "06:30"])], start: LocalZoneTests.utc(2026, 11, 27, 19, 50), quiet: quiet)
+        let running = Task { try await timetable.run() }
+        defer { running.cancel() }
+        await settled()
+        while await timetable.next?.moment != LocalZoneTests.utc(2026, 11, 28, 20) { await step() }
+        #expect(await queue.waiting.map(\.origin) == [.timetable(LocalZoneTests.utc(2026, 11, 27, 20))])
     }
 
     /// A restart just after a time was queued does not queue it again: the state file's mark

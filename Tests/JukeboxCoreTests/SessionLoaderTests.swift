@@ -106,6 +106,8 @@ struct SessionLoaderTests {
         #expect(session.clips[0].at[1].filter == DateFilter(except: [.holidays]))
         #expect(session.clips.map(\.isShuffled) == [false, true, true])
         #expect(try load(#"{ "clips": [ { "file": "a.wav" } ] }"#).atGrace == .seconds(120))
+        let quiet = try load(#"{ "quiet": [ { "from": "22:00", "to": "07:00" } ], "clips": [ { "file": "a.wav" } ] }"#)
+        #expect(quiet.quiet == [TimeWindow(from: TimeOfDay("22:00")!, to: TimeOfDay("07:00")!)])
     }
 
     @Test func badTimeNamesTheFieldPath() {

@@ -71,7 +71,13 @@ public actor ClipJukebox: Service {
             case .paused?: logger.debug("paused; nothing picked")
             case .waitingForDevice?: logger.debug("a clip is waiting for the audio device; nothing picked")
             case .previousPickWaiting?: logger.debug("the previous scheduled clip is still waiting; nothing picked")
-            case nil: await pick()
+            case nil:
+                let now = localTime.now()
+                if session.isQuiet(now) {
+                    logger.info("\(now): quiet hours; nothing picked, and nothing saved up for afterwards")
+                } else {
+                    await pick()
+                }
             }
         }
     }

@@ -119,6 +119,10 @@ public actor ClipTimetable: Service {
                 metadata: ["clip": "\(clip.id)"])
             return
         }
+        if session.isQuiet(reading) {
+            logger.info("skipped \(clip.id) at \(when): quiet hours; it is not saved up for afterwards", metadata: ["clip": "\(clip.id)"])
+            return
+        }
         let cue = session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") }
         do {
             let position = try await queue.enqueue(PlayableClip(clip), cue: cue, origin: .timetable(due)).position

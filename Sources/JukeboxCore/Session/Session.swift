@@ -34,6 +34,9 @@ public struct Session: Sendable, Equatable {
     public var location: GeoLocation?
     /// Dates excluded wherever `except` names `"holidays"`.
     public var holidays: [DateRule]
+    /// Windows in which nothing the daemon starts by itself plays (`quiet`): no random picks
+    /// and no `at` times. What a client queues still plays.
+    public var quiet: [TimeWindow] = []
     /// How late an `at` time may still be played after a short outage (`atGrace`).
     public var atGrace: Duration = Session.defaultAtGrace
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
@@ -60,8 +63,9 @@ public struct Session: Sendable, Equatable {
         maxUploadLength: Duration = Session.defaultMaxUploadLength,
         revision: String = "", web: WebSettings? = nil, mqtt: MQTTSettings? = nil, hooks: Hooks = Hooks(),
         speech: SpeechSettings = SpeechSettings(), location: GeoLocation? = nil, holidays: [DateRule] = [],
-        atGrace: Duration = Session.defaultAtGrace
+        atGrace: Duration = Session.defaultAtGrace, quiet: [TimeWindow] = []
     ) {
+        self.quiet = quiet
         self.atGrace = atGrace
         self.location = location
         self.holidays = holidays
@@ -87,9 +91,14 @@ public struct Session: Sendable, Equatable {
 
     public func clip(id: String) -> Clip? { clips.first { $0.id == id } }
 
+    /// Whether `time` falls in the session's quiet hours.
+    public func isQuiet(_ time: LocalTime) -> Bool {
+        quiet.contains { $0.contains(time, location: location, holidays: holidays) }
+    }
+
     /// The sun's moments the session's times are anchored on, in the day's order.
     public var sunEventsUsed: [SunEvent] {
-        let windows = activeHours + clips.flatMap(\.windows)
+        let windows = activeHours + quiet + clips.flatMap(\.windows)
         let used = Set(windows.flatMap { [$0.from.sunEvent, $0.to.sunEvent] }.compactMap { $0 } + clips.flatMap(\.at).compactMap(\.sunEvent))
         return SunEvent.allCases.filter(used.contains)
     }

@@ -81,7 +81,7 @@ public struct SessionDocument: Sendable, Equatable {
     static func kind(ofChildOf key: String) -> String {
         switch key {
         case "clips": "clip"
-        case "activeHours", "windows": "window"
+        case "activeHours", "windows", "quiet": "window"
         default: key
         }
     }

@@ -15,7 +15,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "quiet", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "enabled"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
@@ -38,6 +38,7 @@ struct SessionReader {
         let output = self.output(fields, sessionDirectory: sessionDirectory)
         let interval = fields["interval"].flatMap { self.interval($0) } ?? Session.defaultInterval
         let activeHours = fields["activeHours"].map { windows($0, at: "activeHours") } ?? []
+        let quiet = fields["quiet"].map { windows($0, at: "quiet") } ?? []
         let duration = fields["duration"].flatMap { self.duration($0, at: "duration") }
         if duration == .zero { problem("duration", "must be longer than 0s (leave it out to run until stopped)") }
         let cue = fields["cue"].flatMap { nonEmptyString($0, at: "cue") }
@@ -83,7 +84,7 @@ struct SessionReader {
         return Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
             activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, maxUploadLength: maxUploadLength, web: web, mqtt: mqtt, hooks: hooks, speech: speech,
-            location: location, holidays: holidays, atGrace: atGrace)
+            location: location, holidays: holidays, atGrace: atGrace, quiet: quiet)
     }
 
     /// `output: {"type": "alsa", "device": …}`, `{"type": "snapcast", "pipe": …, "format":
