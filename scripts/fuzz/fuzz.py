@@ -54,7 +54,7 @@ INTERESTING = [
 VALUES = [
     "9999999999999h", "2500000000000h2500000000000h", "87600h", "87601h", "0s", "1h-2m", "", "x" * 70000,
     "../../../../etc/passwd", "/dev/zero", "24:00", "00:00", "99:99", "\u0000", "é🎵" * 50, "always", "never",
-    "sunset-12h", "dawn+12h1s", "sunrise-", "dusk+1e308h", "02-29", "12-24..01-06", "0000-01-01", "9999-12-31..0001-01-01", "holidays",
+    "sunset-12h", "dawn+12h1s", "sunrise-", "dusk+1e308h", "02-29", "12-24..01-06", "0000-01-01", "9999-12-31..0001-01-01", "holidays", "*:00", "*:60", "07:55@sun-sat", "02:30@mon,mon,mon",
     1e308, -1e308, 0, -1, 0.5, 18446744073709551616, 2147483647, 1e-320, True, None, [], {}, [[]] * 50, {"a": {"b": {}}},
 ]
 
@@ -91,7 +91,7 @@ def mutate_value(data: bytes, rng: random.Random) -> bytes:
         elif choice == 2 and isinstance(parent, list):
             parent.append(copy.deepcopy(parent[path[-1]]))
         elif isinstance(parent, dict):
-            parent[rng.choice(["version", "volume", "leadIn", "fade", "weight", "gain", "windows", "days", "from", "to", "min", "max", "cue", "id", "dates", "except", "location", "latitude", "holidays"])] = copy.deepcopy(rng.choice(VALUES))
+            parent[rng.choice(["version", "volume", "leadIn", "fade", "weight", "gain", "windows", "days", "from", "to", "min", "max", "cue", "id", "dates", "except", "location", "latitude", "holidays", "at", "atGrace", "quiet", "time"])] = copy.deepcopy(rng.choice(VALUES))
     return json.dumps(document).encode()
 
 
