@@ -55,13 +55,8 @@ struct ClipJukeboxTests {
         consumer.cancel()
     }
 
-    @Test func outsideActiveHoursNothingIsPicked() async throws {
-        let nineToTen = TimeWindow(from: TimeOfDay("09:00")!, to: TimeOfDay("10:00")!)
-        let (core, queue) = make(
-            session(clips: [clip("a")], interval: .seconds(600) ... .seconds(600), activeHours: [nineToTen]),
-            start: LocalTime(weekday: .mon, TimeOfDay("07:55")!))
-        let scheduler = Task { try await core.run() }
-        // 08:05, 08:15 … 08:55: all outside; 09:05: inside.
+    /// From a 07:55 start with 10-minute gaps: nothing at 08:05 … 08:55, then "a" at 09:05.
+    func expectNothingUntilNine(_ queue: ClipPlayQueue) async {
         for _ in 0..<6 {
             await clock.waitForSleepers(1)
             clock.advanceToNextDeadline()
@@ -71,6 +66,16 @@ struct ClipJukeboxTests {
         clock.advanceToNextDeadline()
         await clock.waitForSleepers(1)
         #expect(await queue.waiting.map(\.clip.id) == ["a"])
+    }
+
+    @Test func outsideActiveHoursNothingIsPicked() async throws {
+        let nineToTen = TimeWindow(from: TimeOfDay("09:00")!, to: TimeOfDay("10:00")!)
+        let (core, queue) = make(
+            session(clips: [clip("a")], interval: .seconds(600) ... .seconds(600), activeHours: [nineToTen]),
+            start: LocalTime(weekday: .mon, TimeOfDay("07:55")!))
+        let scheduler = Task { try await core.run() }
+        // 08:05, 08:15 … 08:55: all outside; 09:05: inside.
+        await expectNothingUntilNine(queue)
         scheduler.cancel()
     }
 
@@ -83,15 +88,7 @@ struct ClipJukeboxTests {
         let scheduler = Task { try await core.run() }
         defer { scheduler.cancel() }
         // 08:05, 08:15 … 08:55: quiet; 09:05: a pick.
-        for _ in 0..<6 {
-            await clock.waitForSleepers(1)
-            clock.advanceToNextDeadline()
-        }
-        await clock.waitForSleepers(1)
-        #expect(await queue.waiting.isEmpty)
-        clock.advanceToNextDeadline()
-        await clock.waitForSleepers(1)
-        #expect(await queue.waiting.map(\.clip.id) == ["a"])
+        await expectNothingUntilNine(queue)
         // A pick asked for by a client is someone asking: it still happens in quiet hours.
         let (asked, askedQueue) = make(quiet, start: LocalTime(weekday: .mon, TimeOfDay("08:30")!))
         #expect(await asked.pick() != nil)
