@@ -160,6 +160,8 @@ struct SessionLoaderTests {
         (#"{ "clips": [ { "file": "a.wav", "at": [ { "time": "*:5" } ] } ] }"#, #"clips[0].at[0].time: "*:5": after *: come two digits for the minute of every hour, such as *:00 or *:30"#),
         (#"{ "clips": [ { "file": "a.wav", "at": [ { "except": ["holidays"] } ] } ] }"#, #"clips[0].at[0].time: missing (expected a time such as "07:55@mon-fri")"#),
         (#"{ "clips": [ { "file": "a.wav", "at": ["sunset@fri"] } ] }"#, #"clips[0].at[0]: a sun time needs the session's location: add "location": {"latitude": 52.37, "longitude": 4.89} with your own place (degrees north and east; a map shows them)"#),
+        (#"{ "volume": 0.9, "maxVolume": 0.5, "clips": [ { "file": "a.wav" } ] }"#, "volume: 0.9 is above maxVolume (0.5); lower it, or raise maxVolume"),
+        (#"{ "maxVolume": 1.5, "clips": [ { "file": "a.wav" } ] }"#, "maxVolume: 1.5 is out of range (expected 0 to 1)"),
         (#"{ "atGrace": "2h", "clips": [ { "file": "a.wav" } ] }"#, #"atGrace: "2h" is out of range (0s to 1h: how late an at time may still play after a short outage)"#),
         (#"{ "holidays": "12-25", "clips": [ { "file": "a.wav" } ] }"#, #"holidays: "12-25" is not a list of 1 to 400 dates (such as ["12-24..01-06", "2026-04-05"])"#),
         (#"{ "activeHours": [ { "from": "sunset", "to": "sunset" } ], "location": { "latitude": 1, "longitude": 1 }, "clips": [ { "file": "a.wav" } ] }"#, "activeHours[0]: from and to are both sunset: the window is empty"),

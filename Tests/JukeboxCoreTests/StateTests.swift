@@ -132,6 +132,25 @@ struct StateTests {
         #expect(restored.queue.waiting.first?.origin == .timetable(Int64(now) - 60))
     }
 
+    /// `maxVolume` holds every front end's volume, and a louder one saved before it was set.
+    @Test func maxVolumeCapsEveryVolumeSet() async throws {
+        var session = Session(name: "t", sourcePath: "/s.json", clipsDirectory: "/clips", volume: 0.5, clips: [
+            Clip(id: "a", source: ClipSource(file: "a.wav", path: "/clips/a.wav")),
+        ])
+        session.maxVolume = 0.6
+        let capped = session
+        let stateFile = StateFile(path: folder.file("state.json"))
+        try await stateFile.save(PersistedState(volume: 0.9))
+        let core = Core(
+            catalog: ClipCatalog(session: capped), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
+            loadSession: { capped }, configuration: .init(clock: ManualClock()), logger: .quiet)
+        await core.restoreState()
+        #expect(await core.snapshot().volume == 60, "the saved 90 is held to the cap")
+        #expect(try await core.setVolume(100).value == 60)
+        #expect(try await core.setVolume(40).value == 40)
+        #expect(await core.snapshot().volume == 40)
+    }
+
     @Test func queueAndBagComeBackInOrderWithTheirTickets() async throws {
         let session = Session(name: "t", sourcePath: "/s.json", clipsDirectory: "/clips", clips: ["a", "b", "c"].map {
             Clip(id: $0, source: ClipSource(file: "\($0).wav", path: "/clips/\($0).wav"))

@@ -184,7 +184,7 @@ public actor Core: Service {
                 history: state.history.map(\.record), started: state.started, paused: state.paused)
             if let bag = state.bag { await scheduler.restoreBag(bag) }
             if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
-            await player.setVolume(state.volume)
+            await player.setVolume(min(state.volume, session.maxVolume))
             // Announcements whose audio is not kept any more are made again, ahead of their turn.
             for entry in waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
             logger.info("restored \(Plural.count(waiting.count, "queued clip"))\(state.paused ? ", paused" : "") from \(stateFile.path)")
@@ -343,13 +343,20 @@ public actor Core: Service {
         return await acknowledge(false, .resume)
     }
 
+    /// The highest level any front end may set: the session's `maxVolume`, on the 0–100 scale.
+    var maxVolumeLevel: Int { Int((catalog.session.maxVolume * Double(Self.volumeRange.upperBound)).rounded(.down)) }
+
     /// Draws a clip now, as the scheduler would; nil when none may play now.
     public func pick() async -> Acknowledged<QueueEntry?> { await acknowledge(await scheduler.pick(), .pick) }
 
-    /// Sets the volume, 0–100; returns it.
-    public func setVolume(_ level: Int) async throws(JukeboxError) -> Acknowledged<Int> {
-        guard Self.volumeRange.contains(level) else {
-            throw .invalidParameter("the volume must be from \(Self.volumeRange.lowerBound) to \(Self.volumeRange.upperBound), not \(level)")
+    /// Sets the volume, 0–100, held to the session's `maxVolume`; returns the level set.
+    public func setVolume(_ requested: Int) async throws(JukeboxError) -> Acknowledged<Int> {
+        guard Self.volumeRange.contains(requested) else {
+            throw .invalidParameter("the volume must be from \(Self.volumeRange.lowerBound) to \(Self.volumeRange.upperBound), not \(requested)")
+        }
+        let level = min(requested, maxVolumeLevel)
+        if level < requested {
+            logger.info("volume \(requested) asked for; set to \(level), the session's maxVolume")
         }
         await player.setVolume(Double(level) / Double(Self.volumeRange.upperBound))
         events.publish(.volume(level))
@@ -392,6 +399,7 @@ public actor Core: Service {
             await player.useSink(ConvertingSink(output, makeRateConverter: configuration.makeRateConverter))
         }
         if session.volume != old.volume { await player.setVolume(session.volume) }
+        if session.maxVolume < old.maxVolume, await player.volume > session.maxVolume { await player.setVolume(session.maxVolume) }
         await scheduler.reload(session, clips: fresh.playableClips)
         await timetable.reload(session, clips: fresh.playableClips)
         await queue.setFixedTimeGrace(session.atGrace)

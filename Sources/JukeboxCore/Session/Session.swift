@@ -15,6 +15,8 @@ public struct Session: Sendable, Equatable {
     public var cue: ClipSource?
     /// Master volume, 0...1.
     public var volume: Double
+    /// The highest volume any front end may set, 0...1 (`maxVolume`).
+    public var maxVolume: Double = 1
     /// Lead-in, fades and what to do with the device between clips.
     public var playback: PlaybackOptions
     public var clips: [Clip]

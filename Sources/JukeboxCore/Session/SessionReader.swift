@@ -15,7 +15,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "quiet", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "quiet", "maxVolume", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "enabled"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
@@ -46,6 +46,13 @@ struct SessionReader {
         var volume = 1.0
         if let value = fields["volume"], let number = number(value, at: "volume") {
             if (0...1).contains(number) { volume = number } else { problem("volume", "\(value.shortDescription) is out of range (expected 0 to 1)") }
+        }
+        var maxVolume = 1.0
+        if let value = fields["maxVolume"], let number = number(value, at: "maxVolume") {
+            if (0...1).contains(number) { maxVolume = number } else { problem("maxVolume", "\(value.shortDescription) is out of range (expected 0 to 1)") }
+        }
+        if volume > maxVolume {
+            problem("volume", "\(volume) is above maxVolume (\(maxVolume)); lower it, or raise maxVolume")
         }
         let playback = playbackOptions(fields)
         let web = fields["http"].flatMap { self.web($0, sessionDirectory: sessionDirectory) }
@@ -81,10 +88,12 @@ struct SessionReader {
         self.clips = clips
         self.cue = cue
         guard problems.isEmpty else { return nil }
-        return Session(
+        var session = Session(
             name: name, sourcePath: sessionPath, clipsDirectory: clipsDirectory, output: output, interval: interval,
             activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, maxUploadLength: maxUploadLength, web: web, mqtt: mqtt, hooks: hooks, speech: speech,
             location: location, holidays: holidays, atGrace: atGrace, quiet: quiet)
+        session.maxVolume = maxVolume
+        return session
     }
 
     /// `output: {"type": "alsa", "device": …}`, `{"type": "snapcast", "pipe": …, "format":
