@@ -110,6 +110,27 @@ struct SessionLoaderTests {
         #expect(quiet.quiet == [TimeWindow(from: TimeOfDay("22:00")!, to: TimeOfDay("07:00")!)])
     }
 
+    /// `at` takes 1 to 100 times, `dates` and `holidays` 1 to 400 dates, `atGrace` 0 s to 1 h.
+    @Test func scheduleListsAndTheGraceHaveLimits() throws {
+        func times(_ count: Int) -> String {
+            #"{ "clips": [ { "file": "a.wav", "at": ["# + Array(repeating: #""*:00""#, count: count).joined(separator: ",") + "] } ] }"
+        }
+        #expect(try load(times(1)).clips[0].at.count == 1)
+        #expect(try load(times(100)).clips[0].at.count == 100)
+        #expect(problems(times(101)) == [#"/srv/jukebox/session.json:1: clips[0].at: a list is not a list of 1 to 100 times (such as ["07:55@mon-fri", "*:00", "sunset-15m"])"#])
+        func holidays(_ count: Int) -> String {
+            #"{ "holidays": ["# + Array(repeating: #""12-25""#, count: count).joined(separator: ",") + #"], "clips": [ { "file": "a.wav" } ] }"#
+        }
+        #expect(try load(holidays(1)).holidays.count == 1)
+        #expect(try load(holidays(400)).holidays.count == 400)
+        #expect(problems(holidays(401)) == [#"/srv/jukebox/session.json:1: holidays: a list is not a list of 1 to 400 dates (such as ["12-24..01-06", "2026-04-05"])"#])
+        func grace(_ text: String) -> String { #"{ "atGrace": ""# + text + #"", "clips": [ { "file": "a.wav" } ] }"# }
+        #expect(try load(grace("0s")).atGrace == .zero)
+        #expect(try load(grace("59m")).atGrace == .seconds(59 * 60))
+        #expect(try load(grace("1h")).atGrace == .seconds(3600))
+        #expect(problems(grace("1h1s")) == [#"/srv/jukebox/session.json:1: atGrace: "1h1s" is out of range (0s to 1h: how late an at time may still play after a short outage)"#])
+    }
+
     @Test func badTimeNamesTheFieldPath() {
         let text = """
             { "clips": [ { "file": "a.wav" }, { "file": "b.wav" }, { "file": "c.wav" },

@@ -44,7 +44,7 @@ public enum DateRule: Sendable, Hashable, CustomStringConvertible {
             }
             return .success(.holidays)
         }
-        let ends = Self.split(written, on: "..")
+        let ends = written.split(separator: "..", omittingEmptySubsequences: false).map(String.init)
         guard ends.count <= 2 else { return .failure(notARule(written)) }
         if ends.count == 2 {
             if let from = date(ends[0]), let to = date(ends[1]) {
@@ -62,17 +62,6 @@ public enum DateRule: Sendable, Hashable, CustomStringConvertible {
         if let single = date(written) { return .success(.dates(single...single)) }
         if let yearly = monthDay(written) { return .success(.yearly(from: yearly, to: yearly)) }
         return .failure(notARule(written))
-    }
-
-    /// `text` cut at each `separator`.
-    static func split(_ text: String, on separator: String) -> [String] {
-        var parts: [String] = []
-        var rest = Substring(text)
-        while let range = rest.firstRange(of: separator) {
-            parts.append(String(rest[..<range.lowerBound]))
-            rest = rest[range.upperBound...]
-        }
-        return parts + [String(rest)]
     }
 
     private static func notARule(_ written: String) -> Invalid {

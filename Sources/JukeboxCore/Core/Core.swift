@@ -175,8 +175,12 @@ public actor Core: Service {
             // A clip queued at its fixed time that did not start before the daemon stopped is
             // not played late.
             let now = configuration.wallClock(), grace = session.atGrace.secondsDouble
-            let (late, waiting) = (state.waiting.filter { $0.isLate(now: now, grace: grace) }, state.waiting.filter { !$0.isLate(now: now, grace: grace) })
-            for entry in late {
+            var waiting: [PersistedState.Entry] = []
+            for entry in state.waiting {
+                guard entry.isLate(now: now, grace: grace) else {
+                    waiting.append(entry)
+                    continue
+                }
                 logger.notice("missed \(entry.clip.id), queued at its fixed time before jukeboxd stopped: it is longer ago than atGrace (\(DurationText.format(session.atGrace))); not played late", metadata: ["clip": "\(entry.clip.id)"])
             }
             await queue.restore(

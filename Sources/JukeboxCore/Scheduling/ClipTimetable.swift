@@ -53,7 +53,7 @@ public actor ClipTimetable: Service {
 
     private func keepTime() async throws {
         while true {
-            let now = Int64(wallClock().rounded(.down))
+            let now = wallSeconds()
             if now > handledUntil {
                 var missed = 0
                 for due in due(after: handledUntil, upTo: now) {
@@ -132,6 +132,9 @@ public actor ClipTimetable: Service {
         }
     }
 
+    /// The wall clock, in whole seconds since the epoch.
+    private func wallSeconds() -> Int64 { Int64(wallClock().rounded(.down)) }
+
     private func nap(seconds: Int64) async throws {
         let (clock, deadline) = (clock, clock.now + .seconds(seconds))
         let sleep = Task { try await clock.sleep(until: deadline) }
@@ -152,7 +155,7 @@ public actor ClipTimetable: Service {
     /// queued again, and one that passed while the daemon was down, longer ago than
     /// `atGrace`, is logged as missed. Call before `run()`.
     public func restore(handledUntil saved: Int64) async {
-        let now = Int64(wallClock().rounded(.down))
+        let now = wallSeconds()
         if saved >= handledUntil {
             handledUntil = saved
             return

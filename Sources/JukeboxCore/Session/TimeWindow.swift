@@ -48,31 +48,23 @@ public struct TimeWindow: Sendable, Hashable, CustomStringConvertible {
     func span(on date: CivilDate, utcOffset: Int, location: GeoLocation?) -> (Int, Int)? {
         let zone = FixedOffsetZone(seconds: utcOffset)
         guard let start = Self.second(of: from, on: date, zone: zone, location: location),
-              var end = Self.second(of: to, on: date, zone: zone, location: location) else { return nil }
-        if end <= start {
-            // Crossing midnight: a clock window of 22:00–02:00, or one the sun has shut.
-            end += 86_400
-            if Self.isPolar(from, on: date, location: location) || Self.isPolar(to, on: date, location: location) { end = start }
-        }
-        return (start, end)
+              let end = Self.second(of: to, on: date, zone: zone, location: location) else { return nil }
+        guard end.second <= start.second else { return (start.second, end.second) }
+        // Crossing midnight: a clock window of 22:00–02:00; or one the sun has shut, which is empty.
+        return (start.second, start.polar || end.polar ? start.second : end.second + 86_400)
     }
 
     /// Where `time` falls on `date`. A sun time the sun does not give that day falls where
     /// the sun would put it: a rise while the sun stays up at the start of the day, and
-    /// while it stays down at the end; a set the other way round.
-    static func second(of time: DayTime, on date: CivilDate, zone: any LocalZone, location: GeoLocation?) -> Int? {
+    /// while it stays down at the end; a set the other way round. `polar`: the sun did not give it.
+    static func second(of time: DayTime, on date: CivilDate, zone: any LocalZone, location: GeoLocation?) -> (second: Int, polar: Bool)? {
         let rises = time.sunEvent.map { $0 == .dawn || $0 == .sunrise } ?? false
         switch time.secondOfDay(on: date, zone: zone, location: location) {
-        case .at(let second): return second
-        case .sunStaysUp: return rises ? 0 : 86_400
-        case .sunStaysDown: return rises ? 86_400 : 0
+        case .at(let second): return (second, false)
+        case .sunStaysUp: return (rises ? 0 : 86_400, true)
+        case .sunStaysDown: return (rises ? 86_400 : 0, true)
         case .needsLocation: return nil
         }
-    }
-
-    private static func isPolar(_ time: DayTime, on date: CivilDate, location: GeoLocation?) -> Bool {
-        guard let event = time.sunEvent, let location else { return false }
-        return SunCalculator.time(of: event, on: date, at: location).epochSeconds == nil
     }
 
     public var description: String {
