@@ -228,6 +228,21 @@ def main():
         eventually(lambda: any("say: Dinner is ready" in e.text for e in browser.find_elements(By.CSS_SELECTOR, "#queue li")), "the announcement in the queue list")
         print("controls work")
 
+        # Quiet by hand from the page; a request made to wait for its end shows as held, and
+        # is queued once quiet is ended from the page.
+        browser.find_element(By.ID, "quiet").click()
+        eventually(lambda: jukebox("quiet")["quiet"] is True, "quiet turned on from the page")
+        within_a_second(lambda: browser.find_element(By.ID, "quiet-state").text == "Quiet, set by hand until turned off", "the quiet state")
+        waiting = len(jukebox("queue")["waiting"])
+        jukebox("play", "--after-quiet", "walk")
+        within_a_second(lambda: any("after quiet" in e.text for e in browser.find_elements(By.CSS_SELECTOR, "#queue li")), "the held request in the queue list")
+        within_a_second(lambda: "(1 waiting for it to end)" in browser.find_element(By.ID, "quiet-state").text, "the held count")
+        browser.find_element(By.ID, "quiet").click()
+        eventually(lambda: jukebox("quiet")["quiet"] is False, "quiet ended from the page")
+        eventually(lambda: len(jukebox("queue")["waiting"]) == waiting + 1, "the held request queued when quiet ended")
+        within_a_second(lambda: browser.find_element(By.ID, "quiet").text == "Quiet", "the Quiet button back")
+        print("quiet works")
+
         # Upload a WAV; it shows in the list and can be played.
         browser.find_element(By.ID, "upload").send_keys(args.wav)
         eventually(lambda: "Added" in browser.find_element(By.ID, "upload-message").text, "the upload accepted", seconds=10)

@@ -78,15 +78,18 @@ async function refresh() {
   }
   $("pause").hidden = status.paused;
   $("resume").hidden = !status.paused;
+  showQuiet(status.quiet);
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = status.volume;
   const device = status.deviceState === "ok" ? "playing through" : status.deviceState.startsWith("retrying") ? "speaker unplugged?" : "idle:";
   $("device").textContent = `${device} ${status.device} (${status.deviceState}); up ${clock(status.uptime)}`;
 
-  draw("queue", queue.waiting, () => queue.waiting.map((entry) =>
-    item(`${entry.title} (from ${entry.origin})`, button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); })),
+  const held = queue.held || [];
+  draw("queue", [queue.waiting, held], () => queue.waiting.concat(held).map((entry) =>
+    item(`${entry.title} (from ${entry.origin}${entry.afterQuiet ? ", after quiet" : ""})`,
+      button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); })),
   ));
-  $("clear").hidden = queue.waiting.length === 0;
+  $("clear").hidden = queue.waiting.length + held.length === 0;
 
   draw("clips", [hasCue, clips.clips], () => clips.clips.map((clip) => {
     const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
@@ -108,6 +111,19 @@ async function refresh() {
 
   draw("history", history.plays, () => history.plays.map((play) =>
     item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
+}
+
+// Quiet: nothing jukeboxd starts by itself plays. The button turns it on or off by hand.
+function showQuiet(quiet) {
+  if (!quiet) return;
+  const until = quiet.until ? new Date(quiet.until * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }) : null;
+  let text;
+  if (quiet.quiet) text = (quiet.byHand ? "Quiet, set by hand" : "Quiet hours") + (until ? ` until ${until}` : quiet.byHand ? " until turned off" : "");
+  else text = quiet.byHand ? `Quiet hours lifted until ${until}` : until ? `Quiet hours begin ${until}` : "";
+  if (quiet.held) text += ` (${quiet.held} waiting for it to end)`;
+  $("quiet-state").textContent = text;
+  $("quiet").textContent = quiet.quiet ? "End quiet" : "Quiet";
+  $("quiet").setAttribute("aria-pressed", String(quiet.quiet));
 }
 
 // Windows as people type them: "09:00-18:00@mon,fri, 20:00-22:00" (empty: always).
@@ -218,7 +234,7 @@ function follow() {
   if (events) events.close();
   events = new EventSource("/events");
   events.onopen = () => { retryDelay = 1000; $("banner").hidden = true; refreshSoon(); };
-  for (const name of ["queued", "playing", "finished", "removed", "paused", "resumed", "scheduled", "device", "session", "volume"]) {
+  for (const name of ["queued", "held", "playing", "finished", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet"]) {
     events.addEventListener(name, refreshSoon);
   }
   // Lost (the daemon restarted, the Wi-Fi dropped): try again later, fetching everything
@@ -274,6 +290,10 @@ $("login").addEventListener("submit", async (event) => {
 $("pause").addEventListener("click", () => rpc("pause").then(refreshSoon).catch(show));
 $("resume").addEventListener("click", () => rpc("resume").then(refreshSoon).catch(show));
 $("skip").addEventListener("click", () => rpc("skip").then(refreshSoon).catch(show));
+$("quiet").addEventListener("click", () => {
+  const on = $("quiet").getAttribute("aria-pressed") !== "true";
+  rpc("quiet", { set: on ? "on" : "off" }).then((quiet) => { showQuiet(quiet); refreshSoon(); }).catch(show);
+});
 $("clear").addEventListener("click", () => {
   if (confirm("Remove every waiting clip?")) rpc("clear").then(refreshSoon).catch(show);
 });

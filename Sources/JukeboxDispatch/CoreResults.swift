@@ -40,9 +40,20 @@ extension RPCError {
 }
 
 extension EntryInfo {
-    public init(_ entry: QueueEntry, position: Int? = nil) {
+    public init(_ entry: QueueEntry, position: Int? = nil, afterQuiet: Bool = false) {
         self.init(ticket: entry.ticket, clip: entry.clip.id, title: entry.clip.title, file: entry.clip.source.file,
-                  origin: entry.origin.description, position: position, say: entry.clip.speech)
+                  origin: entry.origin.description, position: position, say: entry.clip.speech, afterQuiet: afterQuiet ? true : nil)
+    }
+
+    /// An entry just accepted: queued at `position`, or held until quiet ends (nil).
+    public init(accepted entry: QueueEntry, position: Int?) {
+        self.init(entry, position: position, afterQuiet: position == nil)
+    }
+}
+
+extension QuietInfo {
+    public init(_ status: QuietHours.Status, held: Int? = nil) {
+        self.init(quiet: status.quiet, byHand: status.byHand, until: status.until.map(Double.init), held: held)
     }
 }
 
@@ -53,7 +64,7 @@ extension StatusResult {
             playing: now.playing.map { EntryInfo($0) }, waitingForDevice: now.waitingForDevice.map { EntryInfo($0) },
             queueLength: now.queue.waiting.count, paused: now.queue.paused, volume: VolumeResult(now).volume,
             nextPick: now.nextPick, uptime: now.uptime, played: now.queue.played, failed: now.queue.failed,
-            underruns: now.player.underruns)
+            underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count))
     }
 }
 
@@ -67,7 +78,8 @@ extension QueueResult {
         }
         self.init(
             playing: playing, waitingForDevice: now.waitingForDevice.map { EntryInfo($0) },
-            waiting: now.queue.waiting.enumerated().map { EntryInfo($1, position: $0 + 1) })
+            waiting: now.queue.waiting.enumerated().map { EntryInfo($1, position: $0 + 1) },
+            held: now.queue.held.isEmpty ? nil : now.queue.held.map { EntryInfo($0, afterQuiet: true) })
     }
 }
 
@@ -109,6 +121,8 @@ extension JukeboxEvent {
         case .device(let state): ("device", EventParams(state: state.description))
         case .sessionReloaded(let name, let clips): ("session", EventParams(session: name, clips: clips))
         case .volume(let level): ("volume", EventParams(volume: level))
+        case .held(let entry): ("held", EventParams(entry: EntryInfo(entry, afterQuiet: true)))
+        case .quiet(let status): ("quiet", EventParams(quiet: QuietInfo(status)))
         }
     }
 }

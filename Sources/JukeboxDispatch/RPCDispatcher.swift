@@ -9,7 +9,7 @@ public struct RPCDispatcher: Sendable {
     public static let maxLineLength = 65_536
     public static let methods = [
         "enqueue", "say", "queue", "status", "skip", "remove", "clear", "pause", "resume", "pick", "clips", "history",
-        "volume", "reload", "subscribe", "session", "addClip", "updateClip", "removeClip", "updateSchedule", "upload",
+        "volume", "quiet", "reload", "subscribe", "session", "addClip", "updateClip", "removeClip", "updateSchedule", "upload",
     ]
 
     public struct Reply: Sendable {
@@ -109,6 +109,14 @@ public struct RPCDispatcher: Sendable {
         return reply
     }
 
+    /// A length written as `30m`, `1h30m` or `90s`.
+    static func duration(_ text: String, _ name: String) throws(RPCError) -> Duration {
+        guard case .success(let length) = DurationText.check(text) else {
+            throw RPCError.invalidParams("\"\(name)\" must be a length such as 30m, 1h or 1h30m, not \"\(text.prefix(40))\"")
+        }
+        return length
+    }
+
     private func dispatch(_ method: String, _ params: RPCParams, id: RPCID?) async throws(RPCError) -> Reply {
         func answer(_ result: some Encodable, subscribe: Bool = false) -> Reply {
             Reply(line: RPCCoding.result(result, id: id), subscribe: subscribe)
@@ -125,16 +133,20 @@ public struct RPCDispatcher: Sendable {
         do {
             switch method {
             case "enqueue":
-                try params.allow(["clips", "cue", "client"])
+                try params.allow(["clips", "cue", "client", "afterQuiet"])
                 let clips = try params.strings("clips")
                 guard !clips.isEmpty else { throw RPCError.invalidParams("\"clips\" must name at least one clip") }
-                let done = try await core.enqueue(clips, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client)
-                return answer(done) { EnqueueResult(entries: $0.map { EntryInfo($0.entry, position: $0.position) }) }
+                let done = try await core.enqueue(
+                    clips, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client,
+                    afterQuiet: try params.bool("afterQuiet") ?? false)
+                return answer(done) { EnqueueResult(entries: $0.map { EntryInfo(accepted: $0.entry, position: $0.position) }) }
             case "say":
-                try params.allow(["text", "cue", "client"])
+                try params.allow(["text", "cue", "client", "afterQuiet"])
                 guard let text = try params.string("text") else { throw RPCError.invalidParams("\"text\" must give the text to say") }
-                let done = try await core.say(text, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client)
-                return answer(done) { EnqueueResult(entries: [EntryInfo($0.entry, position: $0.position)]) }
+                let done = try await core.say(
+                    text, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client,
+                    afterQuiet: try params.bool("afterQuiet") ?? false)
+                return answer(done) { EnqueueResult(entries: [EntryInfo(accepted: $0.entry, position: $0.position)]) }
             case "queue": try params.allow([]); return answer(QueueResult(await core.snapshot()))
             case "status": try params.allow([]); return answer(StatusResult(await core.snapshot()))
             case "skip": try params.allow([]); return answer(await core.skip()) { SkipResult(skipped: $0.map { EntryInfo($0) }) }
@@ -158,6 +170,22 @@ public struct RPCDispatcher: Sendable {
                     return answer(VolumeResult(await core.snapshot()))
                 }
                 return answer(try await core.setVolume(level)) { VolumeResult(volume: $0) }
+            case "quiet":
+                try params.allow(["set", "for"])
+                let request: QuietHours.Request
+                switch (try params.string("set"), try params.string("for")) {
+                case (nil, nil):
+                    let now = await core.snapshot()
+                    return answer(QuietInfo(now.quiet, held: now.queue.held.count))
+                case ("on"?, nil): request = .on
+                case ("off"?, nil): request = .off
+                case (nil, let length?): request = .for(try Self.duration(length, "for"))
+                case (let set?, nil): throw RPCError.invalidParams("\"set\" must be \"on\" or \"off\", not \"\(set.prefix(40))\"")
+                case (_?, _?): throw RPCError.invalidParams("give \"set\" or \"for\", not both")
+                }
+                let done = try await core.setQuiet(request)
+                let held = await core.snapshot().queue.held.count
+                return answer(done) { QuietInfo($0, held: held) }
             case "reload": try params.allow([]); return answer(try await core.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
             case "subscribe": try params.allow([]); return answer(SubscribeResult(subscribed: true), subscribe: true)
             case "session":

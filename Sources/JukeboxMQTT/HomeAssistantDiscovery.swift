@@ -60,6 +60,15 @@ struct HomeAssistantDiscovery {
         paused.payload_off = "OFF"
         paused.icon = "mdi:pause"
         entities.append(("switch", "paused", paused))
+        // On while nothing jukeboxd starts by itself plays: quiet hours, or quiet by hand.
+        // Turning it off lifts quiet hours in force until they end.
+        var quiet = config("quiet", "Quiet")
+        quiet.command_topic = topics.command("quiet")
+        quiet.state_topic = topics.state("quiet")
+        quiet.payload_on = "ON"
+        quiet.payload_off = "OFF"
+        quiet.icon = "mdi:volume-off"
+        entities.append(("switch", "quiet", quiet))
         var volume = config("volume", "Volume")
         volume.command_topic = topics.command("volume")
         volume.state_topic = topics.state("volume")

@@ -17,10 +17,11 @@ struct MQTTCommands: Sendable {
     /// Refused commands are logged 20 lines a minute at most, then counted.
     let refusals = SharedLogBudget(LogBudget(what: "refused MQTT commands", maxLines: 20))
 
-    /// What `play` takes as JSON: `{"clips": ["water", …], "cue": true}`.
+    /// What `play` takes as JSON: `{"clips": ["water", …], "cue": true, "afterQuiet": true}`.
     struct PlayRequest: Decodable {
         var clips: [String]
         var cue: Bool?
+        var afterQuiet: Bool?
     }
 
     /// A payload longer than this is refused unread (a clip list or a title is far shorter).
@@ -51,12 +52,13 @@ struct MQTTCommands: Sendable {
         do throws(JukeboxError) {
             switch name {
             case "play":
-                let (clips, cue) = try playRequest(text)
-                let queued = try await core.enqueue(clips, cue: cue, client: "mqtt")
+                let request = try playRequest(text)
+                let queued = try await core.enqueue(request.clips, cue: request.cue ?? false, client: "mqtt", afterQuiet: request.afterQuiet ?? false)
                 try await core.waitUntilDurable(queued)
             case "say":
-                let (words, cue) = sayRequest(text)
-                try await core.waitUntilDurable(try await core.say(words, cue: cue, client: "mqtt"))
+                let request = sayRequest(text)
+                try await core.waitUntilDurable(
+                    try await core.say(request.text, cue: request.cue ?? false, client: "mqtt", afterQuiet: request.afterQuiet ?? false))
             case "play_title":
                 try await core.waitUntilDurable(try await core.enqueue(titled: text, client: "mqtt"))
             case "skip": try await core.waitUntilDurable(await core.skip())
@@ -69,13 +71,23 @@ struct MQTTCommands: Sendable {
                 case "OFF": try await core.waitUntilDurable(await core.resume())
                 default: return refuse(name, "\"\(text.prefix(40))\" is not ON or OFF")
                 }
+            case "quiet":
+                switch text.uppercased() {
+                case "ON": try await core.waitUntilDurable(try await core.setQuiet(.on))
+                case "OFF": try await core.waitUntilDurable(try await core.setQuiet(.off))
+                default:
+                    guard case .success(let length) = DurationText.check(text), text.utf8.count <= 32 else {
+                        return refuse(name, "\"\(text.prefix(40))\" is not ON, OFF or a length such as 30m")
+                    }
+                    try await core.waitUntilDurable(try await core.setQuiet(.for(length)))
+                }
             case "volume":
                 guard let level = Self.volumeLevel(text) else {
                     return refuse(name, "\"\(text.prefix(40))\" is not a volume from \(Core.volumeRange.lowerBound) to \(Core.volumeRange.upperBound)")
                 }
                 try await core.waitUntilDurable(try await core.setVolume(level))
             default:
-                return refuse(name, "there is no such command (play, play_title, say, skip, pick, pause, resume, paused, volume)")
+                return refuse(name, "there is no such command (play, play_title, say, skip, pick, pause, resume, paused, quiet, volume)")
             }
         } catch {
             refuse(name, error.description)
@@ -94,30 +106,31 @@ struct MQTTCommands: Sendable {
         return Int(rounded)
     }
 
-    /// A clip id, or `{"clips": […], "cue": true}`.
-    private func playRequest(_ text: String) throws(JukeboxError) -> ([String], Bool) {
+    /// A clip id, or `{"clips": […], "cue": true, "afterQuiet": true}`.
+    private func playRequest(_ text: String) throws(JukeboxError) -> PlayRequest {
         guard text.hasPrefix("{") else {
             guard !text.isEmpty else { throw .invalidParameter("the payload is empty (send a clip id, or {\"clips\": [\"id\"], \"cue\": true})") }
-            return ([text], false)
+            return PlayRequest(clips: [text])
         }
         guard let request = try? JSONDecoder().decode(PlayRequest.self, from: Data(text.utf8)), !request.clips.isEmpty else {
-            throw .invalidParameter("the payload is not a clip id or {\"clips\": [\"id\", …], \"cue\": true}")
+            throw .invalidParameter("the payload is not a clip id or {\"clips\": [\"id\", …], \"cue\": true, \"afterQuiet\": true}")
         }
-        return (request.clips, request.cue ?? false)
+        return request
     }
 
-    /// What `say` takes as JSON: `{"text": "Dinner is ready", "cue": true}`.
+    /// What `say` takes as JSON: `{"text": "Dinner is ready", "cue": true, "afterQuiet": true}`.
     struct SayRequest: Decodable {
         var text: String
         var cue: Bool?
+        var afterQuiet: Bool?
     }
 
     /// The text itself (what Home Assistant's notify sends), or `{"text": "…", "cue": true}`.
-    private func sayRequest(_ text: String) -> (String, Bool) {
+    private func sayRequest(_ text: String) -> SayRequest {
         if text.hasPrefix("{"), let request = try? JSONDecoder().decode(SayRequest.self, from: Data(text.utf8)) {
-            return (request.text, request.cue ?? false)
+            return request
         }
-        return (text, false)
+        return SayRequest(text: text)
     }
 
     private func refuse(_ command: String, _ reason: String) {

@@ -55,6 +55,7 @@ actor StatePublisher {
             ("now_playing", snapshot.queue.current?.clip.title ?? Self.nothing),
             ("queue_length", "\(snapshot.queue.waiting.count)"),
             ("paused", snapshot.queue.paused ? "ON" : "OFF"),
+            ("quiet", snapshot.quiet.quiet ? "ON" : "OFF"),
             ("volume", "\(snapshot.volume)"),
             ("device", device),
             ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? Self.nothing),

@@ -48,6 +48,14 @@ public struct JSONFields {
         return value
     }
 
+    public func optionalBool(_ key: String) throws(JSONShapeError) -> Bool? {
+        switch self[key] {
+        case nil: return nil
+        case .bool(let value)?: return value
+        default: throw JSONShapeError(field: key)
+        }
+    }
+
     public func double(_ key: String) throws(JSONShapeError) -> Double {
         guard let value = try optionalDouble(key) else { throw JSONShapeError(field: key) }
         return value
@@ -108,7 +116,7 @@ extension EntryInfo: JSONReadable {
         self.init(
             ticket: try fields.ticket("ticket"), clip: try fields.string("clip"), title: try fields.string("title"),
             file: try fields.string("file"), origin: try fields.string("origin"), position: try fields.optionalInt("position"),
-            say: try fields.optionalString("say"))
+            say: try fields.optionalString("say"), afterQuiet: try fields.optionalBool("afterQuiet"))
     }
 }
 
@@ -120,7 +128,14 @@ extension StatusResult: JSONReadable {
             playing: try fields.read("playing", as: EntryInfo.self), waitingForDevice: try fields.read("waitingForDevice", as: EntryInfo.self),
             queueLength: try fields.int("queueLength"), paused: try fields.bool("paused"), volume: try fields.int("volume"),
             nextPick: try fields.optionalDouble("nextPick"), uptime: try fields.double("uptime"), played: try fields.int("played"),
-            failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"))
+            failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"), quiet: try fields.read("quiet", as: QuietInfo.self))
+    }
+}
+
+extension QuietInfo: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json, "quiet")
+        self.init(quiet: try fields.bool("quiet"), byHand: try fields.bool("byHand"), until: try fields.optionalDouble("until"), held: try fields.optionalInt("held"))
     }
 }
 
@@ -177,7 +192,7 @@ extension QueueResult: JSONReadable {
         let fields = try JSONFields(json)
         self.init(
             playing: try fields.read("playing", as: PlayingInfo.self), waitingForDevice: try fields.read("waitingForDevice", as: EntryInfo.self),
-            waiting: try fields.list("waiting", of: EntryInfo.self))
+            waiting: try fields.list("waiting", of: EntryInfo.self), held: fields["held"] == nil ? nil : try fields.list("held", of: EntryInfo.self))
     }
 }
 

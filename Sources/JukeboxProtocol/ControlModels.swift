@@ -11,8 +11,11 @@ public struct EntryInfo: Sendable, Equatable, Codable {
     public var position: Int?
     /// An announcement's text (`say`); absent for a clip.
     public var say: String?
+    /// true: held until quiet ends (`afterQuiet`), then queued; it has no position yet.
+    public var afterQuiet: Bool?
 
-    public init(ticket: UInt64, clip: String, title: String, file: String, origin: String, position: Int? = nil, say: String? = nil) {
+    public init(ticket: UInt64, clip: String, title: String, file: String, origin: String, position: Int? = nil, say: String? = nil, afterQuiet: Bool? = nil) {
+        self.afterQuiet = afterQuiet
         self.say = say
         self.ticket = ticket
         self.clip = clip
@@ -55,8 +58,11 @@ public struct QueueResult: Sendable, Equatable, Codable {
     /// soon as the device is back. (`playing` is then absent.)
     public var waitingForDevice: EntryInfo?
     public var waiting: [EntryInfo]
+    /// Requests held until quiet ends, in the order they will be queued.
+    public var held: [EntryInfo]?
 
-    public init(playing: PlayingInfo? = nil, waitingForDevice: EntryInfo? = nil, waiting: [EntryInfo]) {
+    public init(playing: PlayingInfo? = nil, waitingForDevice: EntryInfo? = nil, waiting: [EntryInfo], held: [EntryInfo]? = nil) {
+        self.held = held
         self.playing = playing
         self.waitingForDevice = waitingForDevice
         self.waiting = waiting
@@ -80,8 +86,11 @@ public struct StatusResult: Sendable, Equatable, Codable {
     public var failed: Int
     /// Times the device ran dry and was restarted.
     public var underruns: Int?
+    /// Whether it is quiet now.
+    public var quiet: QuietInfo?
 
-    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil) {
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil) {
+        self.quiet = quiet
         self.session = session
         self.device = device
         self.deviceState = deviceState
@@ -95,6 +104,26 @@ public struct StatusResult: Sendable, Equatable, Codable {
         self.played = played
         self.failed = failed
         self.underruns = underruns
+    }
+}
+
+/// Whether it is quiet now (nothing the daemon starts by itself plays), why, and until when:
+/// the `quiet` method's result, part of `status`, and the `quiet` event.
+public struct QuietInfo: Sendable, Equatable, Codable {
+    public var quiet: Bool
+    /// Set by hand (`jukebox quiet`), rather than by the session's quiet hours.
+    public var byHand: Bool
+    /// When this changes next (seconds since the epoch); absent: not until someone changes it.
+    public var until: Double?
+    /// Requests held until quiet ends (absent from the `quiet` event: `held` and `queued`
+    /// events tell each one).
+    public var held: Int?
+
+    public init(quiet: Bool, byHand: Bool, until: Double? = nil, held: Int? = nil) {
+        self.quiet = quiet
+        self.byHand = byHand
+        self.until = until
+        self.held = held
     }
 }
 

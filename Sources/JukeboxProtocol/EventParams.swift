@@ -1,6 +1,6 @@
 /// Parameters of the event notifications sent to subscribed connections. The method name is
 /// the event: `queued`, `playing`, `finished`, `removed`, `paused`, `resumed`, `scheduled`,
-/// `device`, `session`.
+/// `device`, `session`, `volume`, `held`, `quiet`.
 public struct EventParams: Sendable, Equatable, Codable {
     public var entry: EntryInfo?
     /// For `finished`: `completed`, `skipped` or `failed`.
@@ -13,11 +13,14 @@ public struct EventParams: Sendable, Equatable, Codable {
     public var clips: Int?
     /// For `volume`: 0–100.
     public var volume: Int?
+    /// For `quiet`.
+    public var quiet: QuietInfo?
 
     public init(
         entry: EntryInfo? = nil, outcome: String? = nil, reason: String? = nil, tickets: [UInt64]? = nil, nextPick: Double? = nil,
-        state: String? = nil, session: String? = nil, clips: Int? = nil, volume: Int? = nil
+        state: String? = nil, session: String? = nil, clips: Int? = nil, volume: Int? = nil, quiet: QuietInfo? = nil
     ) {
+        self.quiet = quiet
         self.volume = volume
         self.entry = entry
         self.outcome = outcome

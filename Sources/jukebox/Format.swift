@@ -35,6 +35,35 @@ enum Format {
         return "\(two(fields.tm_hour)):\(two(fields.tm_min)):\(two(fields.tm_sec))"
     }
 
+    /// Local `HH:MM` for a moment today, `YYYY-MM-DD HH:MM` for one on another day.
+    static func moment(_ epochSeconds: Double, now: Double = Double(Glibc.time(nil))) -> String {
+        guard epochSeconds.isFinite, abs(epochSeconds) < 1e12 else { return "?" }
+        func fields(_ epoch: Double) -> tm {
+            var seconds = time_t(epoch)
+            var fields = tm()
+            localtime_r(&seconds, &fields)
+            return fields
+        }
+        let when = fields(epochSeconds), today = fields(now)
+        func two(_ value: Int32) -> String { (value < 10 ? "0" : "") + "\(value)" }
+        let clock = "\(two(when.tm_hour)):\(two(when.tm_min))"
+        if when.tm_year == today.tm_year, when.tm_yday == today.tm_yday { return clock }
+        return "\(when.tm_year + 1900)-\(two(when.tm_mon + 1))-\(two(when.tm_mday)) \(clock)"
+    }
+
+    /// Whether it is quiet, why and until when: `quiet by hand until 14:30`.
+    static func quiet(_ info: QuietInfo) -> String {
+        var text = info.quiet ? (info.byHand ? "quiet by hand" : "quiet hours") : (info.byHand ? "quiet hours lifted by hand" : "not quiet")
+        switch (info.quiet, info.until) {
+        case (true, let until?): text += " until \(moment(until))"
+        case (true, nil): text += info.byHand ? " until turned off" : ""
+        case (false, let until?): text += info.byHand ? " until \(moment(until))" : "; quiet hours begin \(moment(until))"
+        case (false, nil): break
+        }
+        if let held = info.held, held > 0 { text += "; \(held) held until quiet ends" }
+        return text
+    }
+
     static func event(_ event: Notification) -> String {
         let params = event.params
         var text = event.method
@@ -47,6 +76,8 @@ enum Format {
         if let state = params?.state { text += " \(state)" }
         if let session = params?.session { text += " \"\(session)\" (\(params?.clips ?? 0) clips)" }
         if let volume = params?.volume { text += " \(volume)" }
+        if params?.entry?.afterQuiet == true { text += " until quiet ends" }
+        if let quiet = params?.quiet { text += " " + Self.quiet(quiet) }
         return text
     }
 }

@@ -19,6 +19,7 @@ extension JukeboxCLI {
                     "queue:     \(status.queueLength) waiting",
                     "volume:    \(status.volume)",
                     "next pick: \(status.nextPick.map(Format.time) ?? "none planned")",
+                    "quiet:     \(status.quiet.map(Format.quiet) ?? "not quiet")",
                     "uptime:    \(Format.clock(status.uptime))",
                     "played:    \(status.played), failed: \(status.failed), underruns: \(status.underruns ?? 0)",
                 ].joined(separator: "\n")

@@ -17,22 +17,30 @@ extension JukeboxCLI {
         @Option(help: "A name for whoever queues them (a script, a room), shown as their origin in `jukebox queue` and `jukebox history`.")
         var client: String?
 
+        @Flag(name: .customLong("after-quiet"), help: "While it is quiet (quiet hours, or `jukebox quiet`), hold them and play them once it ends, instead of now.")
+        var afterQuiet = false
+
         func validate() throws {
             if clips.isEmpty { throw ValidationError("name at least one clip (`jukebox clips` lists them)") }
             if client?.isEmpty == true { throw ValidationError("--client takes a name") }
         }
 
         /// `{"clips": […], "cue": …, "client": …}`, written by hand (see `JSONReadable`).
-        static func paramsJSON(clips: [String], cue: Bool, client: String?) -> String {
-            #"{"clips":[\#(clips.map(JSONValue.quoted).joined(separator: ","))],"cue":\#(cue)\#(client.map { #","client":\#(JSONValue.quoted($0))"# } ?? "")}"#
+        static func paramsJSON(clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false) -> String {
+            #"{"clips":[\#(clips.map(JSONValue.quoted).joined(separator: ","))],"cue":\#(cue)\#(client.map { #","client":\#(JSONValue.quoted($0))"# } ?? "")\#(afterQuiet ? #","afterQuiet":true"# : "")}"#
         }
 
-        func run() throws { try Self.run(options.settings, clips: clips, cue: cue, client: client) }
+        func run() throws { try Self.run(options.settings, clips: clips, cue: cue, client: client, afterQuiet: afterQuiet) }
 
-        static func run(_ options: ClientSettings, clips: [String], cue: Bool, client: String?) throws {
-            try options.run("enqueue", paramsJSON: paramsJSON(clips: clips, cue: cue, client: client), as: EnqueueResult.self) { result in
-                result.entries.map { "queued \($0.ticket) \($0.shown) (position \($0.position ?? 0))" }.joined(separator: "\n")
+        static func run(_ options: ClientSettings, clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false) throws {
+            try options.run("enqueue", paramsJSON: paramsJSON(clips: clips, cue: cue, client: client, afterQuiet: afterQuiet), as: EnqueueResult.self) { result in
+                result.entries.map(accepted).joined(separator: "\n")
             }
+        }
+
+        /// `queued 12 ward (position 2)`, or `held 12 ward until quiet ends`.
+        static func accepted(_ entry: EntryInfo) -> String {
+            entry.afterQuiet == true ? "held \(entry.ticket) \(entry.shown) until quiet ends" : "queued \(entry.ticket) \(entry.shown) (position \(entry.position ?? 0))"
         }
     }
 
@@ -53,6 +61,9 @@ extension JukeboxCLI {
         @Option(help: "A name for whoever queues it, shown as its origin in `jukebox queue` and `jukebox history`.")
         var client: String?
 
+        @Flag(name: .customLong("after-quiet"), help: "While it is quiet, hold it and say it once quiet ends, instead of now.")
+        var afterQuiet = false
+
         func validate() throws {
             if words.allSatisfy({ $0.allSatisfy(\.isWhitespace) }) { throw ValidationError("give the text to say, such as: jukebox say \"Dinner is ready\"") }
             if client?.isEmpty == true { throw ValidationError("--client takes a name") }
@@ -62,11 +73,13 @@ extension JukeboxCLI {
             var text: String
             var cue: Bool
             var client: String?
+            var afterQuiet: Bool?
         }
 
         func run() throws {
-            try options.run("say", Params(text: words.joined(separator: " "), cue: cue, client: client), as: EnqueueResult.self) { result in
-                result.entries.map { "queued \($0.ticket) \($0.title) (position \($0.position ?? 0))" }.joined(separator: "\n")
+            let params = Params(text: words.joined(separator: " "), cue: cue, client: client, afterQuiet: afterQuiet ? true : nil)
+            try options.run("say", params, as: EnqueueResult.self) { result in
+                result.entries.map(Play.accepted).joined(separator: "\n")
             }
         }
     }
@@ -135,6 +148,45 @@ extension JukeboxCLI {
 
         func run() throws {
             try options.run("volume", Params(level: level), as: VolumeResult.self) { "volume \($0.volume)" }
+        }
+    }
+
+    struct Quiet: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "quiet", abstract: "Show quiet, or turn it on or off by hand: nothing jukeboxd starts by itself plays while it is quiet.",
+            discussion: """
+                jukebox quiet            show whether it is quiet, why, and until when
+                jukebox quiet on         quiet until `jukebox quiet off`
+                jukebox quiet for 30m    quiet for a while (1m to 7d), say for a meeting
+                jukebox quiet off        end quiet by hand, and lift the session's quiet hours until they end
+                What you or a client queue still plays while it is quiet, unless queued with --after-quiet.
+                """)
+
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "on, off, or for and a length such as 30m.")
+        var words: [String] = []
+
+        struct Params: Encodable {
+            var set: String?
+            var `for`: String?
+        }
+
+        var params: Params {
+            get throws {
+                switch words {
+                case []: return Params()
+                case ["on"], ["off"]: return Params(set: words[0])
+                case let words where words.count == 2 && words[0] == "for": return Params(for: words[1])
+                default: throw ValidationError("say `jukebox quiet on`, `jukebox quiet off` or `jukebox quiet for 30m`")
+                }
+            }
+        }
+
+        func validate() throws { _ = try params }
+
+        func run() throws {
+            try options.run("quiet", try params, as: QuietInfo.self) { Format.quiet($0) }
         }
     }
 

@@ -24,6 +24,10 @@ extension JukeboxCLI {
                     lines.append("\(String(repeating: " ", count: 2))\(entry.position ?? 0). \(entry.ticket) \(entry.shown) (\(entry.origin))")
                 }
                 if result.waiting.isEmpty { lines.append("queue empty") }
+                if let held = result.held, !held.isEmpty {
+                    lines.append("held until quiet ends:")
+                    for entry in held { lines.append("  \(entry.ticket) \(entry.shown) (\(entry.origin))") }
+                }
                 return lines.joined(separator: "\n")
             }
         }

@@ -43,9 +43,10 @@ struct MQTTFrontEndTests {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                // Discovery: ten retained configs under one device, each valid for Home Assistant.
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 10, verbose: true)
-                #expect(configs.count == 10, "\(configs)")
+                // Discovery: eleven retained configs under one device, each valid for Home Assistant.
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 11, verbose: true)
+                #expect(configs.count == 11, "\(configs)")
+                #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/quiet/config ") }, "the quiet switch")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/notify/jukeboxd_desk/say/config ") }, "the notify entity says text")
                 var uniqueIDs = Set<String>()
                 for line in configs {
@@ -62,7 +63,7 @@ struct MQTTFrontEndTests {
                         #expect(config["options"] as? [String] == ["Drink some water", "walk"])
                     }
                 }
-                #expect(uniqueIDs.count == 10)
+                #expect(uniqueIDs.count == 11)
                 // State, retained.
                 #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])
@@ -79,6 +80,19 @@ struct MQTTFrontEndTests {
                 // What Home Assistant's notify sends: the text itself.
                 try await mosquitto.publish("jukeboxd/desk/command/say", "Dinner is ready")
                 #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "3").last == "3")
+                // The quiet switch: a request that asks to wait for the end of quiet is held,
+                // and queued once the switch is turned off.
+                #expect(try await mosquitto.messages("jukeboxd/desk/quiet") == ["OFF"])
+                try await mosquitto.publish("jukeboxd/desk/command/quiet", "ON")
+                #expect(try await mosquitto.messages("jukeboxd/desk/quiet", until: "ON").last == "ON")
+                try await mosquitto.publish("jukeboxd/desk/command/play", #"{"clips": ["walk"], "afterQuiet": true}"#)
+                #expect(await log.waitFor("held walk for mqtt until quiet ends"))
+                let held = try await jukebox("queue")
+                #expect(held.stdout.contains("held until quiet ends:\n  4 walk (mqtt)"), "\(held.stdout)")
+                #expect(try await jukebox("quiet").stdout == "quiet by hand until turned off; 1 held until quiet ends\n")
+                try await mosquitto.publish("jukeboxd/desk/command/quiet", "OFF")
+                #expect(try await mosquitto.messages("jukeboxd/desk/quiet", until: "OFF").last == "OFF")
+                #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "4").last == "4")
                 let queue = try await jukebox("queue")
                 #expect(queue.stdout.contains("water") && queue.stdout.contains("walk") && queue.stdout.contains("mqtt"), "\(queue.stdout)")
                 #expect(queue.stdout.contains("say: Dinner is ready"), "\(queue.stdout)")

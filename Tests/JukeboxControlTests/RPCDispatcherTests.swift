@@ -50,7 +50,11 @@ struct RPCDispatcherTests {
 
     @Test(arguments: [
         ("queue", nil, #"{"id":1,"jsonrpc":"2.0","result":{"waiting":[]}}"#),
-        ("status", nil, #"{"id":1,"jsonrpc":"2.0","result":{"device":"fake","deviceState":"closed","failed":0,"paused":false,"played":0,"queueLength":0,"session":"test","underruns":0,"uptime":0,"volume":100}}"#),
+        ("status", nil, #"{"id":1,"jsonrpc":"2.0","result":{"device":"fake","deviceState":"closed","failed":0,"paused":false,"played":0,"queueLength":0,"quiet":{"byHand":false,"held":0,"quiet":false},"session":"test","underruns":0,"uptime":0,"volume":100}}"#),
+        ("quiet", nil, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":false,"held":0,"quiet":false}}"#),
+        ("quiet", #"{"set":"on"}"#, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":true,"held":0,"quiet":true}}"#),
+        ("quiet", #"{"for":"30m"}"#, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":true,"held":0,"quiet":true,"until":2800}}"#),
+        ("quiet", #"{"set":"off"}"#, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":false,"held":0,"quiet":false}}"#),
         ("skip", nil, #"{"id":1,"jsonrpc":"2.0","result":{}}"#),
         ("remove", #"{"tickets":[4]}"#, #"{"id":1,"jsonrpc":"2.0","result":{"notWaiting":[4],"removed":[]}}"#),
         ("clear", nil, #"{"id":1,"jsonrpc":"2.0","result":{"notWaiting":[],"removed":[]}}"#),
@@ -64,6 +68,29 @@ struct RPCDispatcherTests {
     ])
     func everyMethodAnswers(method: String, params: String?, expected: String) async {
         #expect(await call(method, params) == expected)
+    }
+
+    /// `afterQuiet` holds a request while it is quiet: the answer has no position, and the
+    /// queue lists it apart until quiet ends.
+    @Test func afterQuietHoldsARequestWhileItIsQuiet() async {
+        _ = await call("quiet", #"{"set":"on"}"#)
+        #expect(await call("enqueue", #"{"clips":["ward"],"afterQuiet":true}"#) ==
+            #"{"id":1,"jsonrpc":"2.0","result":{"entries":[{"afterQuiet":true,"clip":"ward","file":"ward.wav","origin":"client 7","ticket":1,"title":"ward"}]}}"#)
+        #expect(await call("queue") ==
+            #"{"id":1,"jsonrpc":"2.0","result":{"held":[{"afterQuiet":true,"clip":"ward","file":"ward.wav","origin":"client 7","ticket":1,"title":"ward"}],"waiting":[]}}"#)
+        #expect(await call("quiet") == #"{"id":1,"jsonrpc":"2.0","result":{"byHand":true,"held":1,"quiet":true}}"#)
+        #expect(await call("quiet", #"{"set":"off"}"#) == #"{"id":1,"jsonrpc":"2.0","result":{"byHand":false,"held":0,"quiet":false}}"#)
+        #expect(await fixture.waiting() == [1])
+        for (params, message) in [
+            (#"{"set":"maybe"}"#, "must be \\\"on\\\" or \\\"off\\\", not \\\"maybe\\\""),
+            (#"{"for":"30"}"#, "quiet lasts from 1m to 168h, not 30s"),
+            (#"{"for":"soon"}"#, "must be a length such as 30m, 1h or 1h30m"),
+            (#"{"set":"on","for":"1h"}"#, "or \\\"for\\\", not both"),
+            (#"{"until":"7"}"#, "quiet has no parameter \\\"until\\\""),
+        ] {
+            let answer = await call("quiet", params) ?? ""
+            #expect(answer.contains("invalid-params") && answer.contains(message), "\(params): \(answer)")
+        }
     }
 
     @Test func pickQueuesADrawnClipWithTheCue() async {

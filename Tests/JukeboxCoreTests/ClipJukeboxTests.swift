@@ -28,8 +28,12 @@ struct ClipJukeboxTests {
         let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
         let events = EventBus()
         let queue = ClipPlayQueue(player: player, events: events, clock: ManualClock(), logger: .quiet)
+        let localTime = localTime ?? ClockDrivenLocalTime(clock: clock, start: start)
+        let zone = FixedOffsetZone(seconds: localTime.now().utcOffset)
+        let quiet = QuietHours(
+            session: session, queue: queue, events: events, clock: clock, wallClock: { Double(localTime.now().epochSeconds) }, zone: zone, logger: .quiet)
         let core = ClipJukebox(
-            session: session, queue: queue, events: events, clock: clock, localTime: localTime ?? ClockDrivenLocalTime(clock: clock, start: start),
+            session: session, queue: queue, quiet: quiet, events: events, clock: clock, localTime: localTime,
             generator: SeededGenerator(seed: seed), logger: .quiet)
         return (core, queue)
     }

@@ -25,15 +25,21 @@ struct ClipTimetableTests {
     }
 
     func make(_ clips: [Clip], start: Int64, grace: Duration = .seconds(120), quiet: [TimeWindow] = []) -> (ClipTimetable, ClipPlayQueue) {
+        let (timetable, queue, _) = makeWithQuiet(clips, start: start, grace: grace, quiet: quiet)
+        return (timetable, queue)
+    }
+
+    func makeWithQuiet(_ clips: [Clip], start: Int64, grace: Duration = .seconds(120), quiet: [TimeWindow] = []) -> (ClipTimetable, ClipPlayQueue, QuietHours) {
         let player = Player(sink: FakeSink(), decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
-        let queue = ClipPlayQueue(player: player, events: EventBus(), clock: ManualClock(), logger: .quiet)
+        let events = EventBus()
+        let queue = ClipPlayQueue(player: player, events: events, clock: ManualClock(), logger: .quiet)
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: clips, atGrace: grace, quiet: quiet)
         let clock = clock
+        let wallClock: WallClock = { [jump] in Double(start + clock.now.offset.components.seconds + jump.value) }
+        let quietHours = QuietHours(session: session, queue: queue, events: events, clock: clock, wallClock: wallClock, zone: CentralEuropeanZone(), logger: .quiet)
         let timetable = ClipTimetable(
-            session: session, queue: queue, clock: clock,
-            wallClock: { [jump] in Double(start + clock.now.offset.components.seconds + jump.value) },
-            zone: CentralEuropeanZone(), logger: .quiet)
-        return (timetable, queue)
+            session: session, queue: queue, quiet: quietHours, clock: clock, wallClock: wallClock, zone: CentralEuropeanZone(), logger: .quiet)
+        return (timetable, queue, quietHours)
     }
 
     /// Moves the clock to the timetable's next look, and returns once it sleeps again.
@@ -103,6 +109,21 @@ struct ClipTimetableTests {
         await settled()
         while await timetable.next?.moment != LocalZoneTests.utc(2026, 11, 28, 20) { await step() }
         #expect(await queue.waiting.map(\.origin) == [.timetable(LocalZoneTests.utc(2026, 11, 27, 20))])
+    }
+
+    /// Quiet turned on by hand skips a time as quiet hours do; turned off, the next plays.
+    @Test func aTimeWhileQuietByHandIsSkipped() async throws {
+        // Friday 20:50 CET; the clip is due at 21:00 and 22:00.
+        let (timetable, queue, quiet) = makeWithQuiet([try clip("owl", at: ["21:00", "22:00"])], start: LocalZoneTests.utc(2026, 11, 27, 19, 50))
+        await quiet.set(.on)
+        let running = Task { try await timetable.run() }
+        defer { running.cancel() }
+        await settled()
+        while await timetable.next?.moment != LocalZoneTests.utc(2026, 11, 27, 21) { await step() }
+        #expect(await queue.waiting.isEmpty, "21:00 was skipped")
+        await quiet.set(.off)
+        while await timetable.next?.moment != LocalZoneTests.utc(2026, 11, 28, 20) { await step() }
+        #expect(await queue.waiting.map(\.origin) == [.timetable(LocalZoneTests.utc(2026, 11, 27, 21))], "22:00 played")
     }
 
     /// A restart just after a time was queued does not queue it again: the state file's mark

@@ -197,14 +197,17 @@ extension StateTests {
         for ticket in 1...3000 {
             let cue: PersistedState.Clip? = ticket % 2 == 0 ? clip : nil
             let client: String? = ticket % 3 == 0 ? odd : nil
-            waiting.append(PersistedState.Entry(ticket: UInt64(ticket), clip: clip, cue: cue, client: client))
+            // Some queued at a fixed time, some held until quiet ends (those follow the rest).
+            let at: Int64? = ticket % 5 == 0 && client == nil ? 1_800_000_000 + Int64(ticket) : nil
+            waiting.append(PersistedState.Entry(ticket: UInt64(ticket), clip: clip, cue: cue, client: client, at: at, afterQuiet: ticket > 2990 ? true : nil))
         }
         let stats: [String: ClipStats] = [odd: ClipStats(timesPlayed: 3, lastPlayed: 1_732_288_888.123_456), "b": ClipStats()]
         let history: [PersistedState.Play] = [.init(entry: entry(5, "a"), startedAt: 12.5, outcome: "ended-early", reason: odd)]
         let bag = PersistedState.Bag(remaining: [odd, "b"], lastPick: nil, cycle: 7)
         let state = PersistedState(
             nextTicket: 18_446_744_073_709_551_000, waiting: waiting, bag: bag, paused: true, volume: 0.1 + 0.2,
-            stats: stats, history: history, started: .init(ticket: 2, count: 1))
+            stats: stats, history: history, started: .init(ticket: 2, count: 1), timetableUntil: 1_800_000_123,
+            quiet: .init(quiet: true, until: 1_800_003_600))
         let file = StateFile(path: folder.file("state.json"))
         let size = try await file.save(state)
         #expect(size > StateEncoderChunk.size, "bigger than one buffer, so it was written in pieces")

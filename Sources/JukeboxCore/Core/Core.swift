@@ -65,6 +65,9 @@ public actor Core: Service {
     let scheduler: ClipJukebox
     /// Queues clips at their `at` times.
     let timetable: ClipTimetable
+    /// Whether it is quiet now (the session's quiet hours, or by hand), and the release of
+    /// requests held for the end of quiet.
+    let quiet: QuietHours
     let decoder: any ClipDecoder
     /// The session file's edits and the uploads' files.
     let editor: SessionEditor
@@ -120,13 +123,17 @@ public actor Core: Service {
         self.output = output
         self.player = player
         self.queue = queue
+        let quiet = QuietHours(
+            session: session, queue: queue, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
+            zone: configuration.zone, logger: logger)
+        self.quiet = quiet
         let scheduler = ClipJukebox(
-            session: session, clips: catalog.playableClips, queue: queue, events: events, clock: configuration.clock,
+            session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, events: events, clock: configuration.clock,
             localTime: configuration.localTime, generator: configuration.generator, wallClock: configuration.wallClock,
             logger: logger)
         self.scheduler = scheduler
         let timetable = ClipTimetable(
-            session: session, clips: catalog.playableClips, queue: queue, clock: configuration.clock,
+            session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, clock: configuration.clock,
             wallClock: configuration.wallClock, zone: configuration.zone, logger: logger)
         self.timetable = timetable
         self.catalog = catalog
@@ -139,8 +146,8 @@ public actor Core: Service {
         self.stateFile = stateFile
         if stateFile != nil { events.holdUntilSaved() }
         self.writer = stateFile.map { file in
-            StateWriter(file: file, outbox: events) { [queue, scheduler, timetable, player] in
-                await PersistedState.gather(queue: queue, scheduler: scheduler, timetable: timetable, player: player)
+            StateWriter(file: file, outbox: events) { [queue, scheduler, timetable, quiet, player] in
+                await PersistedState.gather(queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, player: player)
             }
         }
     }
@@ -175,8 +182,12 @@ public actor Core: Service {
             // A clip queued at its fixed time that did not start before the daemon stopped is
             // not played late.
             let now = configuration.wallClock(), grace = session.atGrace.secondsDouble
-            var waiting: [PersistedState.Entry] = []
+            var waiting: [PersistedState.Entry] = [], held: [PersistedState.Entry] = []
             for entry in state.waiting {
+                if entry.afterQuiet == true {
+                    held.append(entry)
+                    continue
+                }
                 guard entry.isLate(now: now, grace: grace) else {
                     waiting.append(entry)
                     continue
@@ -184,22 +195,25 @@ public actor Core: Service {
                 logger.notice("missed \(entry.clip.id), queued at its fixed time before jukeboxd stopped: it is longer ago than atGrace (\(DurationText.format(session.atGrace))); not played late", metadata: ["clip": "\(entry.clip.id)"])
             }
             await queue.restore(
-                entries: waiting.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
+                entries: waiting.map(\.queueEntry), held: held.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
                 history: state.history.map(\.record), started: state.started, paused: state.paused)
             if let bag = state.bag { await scheduler.restoreBag(bag) }
+            await quiet.restore(state.quiet)
             if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
             await player.setVolume(min(state.volume, session.maxVolume))
             // Announcements whose audio is not kept any more are made again, ahead of their turn.
             for entry in waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
-            logger.info("restored \(Plural.count(waiting.count, "queued clip"))\(state.paused ? ", paused" : "") from \(stateFile.path)")
+            let heldNote = held.isEmpty ? "" : " and \(Plural.count(held.count, "request")) held until quiet ends"
+            logger.info("restored \(Plural.count(waiting.count, "queued clip"))\(heldNote)\(state.paused ? ", paused" : "") from \(stateFile.path)")
         }
     }
 
     public func run() async throws {
         await queue.setFixedTimeGrace(catalog.session.atGrace)
-        let (queue, scheduler, timetable) = (queue, scheduler, timetable)
+        let (queue, scheduler, timetable, quiet) = (queue, scheduler, timetable, quiet)
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
+            tasks.addTask { try? await quiet.run(); return false }
             tasks.addTask { try? await scheduler.run(); return true }
             tasks.addTask { try? await timetable.run(); return false }
             if let speech { tasks.addTask { await speech.run(); return false } }
@@ -237,7 +251,8 @@ public actor Core: Service {
             for await event in changes {
                 switch event {
                 case .queued(let entry, _) where !entry.origin.isClient: break
-                case .playing, .finished: break
+                // Quiet began or ended, or requests held for its end were released.
+                case .playing, .finished, .quiet: break
                 default: continue
                 }
                 do { try await writer.save() } catch { self.logger.error("\(error)") }
@@ -254,7 +269,11 @@ public actor Core: Service {
     /// Queues clips by id, or by the name of a file inside the clips folder, all or none.
     /// A file that is not in the session is opened first, so one that is not audio is
     /// refused now rather than failing later.
-    public func enqueue(_ names: [String], cue: Bool, client: String) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int)]> {
+    ///
+    /// `afterQuiet`: while it is quiet (quiet hours, or by hand), the clips are held, durably,
+    /// and queued when quiet ends; their position is then nil. When it is not quiet they are
+    /// queued at once, as without it.
+    public func enqueue(_ names: [String], cue: Bool, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
         try Self.checkClient(client)
         let resolver = ClipResolver(catalog: catalog)
         var clips: [PlayableClip] = []
@@ -270,9 +289,20 @@ public actor Core: Service {
             clips.append(clip)
         }
         let cueClip = cue ? sessionCue : nil
+        return await acknowledge(try await admit(clips, cue: cueClip, client: client, afterQuiet: afterQuiet), .enqueue)
+    }
+
+    /// Queues clips, or holds them until quiet ends (see `enqueue`).
+    private func admit(_ clips: [PlayableClip], cue: PlayableClip?, client: String, afterQuiet: Bool) async throws(JukeboxError) -> [(entry: QueueEntry, position: Int?)] {
         do {
-            let accepted = try await queue.enqueue(contentsOf: clips, cue: cueClip, origin: .client(client))
-            return await acknowledge(accepted, .enqueue)
+            guard afterQuiet, await quiet.isQuietNow() else {
+                return try await queue.enqueue(contentsOf: clips, cue: cue, origin: .client(client)).map { ($0.entry, $0.position) }
+            }
+            let held = try await queue.hold(contentsOf: clips, cue: cue, origin: .client(client))
+            logger.info("held \(clips.map(\.id).joined(separator: ", ")) for \(client) until quiet ends", metadata: ["client": "\(client)"])
+            // Quiet may have ended while they were being held, after its end released the rest.
+            await quiet.settleNow()
+            return held.map { ($0, nil) }
         } catch {
             throw .queueFull(error)
         }
@@ -280,19 +310,19 @@ public actor Core: Service {
 
     /// Queues the session's clip with this title (the names Home Assistant's select shows),
     /// or, when no clip has it, this id. Refused with suggestions when neither is found.
-    public func enqueue(titled title: String, client: String) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int)]> {
+    public func enqueue(titled title: String, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
         let clips = catalog.session.clips
         guard let clip = clips.first(where: { $0.title == title }) ?? clips.first(where: { $0.id == title }) else {
             let shown = String(title.prefix(100))
             throw .unknownClip(shown, suggestions: ClipResolver(catalog: catalog).suggestions(for: shown))
         }
-        return try await enqueue([clip.id], cue: false, client: client)
+        return try await enqueue([clip.id], cue: false, client: client, afterQuiet: afterQuiet)
     }
 
     /// Queues an announcement: `text` spoken by the session's speech engine (`tts`), FIFO
     /// like any clip. Its audio is started at once in the background; if it cannot be made,
     /// the entry fails at its turn with the reason, and the queue goes on.
-    public func say(_ text: String, cue: Bool, client: String) async throws(JukeboxError) -> Acknowledged<(entry: QueueEntry, position: Int)> {
+    public func say(_ text: String, cue: Bool, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<(entry: QueueEntry, position: Int?)> {
         try Self.checkClient(client)
         let spoken: String
         switch SpeechText.check(text) {
@@ -303,12 +333,7 @@ public actor Core: Service {
             throw .invalidParameter("announcements are off: this jukeboxd keeps no state, so it has nowhere to keep their audio")
         }
         let cueClip = cue ? sessionCue : nil
-        let accepted: (entry: QueueEntry, position: Int)
-        do {
-            accepted = try await queue.enqueue(.announcement(spoken), cue: cueClip, origin: .client(client))
-        } catch {
-            throw .queueFull(error)
-        }
+        let accepted = try await admit([.announcement(spoken)], cue: cueClip, client: client, afterQuiet: afterQuiet)[0]
         await speech.prepare(spoken)
         return await acknowledge(accepted, .say)
     }
@@ -349,6 +374,15 @@ public actor Core: Service {
 
     /// The highest level any front end may set: the session's `maxVolume`, on the 0–100 scale.
     var maxVolumeLevel: Int { Int((catalog.session.maxVolume * Double(Self.volumeRange.upperBound)).rounded(.down)) }
+
+    /// Turns quiet on or off by hand, or on for a while (`QuietHours.forRange`); returns the
+    /// status it leaves.
+    public func setQuiet(_ request: QuietHours.Request) async throws(JukeboxError) -> Acknowledged<QuietHours.Status> {
+        if case .for(let length) = request, !QuietHours.forRange.contains(length) {
+            throw .invalidParameter("quiet lasts from \(DurationText.format(QuietHours.forRange.lowerBound)) to \(DurationText.format(QuietHours.forRange.upperBound)), not \(DurationText.format(length))")
+        }
+        return await acknowledge(await quiet.set(request), .setQuiet)
+    }
 
     /// Draws a clip now, as the scheduler would; nil when none may play now.
     public func pick() async -> Acknowledged<QueueEntry?> { await acknowledge(await scheduler.pick(), .pick) }
@@ -406,6 +440,7 @@ public actor Core: Service {
         if session.maxVolume < old.maxVolume, await player.volume > session.maxVolume { await player.setVolume(session.maxVolume) }
         await scheduler.reload(session, clips: fresh.playableClips)
         await timetable.reload(session, clips: fresh.playableClips)
+        await quiet.reload(session)
         await queue.setFixedTimeGrace(session.atGrace)
         // The front ends listen from start-up: a change to theirs waits for a restart.
         for (section, changed) in [("http", session.web != old.web), ("mqtt", session.mqtt != old.mqtt)] where changed {
@@ -467,7 +502,7 @@ public actor Core: Service {
         let playerNow = await player.snapshot()
         let nextPick = queueNow.pickHold == nil ? await scheduler.nextPickWallTime : nil
         return JukeboxSnapshot(
-            catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick,
+            catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick, quiet: await quiet.statusNow(),
             uptime: configuration.wallClock() - startedAt, localTime: configuration.localTime.now())
     }
 }

@@ -10,6 +10,8 @@ public struct JukeboxSnapshot: Sendable {
     /// When the scheduler picks next, in seconds since the Unix epoch; nil while picks are
     /// held back (paused, a clip waiting for the device, the last pick still waiting).
     public var nextPick: Double?
+    /// Whether it is quiet now, why, and until when.
+    public var quiet: QuietHours.Status
     /// Seconds since the core started.
     public var uptime: Double
     /// Local time when the snapshot was taken, for clips' windows.

@@ -1,6 +1,8 @@
 /// What happened in the daemon, as clients that follow events see it.
 public enum JukeboxEvent: Sendable, Equatable {
     case queued(QueueEntry, position: Int)
+    /// A client's request held until quiet hours end (`afterQuiet`); `queued` follows then.
+    case held(QueueEntry)
     case playing(QueueEntry)
     case finished(QueueEntry, PlayOutcome)
     case removed([UInt64])
@@ -12,6 +14,9 @@ public enum JukeboxEvent: Sendable, Equatable {
     case sessionReloaded(name: String, clips: Int)
     /// The volume changed, 0–100 (from any front end, or a reload).
     case volume(Int)
+    /// Quiet began or ended, by hand or by the session's quiet hours, or held requests were
+    /// released.
+    case quiet(QuietHours.Status)
 }
 
 extension JukeboxEvent {
@@ -19,7 +24,7 @@ extension JukeboxEvent {
     /// the history), which subscribers hear of only once it is on disk.
     public var describesSavedState: Bool {
         switch self {
-        case .queued, .playing, .finished, .removed, .paused, .resumed, .volume: true
+        case .queued, .held, .playing, .finished, .removed, .paused, .resumed, .volume, .quiet: true
         case .scheduled, .device, .sessionReloaded: false
         }
     }

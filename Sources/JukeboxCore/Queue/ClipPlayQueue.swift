@@ -43,6 +43,9 @@ public actor ClipPlayQueue: Service {
     private let wake: AsyncStream<Void>.Continuation
 
     public private(set) var waiting = Deque<QueueEntry>()
+    /// Clients' requests to play once quiet hours end (`afterQuiet`), in the order they came;
+    /// `QuietHours` releases them to the back of `waiting`. They count towards `capacity`.
+    public private(set) var held = Deque<QueueEntry>()
     public private(set) var current: QueueEntry?
     public private(set) var currentStartedAt: Double?
     public private(set) var playedCount = 0
@@ -124,7 +127,7 @@ public actor ClipPlayQueue: Service {
     /// and its position among the waiting entries (1 = next).
     @discardableResult
     public func enqueue(_ clip: PlayableClip, cue: PlayableClip? = nil, origin: QueueEntry.Origin) throws(QueueFullError) -> (entry: QueueEntry, position: Int) {
-        guard waiting.count < capacity else { throw QueueFullError(capacity: capacity) }
+        guard waiting.count + held.count < capacity else { throw QueueFullError(capacity: capacity) }
         let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin)
         nextTicket += 1
         let index = origin.isTimetable ? (waiting.firstIndex { !$0.origin.isTimetable } ?? waiting.count) : waiting.count
@@ -136,26 +139,62 @@ public actor ClipPlayQueue: Service {
 
     /// Appends several clips as one request: all are accepted, in order, or none.
     public func enqueue(contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin) throws(QueueFullError) -> [(entry: QueueEntry, position: Int)] {
-        guard waiting.count + clips.count <= capacity else { throw QueueFullError(capacity: capacity) }
+        guard waiting.count + held.count + clips.count <= capacity else { throw QueueFullError(capacity: capacity) }
         var accepted: [(entry: QueueEntry, position: Int)] = []
         for clip in clips { accepted.append(try enqueue(clip, cue: cue, origin: origin)) }
         return accepted
     }
 
+    /// Holds clips, all or none, until quiet hours end (`releaseHeld`): a client asked for
+    /// them to wait rather than play now.
+    public func hold(contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin) throws(QueueFullError) -> [QueueEntry] {
+        guard waiting.count + held.count + clips.count <= capacity else { throw QueueFullError(capacity: capacity) }
+        var accepted: [QueueEntry] = []
+        for clip in clips {
+            let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin)
+            nextTicket += 1
+            held.append(entry)
+            accepted.append(entry)
+            events.publish(.held(entry))
+        }
+        return accepted
+    }
+
+    /// Moves every held request to the back of the queue, in the order they came, and
+    /// returns them.
+    @discardableResult
+    public func releaseHeld() -> [QueueEntry] {
+        let released = Array(held)
+        held.removeAll()
+        for entry in released {
+            waiting.append(entry)
+            events.publish(.queued(entry, position: waiting.count))
+        }
+        if !released.isEmpty { wake.yield() }
+        return released
+    }
+
     /// Removes a waiting entry; returns false if it is not waiting (playing, played or unknown).
     @discardableResult
     public func remove(ticket: UInt64) -> Bool {
-        guard let index = waiting.firstIndex(where: { $0.ticket == ticket }) else { return false }
-        waiting.remove(at: index)
+        if let index = waiting.firstIndex(where: { $0.ticket == ticket }) {
+            waiting.remove(at: index)
+        } else if let index = held.firstIndex(where: { $0.ticket == ticket }) {
+            held.remove(at: index)
+        } else {
+            return false
+        }
         events.publish(.removed([ticket]))
         return true
     }
 
-    /// Drops every waiting entry; the clip playing now goes on. Returns the removed tickets.
+    /// Drops every waiting entry, and those held for the end of quiet hours; the clip playing
+    /// now goes on. Returns the removed tickets.
     @discardableResult
     public func clear() -> [UInt64] {
-        let tickets = waiting.map(\.ticket)
+        let tickets = waiting.map(\.ticket) + held.map(\.ticket)
         waiting.removeAll()
+        held.removeAll()
         if !tickets.isEmpty { events.publish(.removed(tickets)) }
         return tickets
     }
@@ -231,6 +270,8 @@ public actor ClipPlayQueue: Service {
         /// The device's problem and when it is tried again, while the head waits for it.
         public var deviceWait: (error: AudioDeviceError, retryIn: Duration)?
         public var waiting: Deque<QueueEntry>
+        /// Requests held until quiet hours end.
+        public var held: Deque<QueueEntry>
         public var paused: Bool
         /// How far into the clip playing now it was paused.
         public var pausedPosition: (elapsed: Duration, total: Duration)?
@@ -243,15 +284,16 @@ public actor ClipPlayQueue: Service {
 
     public func snapshot() -> Snapshot {
         Snapshot(current: current, currentStartedAt: currentStartedAt, deviceWait: current != nil ? deviceWait : nil,
-                 waiting: waiting, paused: isPaused, pausedPosition: pausedPosition, played: playedCount, failed: failedCount,
+                 waiting: waiting, held: held, paused: isPaused, pausedPosition: pausedPosition, played: playedCount, failed: failedCount,
                  stats: stats, history: history, pickHold: pickHold)
     }
 
     /// The queue as it should survive a restart: the clip playing now first (after a crash it
     /// plays again from its start), then the waiting entries in order; and the start mark of
-    /// the clip playing now, which a clean shutdown clears.
-    public func persisted() -> (entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool) {
-        ((current.map { [$0] } ?? []) + Array(waiting), nextTicket, stats, Array(history), started, isPaused)
+    /// the clip playing now, which a clean shutdown clears; and the requests held until quiet
+    /// hours end.
+    public func persisted() -> (entries: [QueueEntry], held: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool) {
+        ((current.map { [$0] } ?? []) + Array(waiting), Array(held), nextTicket, stats, Array(history), started, isPaused)
     }
 
     /// Puts saved entries back, in order, keeping their tickets. Call before `run()`.
@@ -262,9 +304,11 @@ public actor ClipPlayQueue: Service {
     /// played a third time: otherwise a clip that crashes the player (a decoder or driver
     /// fault) would bring the daemon down on every start, for ever. Nothing else is dropped.
     public func restore(
-        entries: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark? = nil, paused: Bool = false
+        entries: [QueueEntry], held: [QueueEntry] = [], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark? = nil,
+        paused: Bool = false
     ) async {
         if paused { pauseSwitch.set(true) }
+        self.held.append(contentsOf: held)
         self.stats = stats
         self.history = Deque(history.suffix(Self.historyLimit))
         var entries = entries[...]
@@ -279,7 +323,7 @@ public actor ClipPlayQueue: Service {
         }
         waiting.append(contentsOf: entries)
         if !waiting.isEmpty { wake.yield() }
-        self.nextTicket = max(nextTicket, (entries.map(\.ticket).max() ?? 0) + 1, self.nextTicket)
+        self.nextTicket = max(nextTicket, ((entries.map(\.ticket) + held.map(\.ticket)).max() ?? 0) + 1, self.nextTicket)
     }
 
     /// Lets the clip playing now finish, starts nothing more, and returns once it has ended.

@@ -11,6 +11,8 @@ public actor ClipJukebox: Service {
     /// their `at` times. Bag items index this array.
     public private(set) var clips: [Clip]
     private let queue: ClipPlayQueue
+    /// Says when nothing may be picked.
+    private let quiet: QuietHours
     /// Where the next pick's time is announced (`scheduled` events).
     private let events: EventBus
     private let clock: ElapsedClock
@@ -23,7 +25,7 @@ public actor ClipJukebox: Service {
     public private(set) var nextPickWallTime: Double?
 
     public init(
-        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, events: EventBus, clock: some Clock<Duration>,
+        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, quiet: QuietHours, events: EventBus, clock: some Clock<Duration>,
         localTime: any LocalTimeSource = SystemLocalTime(), generator: SeededGenerator = SeededGenerator(),
         wallClock: @escaping WallClock = SystemWallClock.now, logger: Logger
     ) {
@@ -31,6 +33,7 @@ public actor ClipJukebox: Service {
         self.session = session
         self.clips = (clips ?? session.clips).filter { $0.enabled && $0.isShuffled }
         self.queue = queue
+        self.quiet = quiet
         self.events = events
         self.clock = ElapsedClock(clock)
         self.localTime = localTime
@@ -73,8 +76,8 @@ public actor ClipJukebox: Service {
             case .previousPickWaiting?: logger.debug("the previous scheduled clip is still waiting; nothing picked")
             case nil:
                 let now = localTime.now()
-                if session.isQuiet(now) {
-                    logger.info("\(now): quiet hours; nothing picked, and nothing saved up for afterwards")
+                if await quiet.isQuiet(at: now.epochSeconds) {
+                    logger.info("\(now): quiet; nothing picked, and nothing saved up for afterwards")
                 } else {
                     await pick()
                 }

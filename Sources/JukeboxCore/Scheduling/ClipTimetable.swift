@@ -13,6 +13,8 @@ public actor ClipTimetable: Service {
     private var session: Session
     private var clips: [Clip]
     private let queue: ClipPlayQueue
+    /// Says when a time is skipped.
+    private let quiet: QuietHours
     private let clock: ElapsedClock
     private let wallClock: WallClock
     private let zone: any LocalZone
@@ -29,12 +31,13 @@ public actor ClipTimetable: Service {
     static let untilReloaded: Int64 = 365 * 86_400
 
     public init(
-        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, clock: some Clock<Duration>,
+        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, quiet: QuietHours, clock: some Clock<Duration>,
         wallClock: @escaping WallClock = SystemWallClock.now, zone: any LocalZone = SystemLocalTime(), logger: Logger
     ) {
         self.session = session
         self.clips = (clips ?? session.clips).filter { $0.enabled && !$0.at.isEmpty }
         self.queue = queue
+        self.quiet = quiet
         self.clock = ElapsedClock(clock)
         self.wallClock = wallClock
         self.zone = zone
@@ -119,8 +122,8 @@ public actor ClipTimetable: Service {
                 metadata: ["clip": "\(clip.id)"])
             return
         }
-        if session.isQuiet(reading) {
-            logger.info("skipped \(clip.id) at \(when): quiet hours; it is not saved up for afterwards", metadata: ["clip": "\(clip.id)"])
+        if await quiet.isQuiet(at: due) {
+            logger.info("skipped \(clip.id) at \(when): quiet; it is not saved up for afterwards", metadata: ["clip": "\(clip.id)"])
             return
         }
         let cue = session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") }

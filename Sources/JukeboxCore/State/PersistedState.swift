@@ -32,8 +32,11 @@ public struct PersistedState: Codable, Sendable, Equatable {
         public var client: String?
         /// For a clip queued at one of its `at` times: that moment, in seconds since the epoch.
         public var at: Int64?
+        /// A request held until quiet hours end; these follow the waiting entries.
+        public var afterQuiet: Bool?
 
-        public init(ticket: UInt64, clip: Clip, cue: Clip?, client: String?, at: Int64? = nil) {
+        public init(ticket: UInt64, clip: Clip, cue: Clip?, client: String?, at: Int64? = nil, afterQuiet: Bool? = nil) {
+            self.afterQuiet = afterQuiet
             self.ticket = ticket
             self.clip = clip
             self.cue = cue
@@ -75,7 +78,8 @@ public struct PersistedState: Codable, Sendable, Equatable {
 
     public var version = 1
     public var nextTicket: UInt64
-    /// In play order; a clip that was playing when the daemon stopped comes first.
+    /// In play order; a clip that was playing when the daemon stopped comes first. Requests
+    /// held until quiet hours end follow, marked `afterQuiet`.
     public var waiting: [Entry]
     public var bag: Bag?
     public var paused: Bool
@@ -86,11 +90,15 @@ public struct PersistedState: Codable, Sendable, Equatable {
     /// Every `at` time up to this moment (seconds since the epoch) has been queued or
     /// reported missed.
     public var timetableUntil: Int64?
+    /// Quiet set by hand (`jukebox quiet`), while it lasts.
+    public var quiet: QuietHours.Override?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
-        stats: [String: ClipStats] = [:], history: [Play] = [], started: Started? = nil, timetableUntil: Int64? = nil
+        stats: [String: ClipStats] = [:], history: [Play] = [], started: Started? = nil, timetableUntil: Int64? = nil,
+        quiet: QuietHours.Override? = nil
     ) {
+        self.quiet = quiet
         self.timetableUntil = timetableUntil
         self.started = started
         self.nextTicket = nextTicket
@@ -105,12 +113,17 @@ public struct PersistedState: Codable, Sendable, Equatable {
 
 extension PersistedState {
     /// The daemon's state now, from the queue, the scheduler and the player.
-    static func gather(queue: ClipPlayQueue, scheduler: ClipJukebox, timetable: ClipTimetable, player: Player) async -> PersistedState {
+    static func gather(queue: ClipPlayQueue, scheduler: ClipJukebox, timetable: ClipTimetable, quiet: QuietHours, player: Player) async -> PersistedState {
         let saved = await queue.persisted()
+        let held = saved.held.map { entry in
+            var held = Entry(entry)
+            held.afterQuiet = true
+            return held
+        }
         return PersistedState(
-            nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init), bag: await scheduler.persistedBag(),
+            nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init) + held, bag: await scheduler.persistedBag(),
             paused: saved.paused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init),
-            started: saved.started, timetableUntil: await timetable.persistedHandledUntil)
+            started: saved.started, timetableUntil: await timetable.persistedHandledUntil, quiet: await quiet.override)
     }
 }
 

@@ -57,6 +57,11 @@ struct StateEncoder {
         raw("]")
         key("nextTicket"); number(state.nextTicket)
         key("paused"); raw(state.paused ? "true" : "false")
+        if let quiet = state.quiet {
+            key("quiet"); raw("{"); key("quiet", first: true); raw(quiet.quiet ? "true" : "false")
+            if let until = quiet.until { key("until"); number(until) }
+            raw("}")
+        }
         if let started = state.started {
             key("started"); raw("{"); key("count", first: true); number(started.count); key("ticket"); number(started.ticket); raw("}")
         }
@@ -84,11 +89,10 @@ struct StateEncoder {
 
     private mutating func entry(_ entry: PersistedState.Entry) {
         raw("{")
-        if let at = entry.at {
-            key("at", first: true); number(at); key("clip")
-        } else {
-            key("clip", first: true)
-        }
+        var first = true
+        if let afterQuiet = entry.afterQuiet { key("afterQuiet", first: true); raw(afterQuiet ? "true" : "false"); first = false }
+        if let at = entry.at { key("at", first: first); number(at); first = false }
+        key("clip", first: first)
         clip(entry.clip)
         if let client = entry.client { key("client"); string(client) }
         if let cue = entry.cue { key("cue"); clip(cue) }
