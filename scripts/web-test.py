@@ -187,8 +187,11 @@ def main():
         WebDriverWait(browser, 60).until(ready.visibility_of_element_located((By.ID, "app")))
         print("logged in")
 
+        # What will happen: the next random pick, an hour away; paused, nothing is planned.
+        eventually(lambda: "Next random pick" in browser.find_element(By.ID, "next").text, "the next pick under Coming up")
         # What the command line queues shows on the page within a second.
         jukebox("pause")
+        within_a_second(lambda: browser.find_element(By.ID, "next").text == "Nothing planned.", "nothing planned while paused")
         within_a_second(lambda: browser.find_element(By.ID, "resume").is_displayed(), "paused by the CLI")
         jukebox("play", "water", "walk")
         within_a_second(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == 2, "two clips queued by the CLI")

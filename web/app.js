@@ -63,7 +63,8 @@ function item(text, ...controls) {
 }
 
 async function refresh() {
-  const [status, queue, clips, history] = await Promise.all([rpc("status"), rpc("queue"), rpc("clips"), rpc("history", { limit: 10 })]);
+  const [status, queue, clips, history, next] = await Promise.all([
+    rpc("status"), rpc("queue"), rpc("clips"), rpc("history", { limit: 10 }), rpc("next", { limit: 5 })]);
   $("banner").hidden = true;
   const playing = queue.playing;
   if (playing) {
@@ -109,8 +110,21 @@ async function refresh() {
     return li;
   }));
 
+  draw("next", next, () => upcoming(next).map((line) => item(line)));
+
   draw("history", history.plays, () => history.plays.map((play) =>
     item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
+}
+
+// What will happen, in lines: fixed times, the next pick, quiet hours, today's sun.
+function upcoming(next) {
+  const when = (t) => new Date(t * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" });
+  const lines = next.fixedTimes.map((play) => `${when(play.at)} ${play.title}${play.quiet ? " (skipped: quiet)" : ""}`);
+  if (next.nextPick && !next.pickSkipped) lines.push(`Next random pick ${when(next.nextPick)}`);
+  if (next.quietHours) lines.push(`Quiet hours ${when(next.quietHours.from)}${next.quietHours.to ? ` to ${when(next.quietHours.to)}` : ""}`);
+  if (next.sun) lines.push(`Sun today: ${next.sun.map((s) => `${s.event} ${s.time}`).join(", ")}`);
+  if (lines.length === 0) lines.push("Nothing planned.");
+  return lines;
 }
 
 // Quiet: nothing jukeboxd starts by itself plays. The button turns it on or off by hand.

@@ -9,7 +9,7 @@ public struct RPCDispatcher: Sendable {
     public static let maxLineLength = 65_536
     public static let methods = [
         "enqueue", "say", "queue", "status", "skip", "remove", "clear", "pause", "resume", "pick", "clips", "history",
-        "volume", "quiet", "reload", "subscribe", "session", "addClip", "updateClip", "removeClip", "updateSchedule", "upload",
+        "volume", "quiet", "next", "reload", "subscribe", "session", "addClip", "updateClip", "removeClip", "updateSchedule", "upload",
     ]
 
     public struct Reply: Sendable {
@@ -186,6 +186,10 @@ public struct RPCDispatcher: Sendable {
                 let done = try await core.setQuiet(request)
                 let held = await core.snapshot().queue.held.count
                 return answer(done) { QuietInfo($0, held: held) }
+            case "next":
+                try params.allow(["limit"])
+                let plan = await core.plan(limit: try params.integer("limit", in: Core.planLimitRange) ?? 10)
+                return answer(NextResult(plan, held: await core.snapshot().queue.held.count))
             case "reload": try params.allow([]); return answer(try await core.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
             case "subscribe": try params.allow([]); return answer(SubscribeResult(subscribed: true), subscribe: true)
             case "session":

@@ -34,6 +34,7 @@ struct HomeAssistantDiscovery {
         var mode: String?
         var unit_of_measurement: String?
         var state_class: String?
+        var device_class: String?
         var options: [String]?
         var icon: String?
     }
@@ -103,6 +104,12 @@ struct HomeAssistantDiscovery {
             sensor.state_class = stateClass
             entities.append(("sensor", object, sensor))
         }
+        // When something next plays by itself: a fixed time, or the next random pick.
+        var nextPlay = config("next_play", "Next play")
+        nextPlay.state_topic = topics.state("next_play")
+        nextPlay.device_class = "timestamp"
+        nextPlay.icon = "mdi:clock-outline"
+        entities.append(("sensor", "next_play", nextPlay))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return entities.map { component, object, config in

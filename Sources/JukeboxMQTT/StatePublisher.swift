@@ -36,14 +36,15 @@ actor StatePublisher {
     func publishChanges() async {
         guard let client, await client.isConnected else { return }
         let snapshot = await core.snapshot()
-        for (name, value) in Self.state(snapshot) where published[name] != value {
+        let nextPlay = await core.plan().nextPlay
+        for (name, value) in Self.state(snapshot, nextPlay: nextPlay) where published[name] != value {
             if await send(topics.state(name), value) { published[name] = value }
         }
         if advertisedTitles != Self.titles(snapshot), published.isEmpty == false { await publishDiscovery(snapshot) }
     }
 
     /// The state topics and their values.
-    static func state(_ snapshot: JukeboxSnapshot) -> [(String, String)] {
+    static func state(_ snapshot: JukeboxSnapshot, nextPlay: Double?) -> [(String, String)] {
         let device: String = switch snapshot.deviceState {
         case .closed: "idle"
         case .open: "playing through \(snapshot.player.deviceName)"
@@ -59,7 +60,17 @@ actor StatePublisher {
             ("volume", "\(snapshot.volume)"),
             ("device", device),
             ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? Self.nothing),
+            // A timestamp sensor: ISO 8601, or "None", which Home Assistant shows as unknown.
+            ("next_play", nextPlay.map(Self.timestamp) ?? "None"),
         ]
+    }
+
+    /// `2026-11-24T21:04:00+00:00`: a moment as Home Assistant's timestamp sensors take it.
+    static func timestamp(_ epochSeconds: Double) -> String {
+        let reading = FixedOffsetZone(seconds: 0).localTime(at: Int64(epochSeconds.rounded(.down)))
+        let second = reading.secondOfDay
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(reading.date)T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))+00:00"
     }
 
     /// What `now_playing` and `last_played` say when there is no clip.

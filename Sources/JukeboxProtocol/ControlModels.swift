@@ -127,6 +127,89 @@ public struct QuietInfo: Sendable, Equatable, Codable {
     }
 }
 
+/// What will happen next (`next`, `jukebox next`). Times are seconds since the epoch.
+public struct NextResult: Sendable, Equatable, Codable {
+    public struct FixedPlay: Sendable, Equatable, Codable {
+        public var at: Double
+        public var clip: String
+        public var title: String
+        /// true: it falls in quiet as things stand, and will be skipped.
+        public var quiet: Bool?
+
+        public init(at: Double, clip: String, title: String, quiet: Bool? = nil) {
+            self.at = at
+            self.clip = clip
+            self.title = title
+            self.quiet = quiet
+        }
+    }
+
+    public struct Span: Sendable, Equatable, Codable {
+        public var from: Double
+        /// Absent: not within a week.
+        public var to: Double?
+        public init(from: Double, to: Double? = nil) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    public struct ActiveHours: Sendable, Equatable, Codable {
+        public var open: Bool
+        /// When they open or shut next; absent: not within a week.
+        public var until: Double?
+        public init(open: Bool, until: Double? = nil) {
+            self.open = open
+            self.until = until
+        }
+    }
+
+    public struct SunTime: Sendable, Equatable, Codable {
+        /// `dawn`, `sunrise`, `sunset` or `dusk`.
+        public var event: String
+        /// Local `HH:MM`, or why there is none today.
+        public var time: String
+        public init(event: String, time: String) {
+            self.event = event
+            self.time = time
+        }
+    }
+
+    /// The next fixed-time plays, within a week.
+    public var fixedTimes: [FixedPlay]
+    /// The scheduler's next random pick; absent while picks are held back.
+    public var nextPick: Double?
+    /// true: the next pick falls outside active hours or in quiet, so nothing is picked then.
+    public var pickSkipped: Bool?
+    /// When something next plays by itself: a fixed time not skipped for quiet, or a pick
+    /// while active hours are open and it is not quiet.
+    public var nextPlay: Double?
+    /// The session's active hours; absent when it has none.
+    public var activeHours: ActiveHours?
+    public var quiet: QuietInfo
+    /// The quiet hours in force now or next, within a week.
+    public var quietHours: Span?
+    /// `latitude,longitude`, when the session has a location.
+    public var location: String?
+    /// Today's sun times there.
+    public var sun: [SunTime]?
+
+    public init(
+        fixedTimes: [FixedPlay], nextPick: Double? = nil, pickSkipped: Bool? = nil, nextPlay: Double? = nil, activeHours: ActiveHours? = nil, quiet: QuietInfo,
+        quietHours: Span? = nil, location: String? = nil, sun: [SunTime]? = nil
+    ) {
+        self.fixedTimes = fixedTimes
+        self.nextPick = nextPick
+        self.pickSkipped = pickSkipped
+        self.nextPlay = nextPlay
+        self.activeHours = activeHours
+        self.quiet = quiet
+        self.quietHours = quietHours
+        self.location = location
+        self.sun = sun
+    }
+}
+
 public struct ClipInfo: Sendable, Equatable, Codable {
     public var id: String
     public var title: String

@@ -34,6 +34,53 @@ extension JukeboxCLI {
         }
     }
 
+    struct Next: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "next", abstract: "What will happen: the next fixed-time plays, the next random pick, quiet hours, and today's sun times.")
+        @OptionGroup var options: ClientOptions
+
+        @Option(name: .short, help: "How many fixed-time plays to show (1-100).")
+        var n = 10
+
+        func validate() throws {
+            if !(1...100).contains(n) { throw ValidationError("-n takes a number from 1 to 100") }
+        }
+
+        struct Params: Encodable { var limit: Int }
+
+        func run() throws {
+            try options.run("next", Params(limit: n), as: NextResult.self, human: Self.describe)
+        }
+
+        static func describe(_ next: NextResult) -> String {
+            var lines: [String] = []
+            if next.fixedTimes.isEmpty {
+                lines.append("fixed times: none in the coming week")
+            } else {
+                lines.append("fixed times:")
+                for play in next.fixedTimes {
+                    let title = play.title == play.clip ? "" : " \"\(play.title)\""
+                    lines.append("  \(Format.moment(play.at))  \(play.clip)\(title)\(play.quiet == true ? " (skipped: quiet)" : "")")
+                }
+            }
+            var pick = next.nextPick.map { "at \(Format.moment($0))" + (next.pickSkipped == true ? " (skipped: quiet or outside active hours)" : "") } ?? "none planned"
+            if let active = next.activeHours {
+                let change = active.until.map { " until \(Format.moment($0))" } ?? ""
+                pick += active.open ? " (active hours open\(change))" : " (outside active hours; they open \(active.until.map { Format.moment($0) } ?? "not this week"))"
+            }
+            lines.append("next pick:   \(pick)")
+            lines.append("next play:   \(next.nextPlay.map { Format.moment($0) } ?? "nothing planned")")
+            lines.append("quiet:       \(Format.quiet(next.quiet))")
+            if let hours = next.quietHours {
+                lines.append("quiet hours: \(Format.moment(hours.from)) to \(hours.to.map { Format.moment($0) } ?? "beyond a week")")
+            }
+            if let location = next.location, let sun = next.sun {
+                lines.append("sun at \(location) today: " + sun.map { "\($0.event) \($0.time)" }.joined(separator: ", "))
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
     struct Clips: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "clips", abstract: "The session's clips: duration, window, plays, problems.")
         @OptionGroup var options: ClientOptions

@@ -28,6 +28,37 @@ struct JukeboxClientTests {
         try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
     }
 
+    /// `jukebox next` shows what will happen, and `jukebox quiet` changes it: the built
+    /// binaries, with a session that has fixed times, quiet hours and a location.
+    @Test func nextShowsFixedTimesQuietHoursAndTheSun() async throws {
+        try folder.write("session.json", text: #"""
+            { "interval": { "min": "1h", "max": "2h" }, "location": { "latitude": 52.37, "longitude": 4.89 },
+              "quiet": [ { "from": "22:00", "to": "07:00" } ],
+              "clips": [ { "file": "ward.wav", "at": ["*:00"] }, { "file": "water.wav", "title": "Bell", "at": ["07:55"] }, { "file": "walk.wav" } ] }
+            """#)
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening", environment: ["TZ": "UTC"]) { [self] _ in
+            let next = try await jukebox("next", "-n", "30")
+            #expect(next.status == 0, "\(next.stderr)")
+            #expect(next.stdout.hasPrefix("fixed times:\n  "), "\(next.stdout)")
+            #expect(next.stdout.contains("  ward (skipped: quiet)\n"), "an hourly chime in the night: \(next.stdout)")
+            #expect(next.stdout.contains("water \"Bell\""), "\(next.stdout)")
+            #expect(next.stdout.contains("\nquiet hours: "), "\(next.stdout)")
+            #expect(next.stdout.contains("\nsun at 52.37,4.89 today: dawn "), "\(next.stdout)")
+            let quiet = try await jukebox("quiet", "for", "2h")
+            #expect(quiet.stdout.hasPrefix("quiet by hand until "), "\(quiet.stdout)")
+            #expect(try await jukebox("status").stdout.contains("\nquiet:     quiet by hand until "))
+            let json = try JSONDecoder().decode(NextResult.self, from: Data(try await jukebox("--json", "next").stdout.utf8))
+            let until = try #require(json.quiet.until)
+            #expect(json.quiet.quiet && json.quiet.byHand)
+            #expect(json.fixedTimes.filter { $0.at < until }.allSatisfy { $0.quiet == true }, "every time in the next two hours is skipped")
+            #expect(json.fixedTimes.count == 10)
+            #expect(try await jukebox("quiet", "for", "30").stderr.contains("quiet lasts from 1m to 168h, not 30s"))
+            #expect(try await jukebox("quiet", "sometimes").status == 64)
+            return try await jukebox("quiet", "off").stdout
+        }
+        #expect(run.result.hasPrefix("not quiet") || run.result.hasPrefix("quiet hours lifted by hand"), "\(run.result)")
+    }
+
     @Test func notRunningExits69WithAClearMessage() async throws {
         let outcome = try await jukebox("status")
         #expect(outcome.status == 69)

@@ -43,9 +43,10 @@ struct MQTTFrontEndTests {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                // Discovery: eleven retained configs under one device, each valid for Home Assistant.
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 11, verbose: true)
-                #expect(configs.count == 11, "\(configs)")
+                // Discovery: twelve retained configs under one device, each valid for Home Assistant.
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 12, verbose: true)
+                #expect(configs.count == 12, "\(configs)")
+                #expect(configs.contains { $0.hasPrefix("homeassistant/sensor/jukeboxd_desk/next_play/config ") && $0.contains(#""device_class":"timestamp""#) })
                 #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/quiet/config ") }, "the quiet switch")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/notify/jukeboxd_desk/say/config ") }, "the notify entity says text")
                 var uniqueIDs = Set<String>()
@@ -63,15 +64,19 @@ struct MQTTFrontEndTests {
                         #expect(config["options"] as? [String] == ["Drink some water", "walk"])
                     }
                 }
-                #expect(uniqueIDs.count == 11)
+                #expect(uniqueIDs.count == 12)
                 // State, retained.
                 #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/volume") == ["100"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/now_playing") == ["nothing"], "retained: an empty message would delete it")
+                // The next random pick, an hour away, as Home Assistant's timestamp.
+                let nextPlay = try await mosquitto.messages("jukeboxd/desk/next_play")
+                #expect(nextPlay.count == 1 && nextPlay[0].count == 25 && nextPlay[0].hasSuffix("+00:00") && nextPlay[0].dropFirst(10).hasPrefix("T"), "\(nextPlay)")
                 // Commands change the state, and the state topics follow.
                 try await mosquitto.publish("jukeboxd/desk/command/paused", "ON")
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused", until: "ON").last == "ON")
+                #expect(try await mosquitto.messages("jukeboxd/desk/next_play", until: "None").last == "None", "paused: nothing plays by itself")
                 try await mosquitto.publish("jukeboxd/desk/command/volume", "40")
                 #expect(try await mosquitto.messages("jukeboxd/desk/volume", until: "40").last == "40")
                 try await mosquitto.publish("jukeboxd/desk/command/play_title", "Drink some water")

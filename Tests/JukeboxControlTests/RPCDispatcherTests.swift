@@ -52,6 +52,7 @@ struct RPCDispatcherTests {
         ("queue", nil, #"{"id":1,"jsonrpc":"2.0","result":{"waiting":[]}}"#),
         ("status", nil, #"{"id":1,"jsonrpc":"2.0","result":{"device":"fake","deviceState":"closed","failed":0,"paused":false,"played":0,"queueLength":0,"quiet":{"byHand":false,"held":0,"quiet":false},"session":"test","underruns":0,"uptime":0,"volume":100}}"#),
         ("quiet", nil, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":false,"held":0,"quiet":false}}"#),
+        ("next", #"{"limit":3}"#, #"{"id":1,"jsonrpc":"2.0","result":{"fixedTimes":[],"quiet":{"byHand":false,"held":0,"quiet":false}}}"#),
         ("quiet", #"{"set":"on"}"#, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":true,"held":0,"quiet":true}}"#),
         ("quiet", #"{"for":"30m"}"#, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":true,"held":0,"quiet":true,"until":2800}}"#),
         ("quiet", #"{"set":"off"}"#, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":false,"held":0,"quiet":false}}"#),
@@ -136,6 +137,8 @@ struct RPCDispatcherTests {
         (#"{"jsonrpc":"2.0","id":1,"method":"remove","params":{"tickets":["3"]}}"#, #"{"error":{"code":-32602,"data":{"reason":"invalid-params"},"message":"\"tickets\" must be a list of ticket numbers, not \"3\""},"id":1,"jsonrpc":"2.0"}"#),
         (#"{"jsonrpc":"2.0","id":1,"method":"remove","params":{}}"#, #"{"error":{"code":-32602,"data":{"reason":"invalid-params"},"message":"\"tickets\" must be a list of ticket numbers"},"id":1,"jsonrpc":"2.0"}"#),
         (#"{"jsonrpc":"2.0","id":1,"method":"volume","params":{"level":101}}"#, #"{"error":{"code":-32602,"data":{"reason":"invalid-params"},"message":"\"level\" must be a whole number from 0 to 100, not 101"},"id":1,"jsonrpc":"2.0"}"#),
+        (#"{"jsonrpc":"2.0","id":1,"method":"next","params":{"limit":101}}"#, #"{"error":{"code":-32602,"data":{"reason":"invalid-params"},"message":"\"limit\" must be a whole number from 1 to 100, not 101"},"id":1,"jsonrpc":"2.0"}"#),
+        (#"{"jsonrpc":"2.0","id":1,"method":"next","params":{"limit":0}}"#, #"{"error":{"code":-32602,"data":{"reason":"invalid-params"},"message":"\"limit\" must be a whole number from 1 to 100, not 0"},"id":1,"jsonrpc":"2.0"}"#),
         (#"{"jsonrpc":"2.0","id":1,"method":"history","params":{"limit":0}}"#, #"{"error":{"code":-32602,"data":{"reason":"invalid-params"},"message":"\"limit\" must be a whole number from 1 to 200, not 0"},"id":1,"jsonrpc":"2.0"}"#),
         (#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["wrd"]}}"#, #"{"error":{"code":-32001,"data":{"clip":"wrd","reason":"unknown-clip","suggestions":["ward"]},"message":"no clip \"wrd\" in the session (did you mean \"ward\"?)"},"id":1,"jsonrpc":"2.0"}"#),
     ])

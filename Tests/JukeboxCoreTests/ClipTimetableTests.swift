@@ -111,6 +111,25 @@ struct ClipTimetableTests {
         #expect(await queue.waiting.map(\.origin) == [.timetable(LocalZoneTests.utc(2026, 11, 27, 20))])
     }
 
+    /// `jukebox next` lists the coming times in order, clips due together in the session's
+    /// order, up to its limit and within its horizon.
+    @Test func thePlanListsTheComingTimesInOrder() async throws {
+        // Friday 06:50 CET.
+        let (timetable, _) = make(
+            [try clip("bell", at: ["07:55@mon-fri"]), try clip("chime", at: ["12:00", "07:55"]), try clip("monday", at: ["09:00@mon"])],
+            start: LocalZoneTests.utc(2026, 11, 27, 5, 50))
+        let plan = await timetable.plan(limit: 5, horizon: 7 * 86_400)
+        #expect(plan.map(\.clip.id) == ["bell", "chime", "chime", "chime", "chime"])
+        #expect(plan.map(\.moment) == [
+            LocalZoneTests.utc(2026, 11, 27, 6, 55), LocalZoneTests.utc(2026, 11, 27, 6, 55), LocalZoneTests.utc(2026, 11, 27, 11),
+            LocalZoneTests.utc(2026, 11, 28, 6, 55), LocalZoneTests.utc(2026, 11, 28, 11),
+        ])
+        #expect(await timetable.plan(limit: 1, horizon: 7 * 86_400).count == 1)
+        let monday = await timetable.plan(limit: 100, horizon: 7 * 86_400).filter { $0.clip.id == "monday" }
+        #expect(monday.map(\.moment) == [LocalZoneTests.utc(2026, 11, 30, 8)])
+        #expect(await timetable.plan(limit: 100, horizon: 86_400).allSatisfy { $0.clip.id != "monday" }, "Monday is beyond a day")
+    }
+
     /// Quiet turned on by hand skips a time as quiet hours do; turned off, the next plays.
     @Test func aTimeWhileQuietByHandIsSkipped() async throws {
         // Friday 20:50 CET; the clip is due at 21:00 and 22:00.

@@ -90,6 +90,15 @@ struct QuietHoursTests {
         #expect(await hours.set(.off) == .init(quiet: false, byHand: true, until: LocalZoneTests.utc(2026, 11, 29, 6)))
     }
 
+    /// The quiet hours in force are shown from when they began; otherwise the next ones.
+    @Test func theQuietHoursInForceAreShownFromWhenTheyBegan() async throws {
+        let (hours, _, _) = make(start: LocalZoneTests.utc(2026, 11, 27, 22), quiet: Self.nights)
+        let night = await hours.nextHours(after: LocalZoneTests.utc(2026, 11, 27, 23))
+        #expect(night?.from == LocalZoneTests.utc(2026, 11, 27, 21) && night?.to == LocalZoneTests.utc(2026, 11, 28, 6))
+        let evening = await hours.nextHours(after: LocalZoneTests.utc(2026, 11, 28, 12))
+        #expect(evening?.from == LocalZoneTests.utc(2026, 11, 28, 21) && evening?.to == LocalZoneTests.utc(2026, 11, 29, 6))
+    }
+
     /// `off` outside quiet hours ends quiet by hand and leaves nothing lifted.
     @Test func offOutsideQuietHoursLeavesNothingLifted() async throws {
         let (hours, _, _) = make(start: LocalZoneTests.utc(2026, 11, 27, 12), quiet: Self.nights)
@@ -196,6 +205,21 @@ struct QuietCoreTests {
         #expect(snapshot.queue.waiting.map(\.ticket) == [now[0].entry.ticket, held[0].entry.ticket])
         let after = String(decoding: try FilePath.read(folder.file("state.json"), limit: 1 << 20), as: UTF8.self)
         #expect(!after.contains("afterQuiet") && !after.contains(#""quiet":{"#), "\(after)")
+    }
+
+    /// Home Assistant's "next play": the first fixed time not skipped for quiet, or the next
+    /// pick unless it falls outside active hours or in quiet, whichever comes first.
+    @Test func nextPlayIsTheFirstThingThatWillBeHeard() {
+        let bell = Clip(id: "bell", source: ClipSource(file: "bell.wav", path: "/clips/bell.wav"))
+        let open = QuietHours.Status(quiet: false, byHand: false, until: nil)
+        var plan = JukeboxPlan(
+            fixedTimes: [.init(moment: 100, clip: bell, quiet: true), .init(moment: 300, clip: bell, quiet: false)], nextPick: 200,
+            activeHours: nil, quiet: open, quietHours: nil, location: nil, sun: [])
+        #expect(plan.nextPlay == 200)
+        plan.pickSkipped = true
+        #expect(plan.nextPlay == 300, "a pick that falls outside active hours or in quiet is not heard")
+        plan.fixedTimes = []
+        #expect(plan.nextPlay == nil)
     }
 
     /// Asked to wait for the end of quiet when it is not quiet, a request is queued at once.

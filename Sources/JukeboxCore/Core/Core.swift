@@ -79,7 +79,7 @@ public actor Core: Service {
     private var sessionBusy = false
     private var sessionWaiters: [CheckedContinuation<Void, Never>] = []
     private let makeSink: SinkFactory
-    private let configuration: Configuration
+    let configuration: Configuration
     let logger: Logger
     private let startedAt: Double
     private var catalog: ClipCatalog

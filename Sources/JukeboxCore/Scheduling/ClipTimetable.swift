@@ -98,6 +98,22 @@ public actor ClipTimetable: Service {
         return found.sorted { ($0.moment, $0.order) < ($1.moment, $1.order) }.map { ($0.moment, $0.clip) }
     }
 
+    /// The next `limit` moments of every clip's `at` times, within `horizon` seconds of now,
+    /// earliest first; for `jukebox next`.
+    public func plan(limit: Int, horizon: Int64) -> [(moment: Int64, clip: Clip)] {
+        let now = wallSeconds()
+        var found: [(moment: Int64, clip: Clip)] = []
+        var after = max(handledUntil, now)
+        while found.count < limit, let next = upcoming(after: after), next.moment <= now + horizon {
+            // Every clip due at that moment, in the session's order.
+            for clip in clips where clip.at.contains(where: { $0.next(after: after, zone: zone, location: session.location, holidays: session.holidays) == next.moment }) {
+                found.append((next.moment, clip))
+            }
+            after = next.moment
+        }
+        return Array(found.prefix(limit))
+    }
+
     /// The earliest moment after `after` of any clip's `at` times.
     private func upcoming(after: Int64) -> (moment: Int64, clip: Clip)? {
         var best: (moment: Int64, clip: Clip)?

@@ -53,7 +53,7 @@ public actor QuietHours: Service {
 
     /// `quiet for` takes from a minute to a week.
     public static let forRange: ClosedRange<Duration> = .seconds(60) ... .seconds(7 * 86_400)
-    /// How far ahead the next change of the session's quiet hours is looked for.
+    /// How many days ahead the next change of the session's quiet hours is looked for.
     static let lookahead = 8
 
     private var session: Session
@@ -100,30 +100,25 @@ public actor QuietHours: Service {
 
     /// Whether the session's quiet windows hold `moment`.
     private func hoursQuiet(at moment: Int64) -> Bool {
-        session.isQuiet(zone.localTime(at: moment))
+        session.quiet.hold(moment, zone: zone, location: session.location, holidays: session.holidays)
     }
 
     /// The first moment after `moment` at which the session's quiet hours begin or end,
     /// within `lookahead` days; nil when they never change (none, or always quiet).
-    /// The quiet hours can change only where a window opens or shuts, or at midnight (a
-    /// window's days and dates), so only those moments are looked at.
     func nextChangeOfHours(after moment: Int64) -> Int64? {
-        guard !session.quiet.isEmpty else { return nil }
-        let today = zone.localTime(at: moment).date
-        var candidates: [Int64] = []
-        for offset in -1...Self.lookahead {
-            let date = today.adding(days: offset)
-            candidates.append(zone.moment(of: date, at: 0))
-            for window in session.quiet {
-                for end in [window.from, window.to] {
-                    if case .at(let second) = end.secondOfDay(on: date, zone: zone, location: session.location) {
-                        candidates.append(zone.moment(of: date, at: second))
-                    }
-                }
-            }
+        session.quiet.nextChange(after: moment, zone: zone, location: session.location, holidays: session.holidays, days: Self.lookahead)
+    }
+
+    /// The next span of the session's quiet hours: the one in force at `moment` (from when it
+    /// began, within `lookahead` days), or the next to begin within that time. `to` is nil when
+    /// it does not end within that time.
+    public func nextHours(after moment: Int64) -> (from: Int64, to: Int64?)? {
+        if hoursQuiet(at: moment) {
+            let began = session.quiet.lastChange(atOrBefore: moment, zone: zone, location: session.location, holidays: session.holidays, days: Self.lookahead)
+            return (began ?? moment, nextChangeOfHours(after: moment))
         }
-        let now = hoursQuiet(at: moment)
-        return candidates.filter { $0 > moment }.sorted().first { hoursQuiet(at: $0) != now }
+        guard let from = nextChangeOfHours(after: moment) else { return nil }
+        return (from, nextChangeOfHours(after: from))
     }
 
     // MARK: - Changing

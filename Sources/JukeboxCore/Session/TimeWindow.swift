@@ -79,4 +79,49 @@ extension Array where Element == TimeWindow {
     public func allow(_ time: LocalTime, location: GeoLocation? = nil, holidays: [DateRule] = []) -> Bool {
         isEmpty || contains { $0.contains(time, location: location, holidays: holidays) }
     }
+
+    /// Whether any of the windows holds `moment` (false for an empty list).
+    public func hold(_ moment: Int64, zone: any LocalZone, location: GeoLocation?, holidays: [DateRule]) -> Bool {
+        let time = zone.localTime(at: moment)
+        return contains { $0.contains(time, location: location, holidays: holidays) }
+    }
+
+    /// The first moment after `moment`, within `days` days, at which whether any window holds
+    /// changes; nil when it never does (no windows, or always open). Only where a window opens
+    /// or shuts, or at midnight (a window's days and dates), can it change, so only those
+    /// moments are looked at.
+    public func nextChange(after moment: Int64, zone: any LocalZone, location: GeoLocation?, holidays: [DateRule], days: Int = 8) -> Int64? {
+        guard !isEmpty else { return nil }
+        let now = hold(moment, zone: zone, location: location, holidays: holidays)
+        return changes(around: moment, zone: zone, location: location, days: -1...days).filter { $0 > moment }.sorted()
+            .first { hold($0, zone: zone, location: location, holidays: holidays) != now }
+    }
+
+    /// The moment at or before `moment`, within `days` days, at which the windows last began
+    /// or stopped holding, as they do at `moment`; nil when that is longer ago.
+    public func lastChange(atOrBefore moment: Int64, zone: any LocalZone, location: GeoLocation?, holidays: [DateRule], days: Int = 8) -> Int64? {
+        guard !isEmpty else { return nil }
+        let now = hold(moment, zone: zone, location: location, holidays: holidays)
+        return changes(around: moment, zone: zone, location: location, days: -days...0).filter { $0 <= moment }.sorted(by: >)
+            .first { hold($0 - 1, zone: zone, location: location, holidays: holidays) != now }
+    }
+
+    /// Every moment, on the days `days` from the one holding `moment`, at which a window opens
+    /// or shuts, and each midnight.
+    private func changes(around moment: Int64, zone: any LocalZone, location: GeoLocation?, days: ClosedRange<Int>) -> [Int64] {
+        let today = zone.localTime(at: moment).date
+        var candidates: [Int64] = []
+        for offset in days {
+            let date = today.adding(days: offset)
+            candidates.append(zone.moment(of: date, at: 0))
+            for window in self {
+                for end in [window.from, window.to] {
+                    if case .at(let second) = end.secondOfDay(on: date, zone: zone, location: location) {
+                        candidates.append(zone.moment(of: date, at: second))
+                    }
+                }
+            }
+        }
+        return candidates
+    }
 }
