@@ -9,6 +9,8 @@ struct HomeAssistantDiscovery {
     let sessionName: String
     /// The enabled clips' titles, the options of the "play" select.
     let titles: [String]
+    /// The top of the volume slider: the session's `maxVolume`, 0–100.
+    var maxVolume = Core.volumeRange.upperBound
 
     struct Device: Encodable {
         var identifiers: [String]
@@ -74,7 +76,7 @@ struct HomeAssistantDiscovery {
         volume.command_topic = topics.command("volume")
         volume.state_topic = topics.state("volume")
         volume.min = Core.volumeRange.lowerBound
-        volume.max = Core.volumeRange.upperBound
+        volume.max = maxVolume
         volume.step = 1
         volume.mode = "slider"
         volume.unit_of_measurement = "%"

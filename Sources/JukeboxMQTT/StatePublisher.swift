@@ -11,8 +11,13 @@ actor StatePublisher {
     private var client: MQTTClient?
     /// What each state topic last carried on this connection.
     private var published: [String: String] = [:]
-    /// The clip titles last advertised to Home Assistant's select.
-    private var advertisedTitles: [String] = []
+    /// The clip titles last advertised to Home Assistant's select, and the volume slider's top.
+    private var advertised: Advertised?
+
+    struct Advertised: Equatable {
+        var titles: [String]
+        var maxVolume: Int
+    }
 
     init(topics: MQTTTopics, core: Core) {
         self.topics = topics
@@ -40,7 +45,7 @@ actor StatePublisher {
         for (name, value) in Self.state(snapshot, nextPlay: nextPlay) where published[name] != value {
             if await send(topics.state(name), value) { published[name] = value }
         }
-        if advertisedTitles != Self.titles(snapshot), published.isEmpty == false { await publishDiscovery(snapshot) }
+        if advertised != Self.advertised(snapshot), published.isEmpty == false { await publishDiscovery(snapshot) }
     }
 
     /// The state topics and their values.
@@ -76,8 +81,10 @@ actor StatePublisher {
     /// What `now_playing` and `last_played` say when there is no clip.
     static let nothing = "nothing"
 
-    static func titles(_ snapshot: JukeboxSnapshot) -> [String] {
-        snapshot.catalog.session.clips.filter(\.enabled).map(\.title)
+    static func advertised(_ snapshot: JukeboxSnapshot) -> Advertised {
+        Advertised(
+            titles: snapshot.catalog.session.clips.filter(\.enabled).map(\.title),
+            maxVolume: Int((snapshot.session.maxVolume * Double(Core.volumeRange.upperBound)).rounded(.down)))
     }
 
     func publishDiscovery() async {
@@ -86,8 +93,10 @@ actor StatePublisher {
 
     private func publishDiscovery(_ snapshot: JukeboxSnapshot) async {
         guard topics.discovery, let client, await client.isConnected else { return }
-        advertisedTitles = Self.titles(snapshot)
-        for (topic, config) in HomeAssistantDiscovery(topics: topics, sessionName: snapshot.session.name, titles: advertisedTitles).configs {
+        let advertised = Self.advertised(snapshot)
+        self.advertised = advertised
+        let discovery = HomeAssistantDiscovery(topics: topics, sessionName: snapshot.session.name, titles: advertised.titles, maxVolume: advertised.maxVolume)
+        for (topic, config) in discovery.configs {
             await send(topic, config)
         }
     }

@@ -87,7 +87,7 @@ struct JukeboxdCommandTests {
         #expect(status == 65)
         #expect(stdout.isEmpty)
         #expect(stderr == """
-            \(path):2: volume: 3 is out of range (expected 0 to 1)
+            \(path):2: volume: 3 is out of range (expected 0 to 1, or a list of steps such as [{\"from\": \"07:00\", \"level\": 0.8}])
             \(path):3: cue: bell.wav: no such file (looked for \(folder.file("bell.wav")))
             \(path):6: clip gone: gone.wav: no such file (looked for \(folder.file("gone.wav")))
 
@@ -122,7 +122,7 @@ struct JukeboxdCommandTests {
         // In the order of the file's lines, whatever order they were found in.
         #expect(stderr == """
             \(path):2: clips[0].windows[0].from: "25:00" is not a time (expected HH:MM such as 07:55, or sunrise, sunset, dawn or dusk with an optional offset such as sunset-15m)
-            \(path):3: volume: 3 is out of range (expected 0 to 1)
+            \(path):3: volume: 3 is out of range (expected 0 to 1, or a list of steps such as [{\"from\": \"07:00\", \"level\": 0.8}])
 
             """)
     }

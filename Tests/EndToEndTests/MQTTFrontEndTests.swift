@@ -19,9 +19,9 @@ struct MQTTFrontEndTests {
         try folder.write("walk.wav", tone)
     }
 
-    func session(port: Int, extra: String = "") throws {
+    func session(port: Int, extra: String = "", top: String = "") throws {
         try folder.write("Desk.json", text: """
-            { "interval": { "min": "1h", "max": "1h" },
+            { "interval": { "min": "1h", "max": "1h" },\(top)
               "mqtt": { "broker": "mqtt://127.0.0.1:\(port)"\(extra) },
               "clips": [ { "file": "water.wav", "title": "Drink some water" }, { "file": "walk.wav" } ] }
             """)
@@ -39,7 +39,7 @@ struct MQTTFrontEndTests {
 
     @Test func homeAssistantFindsTheDeviceAndItsCommandsWork() async throws {
         let mosquitto = try Mosquitto()
-        try session(port: mosquitto.port)
+        try session(port: mosquitto.port, top: #" "maxVolume": 0.8,"#)
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
@@ -60,6 +60,9 @@ struct MQTTFrontEndTests {
                     uniqueIDs.insert(config["unique_id"] as? String ?? "")
                     #expect(config["availability_topic"] as? String == "jukeboxd/desk/availability")
                     #expect((config["device"] as? [String: Any])?["identifiers"] as? [String] == ["jukeboxd_desk"])
+                    if topic.hasSuffix("/volume/config") {
+                        #expect(config["max"] as? Int == 80, "the slider ends at maxVolume")
+                    }
                     if component == "select" {
                         #expect(config["options"] as? [String] == ["Drink some water", "walk"])
                     }
@@ -68,7 +71,7 @@ struct MQTTFrontEndTests {
                 // State, retained.
                 #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])
-                #expect(try await mosquitto.messages("jukeboxd/desk/volume") == ["100"])
+                #expect(try await mosquitto.messages("jukeboxd/desk/volume") == ["80"], "held to maxVolume")
                 #expect(try await mosquitto.messages("jukeboxd/desk/now_playing") == ["nothing"], "retained: an empty message would delete it")
                 // The next random pick, an hour away, as Home Assistant's timestamp.
                 let nextPlay = try await mosquitto.messages("jukeboxd/desk/next_play")

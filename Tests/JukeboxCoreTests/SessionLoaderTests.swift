@@ -110,6 +110,32 @@ struct SessionLoaderTests {
         #expect(quiet.quiet == [TimeWindow(from: TimeOfDay("22:00")!, to: TimeOfDay("07:00")!)])
     }
 
+    /// A session with a cap and no volume starts at the cap, rather than being refused for a
+    /// default volume above it.
+    @Test func withoutAVolumeTheCapIsTheStart() throws {
+        #expect(try load(#"{ "maxVolume": 0.8, "clips": [ { "file": "a.wav" } ] }"#).volume == 0.8)
+        #expect(try load(#"{ "maxVolume": 0.8, "volume": 0.8, "clips": [ { "file": "a.wav" } ] }"#).volume == 0.8)
+        #expect(problems(#"{ "maxVolume": 0.8, "volume": 0.81, "clips": [ { "file": "a.wav" } ] }"#) == ["/srv/jukebox/session.json:1: volume: 0.81 is above maxVolume (0.8); lower it, or raise maxVolume"])
+    }
+
+    /// `volume` as a schedule: steps with clock or sun times, in the session's order; 1 to 48.
+    @Test func volumeBySchedule() throws {
+        let session = try load(#"{ "location": { "latitude": 52.37, "longitude": 4.89 }, "maxVolume": 0.8, "volume": [ { "from": "07:00", "level": 0.8 }, { "from": "sunset+30m", "level": 0.3 } ], "clips": [ { "file": "a.wav" } ] }"#)
+        #expect(session.volumeSchedule == [VolumeStep(from: .clock(TimeOfDay("07:00")!), level: 0.8), VolumeStep(from: .sun(.sunset, offset: .seconds(1800)), level: 0.3)])
+        #expect(session.volume == 0.8)
+        #expect(session.sunEventsUsed == [.sunset])
+        func steps(_ count: Int) -> String {
+            let list = (0..<count).map { #"{ "from": ""# + TimeOfDay(minuteOfDay: $0 * 30)!.description + #"", "level": 0.5 }"# }
+            return #"{ "volume": ["# + list.joined(separator: ",") + #"], "clips": [ { "file": "a.wav" } ] }"#
+        }
+        #expect(try load(steps(1)).volumeSchedule.count == 1)
+        #expect(try load(steps(47)).volumeSchedule.count == 47)
+        #expect(try load(steps(48)).volumeSchedule.count == 48)
+        let refusal = #"/srv/jukebox/session.json:1: volume: a volume schedule lists from 1 to 48 steps such as {"from": "07:00", "level": 0.8}"#
+        #expect(problems(steps(0)) == [refusal])
+        #expect(problems(#"{ "volume": [\#(Array(repeating: #"{ "from": "07:00", "level": 0.5 }"#, count: 49).joined(separator: ","))], "clips": [ { "file": "a.wav" } ] }"#) == [refusal])
+    }
+
     /// `at` takes 1 to 100 times, `dates` and `holidays` 1 to 400 dates, `atGrace` 0 s to 1 h.
     @Test func scheduleListsAndTheGraceHaveLimits() throws {
         func times(_ count: Int) -> String {
@@ -152,7 +178,7 @@ struct SessionLoaderTests {
         }
         #expect(located.map(\.line) == [1, 1, 1, 2, 2, 3, 3, 3, 4, 4], "\(lines)")
         #expect(lines.contains(#"/srv/jukebox/session.json:1: volme: unknown key (did you mean "volume"?)"#))
-        #expect(lines.contains("/srv/jukebox/session.json:1: volume: 2 is out of range (expected 0 to 1)"))
+        #expect(lines.contains(#"/srv/jukebox/session.json:1: volume: 2 is out of range (expected 0 to 1, or a list of steps such as [{"from": "07:00", "level": 0.8}])"#))
         #expect(lines.contains("/srv/jukebox/session.json:1: interval: min (5m) is longer than max (1m)"))
         #expect(Set(located[3...4].map(\.field)) == ["activeHours[0].to", "activeHours[0].days[0]"])
         #expect(Set(located[5...7].map(\.field)) == ["clips[0].weight", "clips[0].gain", "clips[0].enabled"])
@@ -183,6 +209,13 @@ struct SessionLoaderTests {
         (#"{ "clips": [ { "file": "a.wav", "at": ["sunset@fri"] } ] }"#, #"clips[0].at[0]: a sun time needs the session's location: add "location": {"latitude": 52.37, "longitude": 4.89} with your own place (degrees north and east; a map shows them)"#),
         (#"{ "volume": 0.9, "maxVolume": 0.5, "clips": [ { "file": "a.wav" } ] }"#, "volume: 0.9 is above maxVolume (0.5); lower it, or raise maxVolume"),
         (#"{ "maxVolume": 1.5, "clips": [ { "file": "a.wav" } ] }"#, "maxVolume: 1.5 is out of range (expected 0 to 1)"),
+        (#"{ "volume": [ { "from": "07:00", "level": 0.9 } ], "maxVolume": 0.5, "clips": [ { "file": "a.wav" } ] }"#, "volume[0].level: 0.9 is above maxVolume (0.5); lower it, or raise maxVolume"),
+        (#"{ "volume": [ { "from": "07:00", "level": 1.2 } ], "clips": [ { "file": "a.wav" } ] }"#, "volume[0].level: 1.2 is out of range (expected 0 to 1)"),
+        (#"{ "volume": [ { "from": "07:00" } ], "clips": [ { "file": "a.wav" } ] }"#, "volume[0].level: missing (expected a volume from 0 to 1, such as 0.8)"),
+        (#"{ "volume": [ { "from": "7 am", "level": 0.5 } ], "clips": [ { "file": "a.wav" } ] }"#, #"volume[0].from: "7 am" is not a time (expected HH:MM such as 07:55, or sunrise, sunset, dawn or dusk with an optional offset such as sunset-15m)"#),
+        (#"{ "volume": [ { "from": "07:00", "level": 0.5 }, { "from": "07:00", "level": 0.2 } ], "clips": [ { "file": "a.wav" } ] }"#, "volume[1].from: 07:00 is also the time of volume[0]; each step needs its own time"),
+        (#"{ "volume": [ { "from": "dusk", "level": 0.5 } ], "clips": [ { "file": "a.wav" } ] }"#, #"volume[0].from: a sun time needs the session's location: add "location": {"latitude": 52.37, "longitude": 4.89} with your own place (degrees north and east; a map shows them)"#),
+        (#"{ "volume": [ { "from": "07:00", "level": 0.5, "ramp": "5s" } ], "clips": [ { "file": "a.wav" } ] }"#, "volume[0].ramp: unknown key"),
         (#"{ "atGrace": "2h", "clips": [ { "file": "a.wav" } ] }"#, #"atGrace: "2h" is out of range (0s to 1h: how late an at time may still play after a short outage)"#),
         (#"{ "holidays": "12-25", "clips": [ { "file": "a.wav" } ] }"#, #"holidays: "12-25" is not a list of 1 to 400 dates (such as ["12-24..01-06", "2026-04-05"])"#),
         (#"{ "activeHours": [ { "from": "sunset", "to": "sunset" } ], "location": { "latitude": 1, "longitude": 1 }, "clips": [ { "file": "a.wav" } ] }"#, "activeHours[0]: from and to are both sunset: the window is empty"),

@@ -68,6 +68,10 @@ public actor Core: Service {
     /// Whether it is quiet now (the session's quiet hours, or by hand), and the release of
     /// requests held for the end of quiet.
     let quiet: QuietHours
+    /// The volume by time of day.
+    let volumeSchedule: VolumeSchedule
+    /// The volume schedule has been given its starting level (`restoreState` or `run`).
+    private var volumeStarted = false
     let decoder: any ClipDecoder
     /// The session file's edits and the uploads' files.
     let editor: SessionEditor
@@ -127,6 +131,10 @@ public actor Core: Service {
             session: session, queue: queue, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
             zone: configuration.zone, logger: logger)
         self.quiet = quiet
+        let volumeSchedule = VolumeSchedule(
+            session: session, player: player, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
+            zone: configuration.zone, logger: logger)
+        self.volumeSchedule = volumeSchedule
         let scheduler = ClipJukebox(
             session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, events: events, clock: configuration.clock,
             localTime: configuration.localTime, generator: configuration.generator, wallClock: configuration.wallClock,
@@ -146,8 +154,9 @@ public actor Core: Service {
         self.stateFile = stateFile
         if stateFile != nil { events.holdUntilSaved() }
         self.writer = stateFile.map { file in
-            StateWriter(file: file, outbox: events) { [queue, scheduler, timetable, quiet, player] in
-                await PersistedState.gather(queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, player: player)
+            StateWriter(file: file, outbox: events) { [queue, scheduler, timetable, quiet, volumeSchedule, player] in
+                await PersistedState.gather(
+                    queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, volumeSchedule: volumeSchedule, player: player)
             }
         }
     }
@@ -159,6 +168,9 @@ public actor Core: Service {
     public func restoreState() async {
         guard let stateFile, let writer else { return }
         await queue.setRiskyStartHook { [logger] in
+            do { try await writer.save() } catch { logger.error("\(error)") }
+        }
+        await volumeSchedule.setChangeHook { [logger] in
             do { try await writer.save() } catch { logger.error("\(error)") }
         }
         switch await stateFile.load(now: configuration.wallClock()) {
@@ -200,7 +212,8 @@ public actor Core: Service {
             if let bag = state.bag { await scheduler.restoreBag(bag) }
             await quiet.restore(state.quiet)
             if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
-            await player.setVolume(min(state.volume, session.maxVolume))
+            await volumeSchedule.start(saved: (state.volume, state.volumeStepAt))
+            volumeStarted = true
             // Announcements whose audio is not kept any more are made again, ahead of their turn.
             for entry in waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
             let heldNote = held.isEmpty ? "" : " and \(Plural.count(held.count, "request")) held until quiet ends"
@@ -210,10 +223,16 @@ public actor Core: Service {
 
     public func run() async throws {
         await queue.setFixedTimeGrace(catalog.session.atGrace)
-        let (queue, scheduler, timetable, quiet) = (queue, scheduler, timetable, quiet)
+        if !volumeStarted {
+            // Nothing saved: the volume schedule's step in force, if there is one.
+            await volumeSchedule.start(saved: nil)
+            volumeStarted = true
+        }
+        let (queue, scheduler, timetable, quiet, volumeSchedule) = (queue, scheduler, timetable, quiet, volumeSchedule)
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
             tasks.addTask { try? await quiet.run(); return false }
+            tasks.addTask { try? await volumeSchedule.run(); return false }
             tasks.addTask { try? await scheduler.run(); return true }
             tasks.addTask { try? await timetable.run(); return false }
             if let speech { tasks.addTask { await speech.run(); return false } }
@@ -396,6 +415,8 @@ public actor Core: Service {
         if level < requested {
             logger.info("volume \(requested) asked for; set to \(level), the session's maxVolume")
         }
+        // Set by hand, it holds until the volume schedule's next step.
+        await volumeSchedule.setByHand()
         await player.setVolume(Double(level) / Double(Self.volumeRange.upperBound))
         events.publish(.volume(level))
         return await acknowledge(level, .setVolume)
@@ -436,8 +457,10 @@ public actor Core: Service {
             output = WatchedSink(makeSink(session.output))
             await player.useSink(ConvertingSink(output, makeRateConverter: configuration.makeRateConverter))
         }
-        if session.volume != old.volume { await player.setVolume(session.volume) }
+        // A schedule's level comes from `volumeSchedule`, at its steps.
+        if session.volumeSchedule.isEmpty, session.volume != old.volume || !old.volumeSchedule.isEmpty { await player.setVolume(session.volume) }
         if session.maxVolume < old.maxVolume, await player.volume > session.maxVolume { await player.setVolume(session.maxVolume) }
+        await volumeSchedule.reload(session)
         await scheduler.reload(session, clips: fresh.playableClips)
         await timetable.reload(session, clips: fresh.playableClips)
         await quiet.reload(session)

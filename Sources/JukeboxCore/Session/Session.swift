@@ -13,8 +13,10 @@ public struct Session: Sendable, Equatable {
     /// nil means run until stopped.
     public var duration: Duration?
     public var cue: ClipSource?
-    /// Master volume, 0...1.
+    /// Master volume, 0...1. With a volume schedule, the level the first step gives.
     public var volume: Double
+    /// The volume by time of day (`volume` as a list of steps); empty: `volume` all day.
+    public var volumeSchedule: [VolumeStep] = []
     /// The highest volume any front end may set, 0...1 (`maxVolume`).
     public var maxVolume: Double = 1
     /// Lead-in, fades and what to do with the device between clips.
@@ -101,7 +103,9 @@ public struct Session: Sendable, Equatable {
     /// The sun's moments the session's times are anchored on, in the day's order.
     public var sunEventsUsed: [SunEvent] {
         let windows = activeHours + quiet + clips.flatMap(\.windows)
-        let used = Set(windows.flatMap { [$0.from.sunEvent, $0.to.sunEvent] }.compactMap { $0 } + clips.flatMap(\.at).compactMap(\.sunEvent))
+        let used = Set(
+            windows.flatMap { [$0.from.sunEvent, $0.to.sunEvent] }.compactMap { $0 } + clips.flatMap(\.at).compactMap(\.sunEvent)
+                + volumeSchedule.compactMap(\.from.sunEvent))
         return SunEvent.allCases.filter(used.contains)
     }
 

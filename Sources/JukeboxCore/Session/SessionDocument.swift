@@ -43,6 +43,7 @@ public struct SessionDocument: Sendable, Equatable {
         "": SessionReader.sessionKeys,
         "clip": SessionReader.clipKeys,
         "window": SessionReader.windowKeys,
+        "volume": SessionReader.volumeStepKeys,
         "interval": ["min", "max"],
         "location": ["latitude", "longitude"],
         "at": SessionReader.atKeys,

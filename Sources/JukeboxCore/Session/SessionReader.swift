@@ -21,6 +21,9 @@ struct SessionReader {
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
     static let windowKeys = ["from", "to", "days", "dates", "except"]
+    static let volumeStepKeys = ["from", "level"]
+    /// A volume schedule has from 1 to this many steps (one every hour, and then some).
+    static let maxVolumeSteps = 48
 
     mutating func session(from document: JSONValue) -> Session? {
         guard let fields = object(document, at: "", allowed: Self.sessionKeys) else { return nil }
@@ -44,15 +47,25 @@ struct SessionReader {
         let cue = fields["cue"].flatMap { nonEmptyString($0, at: "cue") }
             .map { ClipSource(file: $0, path: FilePath.normalize(FilePath.join(clipsDirectory, $0))) }
         var volume = 1.0
-        if let value = fields["volume"], let number = number(value, at: "volume") {
-            if (0...1).contains(number) { volume = number } else { problem("volume", "\(value.shortDescription) is out of range (expected 0 to 1)") }
+        var volumeSchedule: [VolumeStep] = []
+        if case .array = fields["volume"] {
+            volumeSchedule = volumeSteps(fields["volume"]!)
+            volume = volumeSchedule.first?.level ?? 1
+        } else if let value = fields["volume"], let number = number(value, at: "volume") {
+            if (0...1).contains(number) { volume = number } else { problem("volume", "\(value.shortDescription) is out of range (expected 0 to 1, or a list of steps such as [{\"from\": \"07:00\", \"level\": 0.8}])") }
         }
         var maxVolume = 1.0
         if let value = fields["maxVolume"], let number = number(value, at: "maxVolume") {
             if (0...1).contains(number) { maxVolume = number } else { problem("maxVolume", "\(value.shortDescription) is out of range (expected 0 to 1)") }
         }
-        if volume > maxVolume {
+        if fields["volume"] == nil {
+            // No volume given: it starts at the cap.
+            volume = maxVolume
+        } else if volumeSchedule.isEmpty, volume > maxVolume {
             problem("volume", "\(volume) is above maxVolume (\(maxVolume)); lower it, or raise maxVolume")
+        }
+        for (index, step) in volumeSchedule.enumerated() where step.level > maxVolume {
+            problem("volume[\(index)].level", "\(step.level) is above maxVolume (\(maxVolume)); lower it, or raise maxVolume")
         }
         let playback = playbackOptions(fields)
         let web = fields["http"].flatMap { self.web($0, sessionDirectory: sessionDirectory) }
@@ -93,7 +106,39 @@ struct SessionReader {
             activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, maxUploadLength: maxUploadLength, web: web, mqtt: mqtt, hooks: hooks, speech: speech,
             location: location, holidays: holidays, atGrace: atGrace, quiet: quiet)
         session.maxVolume = maxVolume
+        session.volumeSchedule = volumeSchedule
         return session
+    }
+
+    /// `volume` as a schedule: `[{"from": "07:00", "level": 0.8}, {"from": "sunset", "level": 0.4}]`.
+    mutating func volumeSteps(_ value: JSONValue) -> [VolumeStep] {
+        guard case .array(let items) = value, (1...Self.maxVolumeSteps).contains(items.count) else {
+            problem("volume", "a volume schedule lists from 1 to \(Self.maxVolumeSteps) steps such as {\"from\": \"07:00\", \"level\": 0.8}")
+            return []
+        }
+        var steps: [VolumeStep] = []
+        var indexOf: [DayTime: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let field = "volume[\(index)]"
+            guard let fields = object(item, at: field, allowed: Self.volumeStepKeys) else { continue }
+            let from = time(fields["from"], at: "\(field).from")
+            var level: Double?
+            if let value = fields["level"] {
+                if let number = number(value, at: "\(field).level") {
+                    if (0...1).contains(number) { level = number } else { problem("\(field).level", "\(value.shortDescription) is out of range (expected 0 to 1)") }
+                }
+            } else {
+                problem("\(field).level", "missing (expected a volume from 0 to 1, such as 0.8)")
+            }
+            guard let from, let level else { continue }
+            if let earlier = indexOf[from] {
+                problem("\(field).from", "\(from) is also the time of volume[\(earlier)]; each step needs its own time")
+                continue
+            }
+            indexOf[from] = index
+            steps.append(VolumeStep(from: from, level: level))
+        }
+        return steps
     }
 
     /// `output: {"type": "alsa", "device": …}`, `{"type": "snapcast", "pipe": …, "format":

@@ -92,12 +92,16 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public var timetableUntil: Int64?
     /// Quiet set by hand (`jukebox quiet`), while it lasts.
     public var quiet: QuietHours.Override?
+    /// When the volume schedule's step last applied began (seconds since the epoch): a
+    /// `volume` saved after it was set by hand, and holds until the next step.
+    public var volumeStepAt: Int64?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
         stats: [String: ClipStats] = [:], history: [Play] = [], started: Started? = nil, timetableUntil: Int64? = nil,
-        quiet: QuietHours.Override? = nil
+        quiet: QuietHours.Override? = nil, volumeStepAt: Int64? = nil
     ) {
+        self.volumeStepAt = volumeStepAt
         self.quiet = quiet
         self.timetableUntil = timetableUntil
         self.started = started
@@ -113,7 +117,9 @@ public struct PersistedState: Codable, Sendable, Equatable {
 
 extension PersistedState {
     /// The daemon's state now, from the queue, the scheduler and the player.
-    static func gather(queue: ClipPlayQueue, scheduler: ClipJukebox, timetable: ClipTimetable, quiet: QuietHours, player: Player) async -> PersistedState {
+    static func gather(
+        queue: ClipPlayQueue, scheduler: ClipJukebox, timetable: ClipTimetable, quiet: QuietHours, volumeSchedule: VolumeSchedule, player: Player
+    ) async -> PersistedState {
         let saved = await queue.persisted()
         let held = saved.held.map { entry in
             var held = Entry(entry)
@@ -123,7 +129,8 @@ extension PersistedState {
         return PersistedState(
             nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init) + held, bag: await scheduler.persistedBag(),
             paused: saved.paused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init),
-            started: saved.started, timetableUntil: await timetable.persistedHandledUntil, quiet: await quiet.override)
+            started: saved.started, timetableUntil: await timetable.persistedHandledUntil, quiet: await quiet.override,
+            volumeStepAt: await volumeSchedule.appliedSince)
     }
 }
 

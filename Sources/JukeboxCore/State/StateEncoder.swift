@@ -78,6 +78,7 @@ struct StateEncoder {
         if let until = state.timetableUntil { key("timetableUntil"); number(until) }
         key("version"); number(state.version)
         key("volume"); number(state.volume)
+        if let stepAt = state.volumeStepAt { key("volumeStepAt"); number(stepAt) }
         key("waiting"); raw("[")
         for (index, waiting) in state.waiting.enumerated() {
             if index > 0 { raw(",") }
