@@ -85,6 +85,45 @@ struct RealTimeTests {
         #expect(CaptureAnalysis.gaps(segments).allSatisfy { $0 <= 1 }, "\(segments)")
     }
 
+    /// A clip's `at` time is heard on its time, within a second. `at` times are whole
+    /// minutes, so the test's `TZ` is a zone a few seconds off UTC, chosen so that a local
+    /// minute begins ten seconds from now.
+    @Test func aFixedTimeIsHeardWithinASecondOfItsTime() async throws {
+        let due = Int64(Date().timeIntervalSince1970) + 10
+        let offset = (60 - due % 60) % 60
+        let local = due + offset
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let time = "\(two(local / 3600 % 24)):\(two(local / 60 % 60))"
+        let samples = WAVFile.tone(frequency: Self.tones[0], frames: 44_100, rate: 44_100, channels: 2)
+        try folder.write("bell.wav", WAVFile.bytes(samples, encoding: .s16, rate: 44_100, channels: 2))
+        try folder.write("s.json", text: #"{ "device": "pulse", "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "bell.wav", "at": [""# + time + #""] } ] }"#)
+        let arguments = [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--log-level", "debug"]
+        let environment = rig.environment.merging(["TZ": "JBX-0:00:\(two(offset))"]) { $1 }
+        let (captureStarted, ready) = try await rig.with {
+            try await rig.startCapture()
+            let captureStarted = Date().timeIntervalSince1970
+            let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: environment) { log in
+                let ready = Date().timeIntervalSince1970
+                #expect(await log.waitFor("bell: its time"), "queued at its time")
+                #expect(await log.waitFor("played bell"))
+                return ready
+            }
+            try await rig.stopCapture()
+            return (captureStarted, run.result)
+        }
+        #expect(ready < Double(due), "jukeboxd was ready \(ready - Double(due)) s after the time it was to play at: the machine is too slow for this test")
+        let segments = try rig.capture(frequencies: Self.tones).segments
+        #expect(segments.map(\.frequency) == [Self.tones[0]], "\(segments)")
+        guard let heard = segments.first else { return }
+        // The capture began at or before `captureStarted`, so this is the latest the clip can
+        // have been heard.
+        let late = captureStarted + Double(heard.start) / 100 - Double(due)
+        print("real-time rig: the fixed-time clip was heard \(Int(late * 1000)) ms after its time")
+        #expect(late < 1.0, "heard \(Int(late * 1000)) ms after its time")
+        #expect(late > -0.3, "heard \(Int(-late * 1000)) ms before its time")
+        #expect((98...101).contains(heard.windows), "heard whole: \(heard)")
+    }
+
     @Test func sameFormatClipsBackToBackHaveNoSilenceBetween() async throws {
         let arguments = try session(clips: [0.5, 0.3])
         try await rig.with {

@@ -72,8 +72,14 @@ public actor ClipTimetable: Service {
             next = upcoming(after: handledUntil).map { ($0.moment, $0.clip.id) }
             // With no times to keep it sleeps until a reload brings some: an idle daemon wakes
             // for nothing.
-            let wait = clips.isEmpty ? Self.untilReloaded : min(next.map { $0.moment - now } ?? Self.longestNap, Self.longestNap)
-            try await nap(seconds: max(wait, 1))
+            if !clips.isEmpty, let moment = next?.moment, moment - now <= Self.longestNap {
+                // To the moment itself rather than to whole seconds of waiting, which would
+                // wake up to a second late: a time is heard on its second.
+                let left = (Double(moment) - wallClock()) * 1000
+                try await nap(for: .milliseconds(max(Int64(left.rounded(.up)), 1)))
+            } else {
+                try await nap(for: .seconds(clips.isEmpty ? Self.untilReloaded : Self.longestNap))
+            }
         }
     }
 
@@ -154,8 +160,8 @@ public actor ClipTimetable: Service {
     /// The wall clock, in whole seconds since the epoch.
     private func wallSeconds() -> Int64 { Int64(wallClock().rounded(.down)) }
 
-    private func nap(seconds: Int64) async throws {
-        let (clock, deadline) = (clock, clock.now + .seconds(seconds))
+    private func nap(for length: Duration) async throws {
+        let (clock, deadline) = (clock, clock.now + length)
         let sleep = Task { try await clock.sleep(until: deadline) }
         napping = sleep
         defer { napping = nil }

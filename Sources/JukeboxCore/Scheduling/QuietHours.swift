@@ -188,6 +188,8 @@ public actor QuietHours: Service {
     }
 
     private func watch() async throws {
+        // The status at start-up is no change to announce (nor to save).
+        if announced == nil { announced = status(at: wallSeconds()) }
         while true {
             let now = wallSeconds()
             await settle(now: now)
