@@ -41,13 +41,17 @@ extension DaemonProcess {
     /// Starts jukeboxd, waits for a log line containing `ready`, runs `body` while the daemon
     /// runs, then stops it with SIGTERM. Returns the daemon's exit status, its log lines, and
     /// what `body` returned.
+    /// `wrapper`: a program and its arguments that run jukeboxd (its path and `arguments` follow
+    /// them), such as `unshare` to give it a mount namespace of its own.
     static func withDaemon<T: Sendable>(
         _ arguments: [String], ready: String, stopWith stop: Signal = .terminate, environment: [String: String] = [:],
-        _ body: @Sendable (LogLines) async throws -> T
+        wrapper: [String] = [], _ body: @Sendable (LogLines) async throws -> T
     ) async throws -> (status: Int32?, lines: [String], result: T) {
         let log = LogLines()
+        let daemon = binaryDirectory + "/jukeboxd"
         let result = try await Subprocess.run(
-            .path(.init(binaryDirectory + "/jukeboxd")), arguments: Arguments(arguments), environment: inheriting(environment),
+            .path(.init(wrapper.first ?? daemon)), arguments: Arguments(wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [daemon] + arguments),
+            environment: inheriting(environment),
             input: .none, output: .discarded, error: .sequence
         ) { execution in
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -59,6 +59,42 @@ struct JukeboxClientTests {
         #expect(run.result.hasPrefix("not quiet") || run.result.hasPrefix("quiet hours lifted by hand"), "\(run.result)")
     }
 
+    /// A change of the system's time zone (`/etc/localtime`, as `timedatectl set-timezone`
+    /// leaves it) is followed without a restart. jukeboxd runs in a mount namespace of its
+    /// own, with a file of the test's bound over `/etc/localtime`, and the test rewrites it.
+    @Test(.enabled(if: getuid() == 0, "a mount namespace of its own needs root (CI runs as root)"))
+    func aChangeOfTheSystemZoneIsFollowedWithoutARestart() async throws {
+        let zone = folder.file("localtime")
+        try folder.write("localtime", Array(try Data(contentsOf: URL(fileURLWithPath: "/usr/share/zoneinfo/Etc/UTC"))))
+        try folder.write("session.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "ward.wav", "at": ["12:00"] } ] }"#)
+        let wrapper = ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", #"unset TZ; mount --bind "$0" /etc/localtime && exec "$@""#, zone]
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening", wrapper: wrapper) { [self] _ in
+            func dueSecondOfDay() async throws -> Int64? {
+                let next = try JSONDecoder().decode(NextResult.self, from: Data(try await jukebox("--json", "next").stdout.utf8))
+                return next.fixedTimes.first.map { Int64($0.at) % 86_400 }
+            }
+            #expect(try await dueSecondOfDay() == 12 * 3600, "12:00 in UTC")
+            // Rewritten in place, as Pakistan's time (UTC+5, no daylight saving), with a new
+            // modification time: the C library looks at the file's inode and time.
+            let karachi = try Data(contentsOf: URL(fileURLWithPath: "/usr/share/zoneinfo/Asia/Karachi"))
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: zone))
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: karachi)
+            try handle.close()
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 3600)], ofItemAtPath: zone)
+            // Looked at again within five seconds.
+            let deadline = ContinuousClock.now + .seconds(15)
+            var due = try await dueSecondOfDay()
+            while due != 7 * 3600, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+                due = try await dueSecondOfDay()
+            }
+            return due
+        }
+        let due: Int64? = run.result
+        #expect(due == 25_200, "12:00 in Karachi is 07:00 UTC: \(run.lines.suffix(5))")
+    }
+
     @Test func notRunningExits69WithAClearMessage() async throws {
         let outcome = try await jukebox("status")
         #expect(outcome.status == 69)
