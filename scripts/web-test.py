@@ -295,8 +295,24 @@ def main():
             field = browser.find_element(By.ID, field_id)
             field.clear()
             field.send_keys(value)
+        for field_id, value in [("quiet-hours", "22:00-07:00, sunset-30m..sunset"), ("location", "52.37,4.89")]:
+            field = browser.find_element(By.ID, field_id)
+            field.clear()
+            field.send_keys(value)
         browser.find_element(By.CSS_SELECTOR, "#schedule button[type=submit]").click()
         eventually(lambda: jukebox("session")["document"].get("interval") == {"min": "2m", "max": "5m"}, "the schedule saved")
+        eventually(lambda: jukebox("session")["document"].get("quiet") == [{"from": "22:00", "to": "07:00"}, {"from": "sunset-30m", "to": "sunset"}], "the quiet hours saved")
+        if jukebox("session")["document"].get("location") != {"latitude": 52.37, "longitude": 4.89}:
+            sys.exit(f"the location was not saved: {jukebox('session')['document']}")
+        # A fixed time, in the clip's dialog.
+        tap("Edit walk")
+        wait.until(ready.visibility_of_element_located((By.ID, "clip-at")))
+        browser.find_element(By.ID, "clip-at").send_keys("07:55@mon-fri, sunset")
+        browser.find_element(By.CSS_SELECTOR, "#clip-form button[type=submit]").click()
+        def walk():
+            return next(c for c in jukebox("session")["document"]["clips"] if c["file"] == "walk.wav")
+        eventually(lambda: walk().get("at") == ["07:55@mon-fri", "sunset"], "the fixed times saved")
+        eventually(lambda: not browser.find_element(By.ID, "editor").is_displayed(), "the dialog closed after saving")
         print("editing works")
 
         contrast_meets_aa("the page")

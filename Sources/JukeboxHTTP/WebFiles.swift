@@ -146,11 +146,13 @@ function showQuiet(quiet) {
   $("quiet").setAttribute("aria-pressed", String(quiet.quiet));
 }
 
-// Windows as people type them: "09:00-18:00@mon,fri, 20:00-22:00" (empty: always).
+// Windows as people type them: "09:00-18:00@mon,fri, sunset-30m..23:00" (empty: always).
+// Windows are parted by a comma and a space, or a comma before a digit; days by a comma
+// alone. Where an end has an offset, ".." parts the ends.
 function parseWindows(text) {
-  return text.split(/,\s*(?=\d)/).map((part) => part.trim()).filter(Boolean).map((part) => {
+  return text.split(/,\s+|,(?=\d)/).map((part) => part.trim()).filter(Boolean).map((part) => {
     const [span, days] = part.split("@");
-    const [from, to] = span.split("-").map((end) => (end || "").trim());
+    const [from, to] = (span.includes("..") ? span.split("..") : span.split("-")).map((end) => (end || "").trim());
     const window = { from, to };
     if (days) window.days = days.split(",").map((day) => day.trim()).filter(Boolean);
     return window;
@@ -158,7 +160,19 @@ function parseWindows(text) {
 }
 
 function formatWindows(windows) {
-  return (windows || []).map((w) => `${w.from}-${w.to}${w.days ? "@" + w.days.join(",") : ""}`).join(", ");
+  return (windows || []).map((w) => {
+    const span = w.from.includes("-") || w.to.includes("-") ? `${w.from}..${w.to}` : `${w.from}-${w.to}`;
+    return span + (w.days ? "@" + w.days.join(",") : "");
+  }).join(", ");
+}
+
+// Fixed times: "07:55@mon-fri, *:00" (empty: none). Times kept as objects (with dates) stay.
+function parseTimes(text) {
+  return text.split(/,\s+/).map((part) => part.trim()).filter(Boolean);
+}
+
+function formatTimes(times) {
+  return (times || []).map((t) => (typeof t === "string" ? t : t.time)).join(", ");
 }
 
 let editing = null;
@@ -172,6 +186,7 @@ async function edit(id) {
   $("clip-weight").value = clip.weight || 1;
   $("clip-gain").value = clip.gain || 0;
   $("clip-windows").value = formatWindows(clip.windows);
+  $("clip-at").value = formatTimes(clip.at);
   $("clip-delete-file").checked = false;
   $("clip-error").textContent = "";
   $("editor").showModal();
@@ -188,6 +203,10 @@ $("clip-form").addEventListener("submit", async (event) => {
     if (Number($("clip-gain").value) !== (before.gain || 0)) change.gain = Number($("clip-gain").value);
     const windows = parseWindows($("clip-windows").value);
     if (JSON.stringify(windows) !== JSON.stringify(before.windows || [])) change.windows = windows;
+    if ($("clip-at").value.trim() !== formatTimes(before.at)) {
+      const times = parseTimes($("clip-at").value);
+      change.at = times.length ? times : null;
+    }
     await rpc("updateClip", change);
     $("editor").close();
     refreshSoon();
@@ -219,7 +238,13 @@ async function loadSchedule() {
   $("every-max").value = interval.max || "30m";
   $("active").value = formatWindows(session.activeHours);
   $("duration").value = session.duration || "";
+  $("quiet-hours").value = formatWindows(session.quiet);
+  $("location").value = session.location ? `${session.location.latitude},${session.location.longitude}` : "";
+  loadedSchedule = session;
 }
+
+// The schedule as loaded, so only what changed is sent.
+let loadedSchedule = {};
 
 $("say").addEventListener("submit", async (event) => {
   event.preventDefault();
@@ -234,10 +259,22 @@ $("say").addEventListener("submit", async (event) => {
 $("schedule").addEventListener("submit", async (event) => {
   event.preventDefault();
   try {
-    await rpc("updateSchedule", {
+    const change = {
       interval: { min: $("every-min").value, max: $("every-max").value },
       activeHours: parseWindows($("active").value), duration: $("duration").value || null,
-    });
+    };
+    if ($("quiet-hours").value.trim() !== formatWindows(loadedSchedule.quiet)) {
+      const quiet = parseWindows($("quiet-hours").value);
+      change.quiet = quiet.length ? quiet : null;
+    }
+    const place = $("location").value.replace(/\s/g, "");
+    const loadedPlace = loadedSchedule.location ? `${loadedSchedule.location.latitude},${loadedSchedule.location.longitude}` : "";
+    if (place !== loadedPlace) {
+      const [latitude, longitude] = place.split(",").map(Number);
+      change.location = place ? { latitude, longitude } : null;
+    }
+    await rpc("updateSchedule", change);
+    loadSchedule().catch(show);
     $("upload-message").textContent = "Schedule saved.";
   } catch (error) {
     $("upload-message").textContent = error.message;
@@ -431,6 +468,8 @@ start();
       <label>Every <input id="every-min" size="6" aria-label="Shortest gap"> to <input id="every-max" size="6" aria-label="Longest gap"></label>
       <label>Active hours <input id="active" placeholder="08:00-22:00@mon,tue" aria-label="Active hours (empty: always)"></label>
       <label>Stop after <input id="duration" size="6" placeholder="40m" aria-label="Duration (empty: until stopped)"></label>
+      <label>Quiet hours <input id="quiet-hours" placeholder="22:00-07:00" aria-label="Quiet hours (empty: none)"></label>
+      <label>Location <input id="location" placeholder="52.37,4.89" aria-label="Location for sun times: latitude,longitude (empty: none)"></label>
       <button type="submit">Save the schedule</button>
     </form>
   </section>
@@ -442,6 +481,7 @@ start();
       <label>Weight <input id="clip-weight" type="number" min="1" max="1000"></label>
       <label>Gain (dB) <input id="clip-gain" type="number" min="-60" max="20" step="0.5"></label>
       <label>Windows <input id="clip-windows" placeholder="09:00-18:00@mon,fri" aria-label="Windows (empty: always)"></label>
+      <label>Fixed times <input id="clip-at" placeholder="07:55@mon-fri, *:00" aria-label="Fixed times (empty: none)"></label>
       <p id="clip-error" role="alert"></p>
       <div class="row">
         <button type="submit" value="save">Save</button>

@@ -13,8 +13,17 @@ struct ClipFieldOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: "Gain in dB, -60 to 20.")
     var gain: Double?
 
-    @Option(name: .customLong("window"), help: ArgumentHelp("When it may be picked: HH:MM-HH:MM, with @mon,tue… for some days only; repeat for more windows.", valueName: "HH:MM-HH:MM[@days]"))
+    @Option(name: .customLong("window"), help: ArgumentHelp("When it may be picked: HH:MM-HH:MM, with @mon,tue… for some days only; a sun time with an offset takes .. between the ends (sunset-30m..23:00); repeat for more windows.", valueName: "FROM-TO[@days]"))
     var windows: [String] = []
+
+    @Option(name: .customLong("at"), help: ArgumentHelp("A fixed time to play it at: 07:55, 07:55@mon-fri, *:00 (every hour) or sunset-15m; repeat for more.", valueName: "TIME[@days]"))
+    var at: [String] = []
+
+    @Option(name: .customLong("date"), help: ArgumentHelp("Only on these dates: 2026-04-05, 12-25 (every year) or 12-24..01-06; repeat for more.", valueName: "DATE"))
+    var dates: [String] = []
+
+    @Option(name: .customLong("except"), help: ArgumentHelp("Never on these dates, or `holidays` (the session's list); repeat for more.", valueName: "DATE"))
+    var except: [String] = []
 
     func validate() throws {
         for window in windows { _ = try Windows.parse(window) }
@@ -27,6 +36,9 @@ struct ClipFieldOptions: ParsableArguments {
         if let weight { fields["weight"] = .number(Double(weight)) }
         if let gain { fields["gain"] = .number(gain) }
         if !windows.isEmpty { fields["windows"] = .array(windows.compactMap { try? Windows.parse($0) }) }
+        if !at.isEmpty { fields["at"] = .array(at.map { .string($0) }) }
+        if !dates.isEmpty { fields["dates"] = .array(dates.map { .string($0) }) }
+        if !except.isEmpty { fields["except"] = .array(except.map { .string($0) }) }
         return fields
     }
 }
@@ -43,14 +55,15 @@ struct RevisionOption: ParsableArguments {
     }
 }
 
-/// `HH:MM-HH:MM[@mon,tue]`, as a window object of the session file. The times are checked
-/// by jukeboxd, like everything in the file; only the shape is checked here.
+/// `HH:MM-HH:MM[@mon,tue]`, or `FROM..TO` where an end is a sun time with an offset
+/// (`sunset-30m..23:00`), as a window object of the session file. The times are checked by
+/// jukeboxd, like everything in the file; only the shape is checked here.
 enum Windows {
     static func parse(_ text: String) throws -> JSONDocument {
         let (span, days) = text.firstIndex(of: "@").map { (text[..<$0], Optional(text[text.index(after: $0)...])) } ?? (Substring(text), nil)
-        let ends = span.split(separator: "-", omittingEmptySubsequences: false)
+        let ends = span.contains("..") ? span.split(separator: "..", omittingEmptySubsequences: false) : span.split(separator: "-", omittingEmptySubsequences: false)
         guard ends.count == 2, !ends[0].isEmpty, !ends[1].isEmpty else {
-            throw ValidationError("\"\(text)\" is not a window: write HH:MM-HH:MM, with @mon,tue… for some days only")
+            throw ValidationError("\"\(text)\" is not a window: write HH:MM-HH:MM, with @mon,tue… for some days only; where an end has an offset, put .. between the ends, such as sunset-30m..23:00")
         }
         var window: [String: JSONDocument] = ["from": .string(String(ends[0])), "to": .string(String(ends[1]))]
         if let days {
@@ -88,9 +101,23 @@ extension JukeboxCLI {
                     "duration:  \(session.duration.map(Format.seconds) ?? "until stopped")",
                     "cue:       \(session.cue ?? "none")",
                     "volume:    \(Int((session.volume * 100).rounded()))",
-                    "clips:     \(session.clips)",
                 ]
-                if case .object(let document) = result.document, case .array(let clips)? = document["clips"] {
+                let document: [String: JSONDocument] = if case .object(let fields) = result.document { fields } else { [:] }
+                if case .array(let steps)? = document["volume"] {
+                    lines[lines.count - 1] = "volume:    " + steps.map { step in
+                        guard case .object(let step) = step, case .string(let from)? = step["from"], case .number(let level)? = step["level"] else { return "?" }
+                        return "from \(from) \(Int((level * 100).rounded()))"
+                    }.joined(separator: ", ")
+                }
+                if case .number(let cap)? = document["maxVolume"] { lines.append("max volume: \(Int((cap * 100).rounded()))") }
+                if case .object(let place)? = document["location"], case .number(let latitude)? = place["latitude"], case .number(let longitude)? = place["longitude"] {
+                    lines.append("location:  \(latitude),\(longitude)")
+                }
+                if let quiet = document["quiet"] { lines.append("quiet:     \(Self.windows(quiet))") }
+                if let holidays = document["holidays"] { lines.append("holidays:  \(Self.list(holidays))") }
+                if let grace = document["atGrace"] { lines.append("at grace:  \(Self.list(grace))") }
+                lines.append("clips:     \(session.clips)")
+                if case .array(let clips)? = document["clips"] {
                     for clip in clips { lines.append("  " + Self.describe(clip)) }
                 }
                 return lines.joined(separator: "\n")
@@ -106,17 +133,42 @@ extension JukeboxCLI {
             if let title = text("title") { parts.append("\"\(title)\"") }
             if case .number(let weight)? = fields["weight"] { parts.append("weight \(Int(exactly: weight).map(String.init) ?? "\(weight)")") }
             if case .number(let gain)? = fields["gain"] { parts.append("gain \(gain) dB") }
-            if case .array(let windows)? = fields["windows"] {
-                parts.append(windows.map { window in
-                    guard case .object(let window) = window, case .string(let from)? = window["from"], case .string(let to)? = window["to"] else { return "?" }
-                    if case .array(let days)? = window["days"] {
-                        return "\(from)-\(to)@" + days.map { if case .string(let day) = $0 { day } else { "?" } }.joined(separator: ",")
-                    }
-                    return "\(from)-\(to)"
-                }.joined(separator: ", "))
-            }
+            if let windows = fields["windows"] { parts.append(Self.windows(windows)) }
+            if let at = fields["at"] { parts.append("at " + list(at)) }
+            if let dates = fields["dates"] { parts.append("dates " + list(dates)) }
+            if let except = fields["except"] { parts.append("except " + list(except)) }
             if case .bool(false)? = fields["enabled"] { parts.append("disabled") }
             return parts.joined(separator: "  ")
+        }
+
+        /// Windows as the command line takes them: `09:00-18:00@mon,fri`, `sunset-30m..23:00`,
+        /// with their dates.
+        static func windows(_ value: JSONDocument) -> String {
+            guard case .array(let windows) = value else { return list(value) }
+            return windows.map { window in
+                guard case .object(let window) = window, case .string(let from)? = window["from"], case .string(let to)? = window["to"] else { return "?" }
+                var text = from.contains("-") || to.contains("-") ? "\(from)..\(to)" : "\(from)-\(to)"
+                if case .array(let days)? = window["days"] { text += "@" + days.map { if case .string(let day) = $0 { day } else { "?" } }.joined(separator: ",") }
+                if let dates = window["dates"] { text += " dates " + list(dates) }
+                if let except = window["except"] { text += " except " + list(except) }
+                return text
+            }.joined(separator: ", ")
+        }
+
+        /// A list of strings, or a `{"time": …}` object's time, joined with commas.
+        static func list(_ value: JSONDocument) -> String {
+            switch value {
+            case .string(let text): return text
+            case .number(let number): return Int(exactly: number).map(String.init) ?? "\(number)"
+            case .array(let items): return items.map(list).joined(separator: ", ")
+            case .object(let fields):
+                guard let time = fields["time"] else { return "{…}" }
+                var text = list(time)
+                if let dates = fields["dates"] { text += " dates " + list(dates) }
+                if let except = fields["except"] { text += " except " + list(except) }
+                return text
+            default: return "?"
+            }
         }
     }
 
@@ -186,8 +238,16 @@ extension JukeboxCLI {
         @Flag(help: "Clear the clip's windows: it may be picked at any time.")
         var always = false
 
+        @Flag(help: "Clear the clip's fixed times.")
+        var noAt = false
+
+        @Flag(help: "Clear the clip's dates and exceptions: every day.")
+        var everyDay = false
+
         func validate() throws {
             if always, !clip.windows.isEmpty { throw ValidationError("give --always or --window, not both") }
+            if noAt, !clip.at.isEmpty { throw ValidationError("give --at or --no-at, not both") }
+            if everyDay, !clip.dates.isEmpty || !clip.except.isEmpty { throw ValidationError("give --every-day or --date and --except, not both") }
         }
 
         func run() throws {
@@ -195,7 +255,12 @@ extension JukeboxCLI {
             params["id"] = .string(id)
             if let file { params["file"] = .string(file) }
             if always { params["windows"] = .array([]) }
-            guard params.count > 1 else { throw ValidationError("say what to change: --title, --weight, --gain, --window, --always or --file") }
+            if noAt { params["at"] = .null }
+            if everyDay {
+                params["dates"] = .null
+                params["except"] = .null
+            }
+            guard params.count > 1 else { throw ValidationError("say what to change: --title, --weight, --gain, --window, --always, --at, --no-at, --date, --except, --every-day or --file") }
             try options.edit("updateClip", revision.adding(to: params)) { _ in "edited \(id)" }
         }
     }
@@ -269,7 +334,29 @@ extension JukeboxCLI {
         @Flag(help: "Play no cue.")
         var noCue = false
 
+        @Option(help: ArgumentHelp("Quiet hours, when nothing the daemon starts by itself plays: HH:MM-HH:MM[@days], or FROM..TO with sun times; repeat for more.", valueName: "FROM-TO[@days]"))
+        var quiet: [String] = []
+
+        @Flag(help: "No quiet hours.")
+        var noQuiet = false
+
+        @Option(help: ArgumentHelp("Where sun times are worked out for: degrees north and east, such as 52.37,4.89 (negative for south and west).", valueName: "LAT,LON"))
+        var location: String?
+
+        @Option(name: .customLong("holiday"), help: ArgumentHelp("The session's holidays, which `--except holidays` leaves out: 2026-04-05, 12-25 or 12-24..01-06; repeat for more (replaces the list).", valueName: "DATE"))
+        var holidays: [String] = []
+
+        @Flag(help: "No holidays.")
+        var noHolidays = false
+
+        @Option(help: ArgumentHelp("How late a fixed time may still play after a short outage, 0s to 1h (default 2m).", valueName: "DURATION"))
+        var atGrace: String?
+
         func validate() throws {
+            if noQuiet, !quiet.isEmpty { throw ValidationError("give --quiet or --no-quiet, not both") }
+            if noHolidays, !holidays.isEmpty { throw ValidationError("give --holiday or --no-holidays, not both") }
+            for window in quiet { _ = try Windows.parse(window) }
+            if let location { _ = try Self.location(location) }
             if always, !active.isEmpty { throw ValidationError("give --always or --active, not both") }
             if forever, duration != nil { throw ValidationError("give --duration or --forever, not both") }
             if noCue, cue != nil { throw ValidationError("give --cue or --no-cue, not both") }
@@ -289,8 +376,25 @@ extension JukeboxCLI {
             if forever { params["duration"] = .null }
             if let cue { params["cue"] = .string(cue) }
             if noCue { params["cue"] = .null }
-            guard !params.isEmpty else { throw ValidationError("say what to change: --every, --active, --always, --duration, --forever, --cue or --no-cue") }
+            if !quiet.isEmpty { params["quiet"] = .array(quiet.compactMap { try? Windows.parse($0) }) }
+            if noQuiet { params["quiet"] = .null }
+            if let location { params["location"] = try Self.location(location) }
+            if !holidays.isEmpty { params["holidays"] = .array(holidays.map { .string($0) }) }
+            if noHolidays { params["holidays"] = .null }
+            if let atGrace { params["atGrace"] = .string(atGrace) }
+            guard !params.isEmpty else {
+                throw ValidationError("say what to change: --every, --active, --always, --duration, --forever, --cue, --no-cue, --quiet, --no-quiet, --location, --holiday, --no-holidays or --at-grace")
+            }
             try options.edit("updateSchedule", revision.adding(to: params)) { _ in "schedule changed" }
+        }
+
+        /// `52.37,4.89` as the session's `location`; the range is checked by jukeboxd.
+        static func location(_ text: String) throws -> JSONDocument {
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double(String($0.filter { $0 != " " })) }
+            guard parts.count == 2, let latitude = parts[0], let longitude = parts[1] else {
+                throw ValidationError("\"\(text)\" is not a place: write degrees north and east, such as 52.37,4.89")
+            }
+            return .object(["latitude": .number(latitude), "longitude": .number(longitude)])
         }
     }
 }

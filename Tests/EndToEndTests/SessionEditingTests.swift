@@ -189,6 +189,39 @@ struct SessionEditingTests {
         #expect(text.contains(#""interval": { "min": "2h", "max": "2h" }"#) && text.contains(#""title": "Drink""#), "\(text)")
     }
 
+    /// The schedule's fields from the command line: fixed times, dates, quiet hours with a sun
+    /// time, a location and holidays; `jukebox session` shows them; a place that is not one
+    /// is refused by the client, one out of range by jukeboxd, and neither changes the file.
+    @Test func fixedTimesQuietHoursAndALocationFromTheCommandLine() async throws {
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { [self] _ in
+            let edits = [
+                try await jukebox(["schedule", "--quiet", "22:00-07:00", "--quiet", "sunset-30m..sunset", "--location", "52.37,4.89", "--holiday", "12-25", "--at-grace", "5m"]),
+                try await jukebox(["edit", "water", "--at", "07:55@mon-fri", "--at", "*:00", "--except", "holidays", "--window", "sunrise+1h..12:00@mon,tue"]),
+            ]
+            let shown = try await jukebox(["session"]).stdout
+            let before = try folder.read("s.json")
+            let refused = [
+                try await jukebox(["schedule", "--location", "north"]), try await jukebox(["schedule", "--location", "95,4"]),
+                try await jukebox(["edit", "water", "--window", "sunset-30m-23:00"]),
+            ]
+            let unchanged = try folder.read("s.json") == before
+            let cleared = try await jukebox(["edit", "water", "--no-at", "--every-day"])
+            return (edits, shown, refused, unchanged, cleared)
+        }
+        let (edits, shown, refused, unchanged, cleared) = run.result
+        #expect(edits.allSatisfy { $0.status == 0 }, "\(edits.map(\.stderr))")
+        #expect(shown.contains("location:  52.37,4.89\nquiet:     22:00-07:00, sunset-30m..sunset\nholidays:  12-25\nat grace:  5m\n"), "\(shown)")
+        #expect(shown.contains("  water  water.wav  sunrise+1h-12:00@mon,tue  at 07:55@mon-fri, *:00  except holidays"), "\(shown)")
+        #expect(refused.map(\.status) == [64, 1, 64])
+        #expect(refused[0].stderr.contains(#""north" is not a place: write degrees north and east, such as 52.37,4.89"#), "\(refused[0].stderr)")
+        #expect(refused[1].stderr.contains("location.latitude: 95 is out of range"), "\(refused[1].stderr)")
+        #expect(refused[2].stderr.contains("put .. between the ends, such as sunset-30m..23:00"), "\(refused[2].stderr)")
+        #expect(unchanged)
+        #expect(cleared.status == 0, "\(cleared.stderr)")
+        let text = try String(decoding: folder.read("s.json"), as: UTF8.self)
+        #expect(!text.contains(#""at""#) && !text.contains(#""except""#) && text.contains(#""quiet""#), "\(text)")
+    }
+
     /// Two editors that read the same revision: the second to edit is refused.
     @Test func twoEditorsWithIfRevision() async throws {
         let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { [self] _ in

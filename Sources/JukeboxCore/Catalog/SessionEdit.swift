@@ -2,7 +2,7 @@
 /// them (JSON), so every check is the session loader's, exactly as for a hand-written file.
 public enum SessionEdit: Sendable, Equatable {
     /// A new clip: `file` (inside the clips folder) plus any of `id`, `title`, `weight`,
-    /// `gain`, `windows`, `enabled`.
+    /// `gain`, `windows`, `at`, `dates`, `except`, `enabled`.
     case addClip([String: JSONValue])
     /// Changes the given fields of a clip. `null` returns a field to its default, and
     /// `windows: []` means always.
@@ -14,8 +14,11 @@ public enum SessionEdit: Sendable, Equatable {
     case updateSchedule([String: JSONValue])
 
     /// The fields each edit may name.
-    public static let clipFields = ["file", "id", "title", "weight", "gain", "windows", "enabled"]
-    public static let scheduleFields = ["interval", "activeHours", "duration", "cue", "volume", "name", "leadIn", "fade", "keepDeviceOpen"]
+    public static let clipFields = ["file", "id", "title", "weight", "gain", "windows", "at", "dates", "except", "enabled"]
+    public static let scheduleFields = [
+        "interval", "activeHours", "duration", "cue", "volume", "maxVolume", "name", "leadIn", "fade", "keepDeviceOpen", "location", "holidays",
+        "quiet", "atGrace",
+    ]
 
     var command: JukeboxCommand {
         switch self {
