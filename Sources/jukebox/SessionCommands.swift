@@ -352,8 +352,12 @@ extension JukeboxCLI {
         @Option(help: ArgumentHelp("How late a fixed time may still play after a short outage, 0s to 1h (default 2m).", valueName: "DURATION"))
         var atGrace: String?
 
+        @Option(help: ArgumentHelp("The volume, 0 to 1; or a step of a volume schedule, FROM=LEVEL such as 07:00=0.8 or sunset=0.4, repeated for each step.", valueName: "LEVEL|FROM=LEVEL"))
+        var volume: [String] = []
+
         func validate() throws {
             if noQuiet, !quiet.isEmpty { throw ValidationError("give --quiet or --no-quiet, not both") }
+            _ = try Self.volume(volume)
             if noHolidays, !holidays.isEmpty { throw ValidationError("give --holiday or --no-holidays, not both") }
             for window in quiet { _ = try Windows.parse(window) }
             if let location { _ = try Self.location(location) }
@@ -382,10 +386,25 @@ extension JukeboxCLI {
             if !holidays.isEmpty { params["holidays"] = .array(holidays.map { .string($0) }) }
             if noHolidays { params["holidays"] = .null }
             if let atGrace { params["atGrace"] = .string(atGrace) }
+            if let volume = try Self.volume(volume) { params["volume"] = volume }
             guard !params.isEmpty else {
-                throw ValidationError("say what to change: --every, --active, --always, --duration, --forever, --cue, --no-cue, --quiet, --no-quiet, --location, --holiday, --no-holidays or --at-grace")
+                throw ValidationError("say what to change: --every, --active, --always, --duration, --forever, --cue, --no-cue, --quiet, --no-quiet, --location, --holiday, --no-holidays, --at-grace or --volume")
             }
             try options.edit("updateSchedule", revision.adding(to: params)) { _ in "schedule changed" }
+        }
+
+        /// `0.6`, or steps `07:00=0.8 20:00=0.4`, as the session's `volume`; nil for none. The
+        /// levels' range and the times are checked by jukeboxd.
+        static func volume(_ values: [String]) throws -> JSONDocument? {
+            guard !values.isEmpty else { return nil }
+            if values.count == 1, !values[0].contains("="), let level = Double(values[0]) { return .number(level) }
+            return .array(try values.map { value in
+                let parts = value.split(separator: "=", omittingEmptySubsequences: false)
+                guard parts.count == 2, !parts[0].isEmpty, let level = Double(parts[1]) else {
+                    throw ValidationError("\"\(value)\" is not a volume: give one level such as 0.6, or steps such as --volume 07:00=0.8 --volume 20:00=0.4")
+                }
+                return .object(["from": .string(String(parts[0])), "level": .number(level)])
+            })
         }
 
         /// `52.37,4.89` as the session's `location`; the range is checked by jukeboxd.

@@ -206,9 +206,13 @@ struct SessionEditingTests {
             ]
             let unchanged = try folder.read("s.json") == before
             let cleared = try await jukebox(["edit", "water", "--no-at", "--every-day"])
-            return (edits, shown, refused, unchanged, cleared)
+            let stepped = try await jukebox(["schedule", "--volume", "07:00=0.8", "--volume", "sunset=0.4"])
+            let steps = try await jukebox(["session"]).stdout
+            return (edits, shown, refused, unchanged, cleared, stepped, steps)
         }
-        let (edits, shown, refused, unchanged, cleared) = run.result
+        let (edits, shown, refused, unchanged, cleared, stepped, steps) = run.result
+        #expect(stepped.status == 0, "\(stepped.stderr)")
+        #expect(steps.contains("\nvolume:    from 07:00 80, from sunset 40\n"), "\(steps)")
         #expect(edits.allSatisfy { $0.status == 0 }, "\(edits.map(\.stderr))")
         #expect(shown.contains("location:  52.37,4.89\nquiet:     22:00-07:00, sunset-30m..sunset\nholidays:  12-25\nat grace:  5m\n"), "\(shown)")
         #expect(shown.contains("  water  water.wav  sunrise+1h-12:00@mon,tue  at 07:55@mon-fri, *:00  except holidays"), "\(shown)")

@@ -99,6 +99,29 @@ struct QuietHoursTests {
         #expect(evening?.from == LocalZoneTests.utc(2026, 11, 28, 21) && evening?.to == LocalZoneTests.utc(2026, 11, 29, 6))
     }
 
+    /// Two days across each clock change: quiet begins at 22:00 and ends at 07:00 on the
+    /// local clock, whatever the offset.
+    @Test(arguments: [
+        (LocalZoneTests.utc(2026, 3, 28, 11), [LocalZoneTests.utc(2026, 3, 28, 21), LocalZoneTests.utc(2026, 3, 29, 5), LocalZoneTests.utc(2026, 3, 29, 20), LocalZoneTests.utc(2026, 3, 30, 5)]),
+        (LocalZoneTests.utc(2026, 10, 24, 10), [LocalZoneTests.utc(2026, 10, 24, 20), LocalZoneTests.utc(2026, 10, 25, 6), LocalZoneTests.utc(2026, 10, 25, 21), LocalZoneTests.utc(2026, 10, 26, 6)]),
+    ])
+    func quietHoursKeepToTheLocalClockAcrossClockChanges(start: Int64, expected: [Int64]) async throws {
+        let (hours, _, wallClock) = make(start: start, quiet: Self.nights)
+        let running = Task { try await hours.run() }
+        defer { running.cancel() }
+        await clock.waitForSleepers()
+        var changes: [Int64] = []
+        var quiet = await hours.statusNow().quiet
+        while Int64(wallClock()) < start + 2 * 86_400 {
+            clock.advanceToNextDeadline()
+            await clock.waitForSleepers()
+            let now = await hours.statusNow().quiet
+            if now != quiet { changes.append(Int64(wallClock())) }
+            quiet = now
+        }
+        #expect(changes == expected)
+    }
+
     /// `off` outside quiet hours ends quiet by hand and leaves nothing lifted.
     @Test func offOutsideQuietHoursLeavesNothingLifted() async throws {
         let (hours, _, _) = make(start: LocalZoneTests.utc(2026, 11, 27, 12), quiet: Self.nights)
