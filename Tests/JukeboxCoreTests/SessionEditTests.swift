@@ -93,7 +93,7 @@ struct SessionEditTests {
         await #expect(throws: JukeboxError.unknownClip("eye", suggestions: ["eyes"])) {
             _ = try await core.edit(.removeClip(id: "eye", deleteFile: false))
         }
-        await #expect(throws: JukeboxError.invalidParameter(#"updateSchedule has no field "clips" (it takes "interval", "activeHours", "duration", "cue", "volume", "name", "leadIn", "fade", "keepDeviceOpen")"#)) {
+        await #expect(throws: JukeboxError.invalidParameter(#"updateSchedule has no field "clips" (it takes "interval", "activeHours", "duration", "cue", "volume", "maxVolume", "name", "leadIn", "fade", "keepDeviceOpen", "location", "holidays", "quiet", "atGrace")"#)) {
             _ = try await core.edit(.updateSchedule(["clips": .array([])]))
         }
         #expect(try text() == Self.original)

@@ -86,21 +86,11 @@ public actor ClipJukebox: Service {
     }
 
     /// The sleep in progress; a reload cuts it short so a new duration is looked at.
-    private var napping: Task<Void, any Error>?
+    private let napping = Nap()
 
     /// Sleeps until `deadline`. Returns false if a reload woke it early; throws on shutdown.
     private func nap(until deadline: Duration) async throws -> Bool {
-        let clock = clock
-        let sleep = Task { try await clock.sleep(until: deadline) }
-        napping = sleep
-        defer { napping = nil }
-        do {
-            try await withTaskCancellationHandler { try await sleep.value } onCancel: { sleep.cancel() }
-            return true
-        } catch {
-            try Task.checkCancellation()
-            return false
-        }
+        try await napping.sleep(until: deadline, on: clock)
     }
 
     /// Draws the next eligible clip and queues it; nil when nothing may play now.
@@ -153,7 +143,7 @@ public actor ClipJukebox: Service {
         self.clips = enabled
         bag = ShuffleBag(weights: enabled.map(\.weight), remaining: remaining, lastPick: lastPick, cycle: bag.cycle)
         // The planned pick stands; only the end of the session is looked at again.
-        napping?.cancel()
+        napping.wake()
     }
 
     private func randomGap() -> Duration {

@@ -23,7 +23,7 @@ public actor ClipTimetable: Service {
     private var handledUntil: Int64
     /// The next moment due, and its clip, for `status` and `jukebox next`.
     public private(set) var next: (moment: Int64, clipID: String)?
-    private var napping: Task<Void, any Error>?
+    private let nap = Nap()
 
     /// The longest sleep between looks at the wall clock.
     static let longestNap: Int64 = 60
@@ -76,9 +76,9 @@ public actor ClipTimetable: Service {
                 // To the moment itself rather than to whole seconds of waiting, which would
                 // wake up to a second late: a time is heard on its second.
                 let left = (Double(moment) - wallClock()) * 1000
-                try await nap(for: .milliseconds(max(Int64(left.rounded(.up)), 1)))
+                try await nap.sleep(for: .milliseconds(max(Int64(left.rounded(.up)), 1)), on: clock)
             } else {
-                try await nap(for: .seconds(clips.isEmpty ? Self.untilReloaded : Self.longestNap))
+                try await nap.sleep(for: .seconds(clips.isEmpty ? Self.untilReloaded : Self.longestNap), on: clock)
             }
         }
     }
@@ -160,18 +160,6 @@ public actor ClipTimetable: Service {
     /// The wall clock, in whole seconds since the epoch.
     private func wallSeconds() -> Int64 { Int64(wallClock().rounded(.down)) }
 
-    private func nap(for length: Duration) async throws {
-        let (clock, deadline) = (clock, clock.now + length)
-        let sleep = Task { try await clock.sleep(until: deadline) }
-        napping = sleep
-        defer { napping = nil }
-        do {
-            try await withTaskCancellationHandler { try await sleep.value } onCancel: { sleep.cancel() }
-        } catch {
-            // A reload woke it: look at the times again. Shutdown: stop.
-            try Task.checkCancellation()
-        }
-    }
 
     /// Every moment up to this has been dealt with, for the state file.
     public var persistedHandledUntil: Int64 { handledUntil }
@@ -198,6 +186,6 @@ public actor ClipTimetable: Service {
     public func reload(_ session: Session, clips: [Clip]) {
         self.session = session
         self.clips = clips.filter { $0.enabled && !$0.at.isEmpty }
-        napping?.cancel()
+        nap.wake()
     }
 }

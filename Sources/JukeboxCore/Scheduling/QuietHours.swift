@@ -66,7 +66,7 @@ public actor QuietHours: Service {
     public private(set) var override: Override?
     /// The status last announced (`quiet` events), so only a change is announced.
     private var announced: Status?
-    private var napping: Task<Void, any Error>?
+    private let nap = Nap()
 
     public init(
         session: Session, queue: ClipPlayQueue, events: EventBus, clock: some Clock<Duration>,
@@ -140,7 +140,7 @@ public actor QuietHours: Service {
         let status = status(at: now)
         logger.notice("quiet \(Self.describe(request)) by hand: \(describe(status))")
         await settle(now: now)
-        napping?.cancel()
+        nap.wake()
         return status
     }
 
@@ -169,7 +169,7 @@ public actor QuietHours: Service {
     /// Takes up a reloaded session's quiet hours at once.
     public func reload(_ session: Session) {
         self.session = session
-        napping?.cancel()
+        nap.wake()
     }
 
     /// Puts back quiet set by hand, from the state file. Call before `run()`.
@@ -197,22 +197,10 @@ public actor QuietHours: Service {
             // Nothing here changes with time: sleep until a change by hand or a reload.
             let timeless = session.quiet.isEmpty && override?.until == nil
             let wait = timeless ? ClipTimetable.untilReloaded : min(status.until.map { $0 - now } ?? ClipTimetable.longestNap, ClipTimetable.longestNap)
-            try await nap(seconds: max(wait, 1))
+            try await nap.sleep(for: .seconds(max(wait, 1)), on: clock)
         }
     }
 
-    private func nap(seconds: Int64) async throws {
-        let (clock, deadline) = (clock, clock.now + .seconds(seconds))
-        let sleep = Task { try await clock.sleep(until: deadline) }
-        napping = sleep
-        defer { napping = nil }
-        do {
-            try await withTaskCancellationHandler { try await sleep.value } onCancel: { sleep.cancel() }
-        } catch {
-            // A change by hand or a reload woke it: look again. Shutdown: stop.
-            try Task.checkCancellation()
-        }
-    }
 
     private func wallSeconds() -> Int64 { Int64(wallClock().rounded(.down)) }
 

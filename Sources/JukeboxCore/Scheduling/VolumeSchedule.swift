@@ -26,7 +26,7 @@ public actor VolumeSchedule: Service {
     public private(set) var appliedSince: Int64?
     /// Called once a step's level is set, so it is saved (the core saves the state).
     private var onChange: (@Sendable () async -> Void)?
-    private var napping: Task<Void, any Error>?
+    private let nap = Nap()
     private var ramping: Task<Void, Never>?
 
     public init(
@@ -79,7 +79,7 @@ public actor VolumeSchedule: Service {
         let changed = session.volumeSchedule != self.session.volumeSchedule || session.maxVolume != self.session.maxVolume
         self.session = session
         if changed { appliedSince = nil }
-        napping?.cancel()
+        nap.wake()
     }
 
     public func run() async throws {
@@ -103,7 +103,7 @@ public actor VolumeSchedule: Service {
             // looking at the wall clock at least once a minute (a clock that is set).
             let next = session.volumeSchedule.next(after: now, zone: zone, location: session.location)
             let wait = session.volumeSchedule.isEmpty ? ClipTimetable.untilReloaded : min(next.map { $0 - now } ?? ClipTimetable.longestNap, ClipTimetable.longestNap)
-            try await nap(seconds: max(wait, 1))
+            try await nap.sleep(for: .seconds(max(wait, 1)), on: clock)
         }
     }
 
@@ -134,17 +134,6 @@ public actor VolumeSchedule: Service {
     /// Waits for the ramp under way, if any (tests).
     func rampFinished() async { await ramping?.value }
 
-    private func nap(seconds: Int64) async throws {
-        let (clock, deadline) = (clock, clock.now + .seconds(seconds))
-        let sleep = Task { try await clock.sleep(until: deadline) }
-        napping = sleep
-        defer { napping = nil }
-        do {
-            try await withTaskCancellationHandler { try await sleep.value } onCancel: { sleep.cancel() }
-        } catch {
-            try Task.checkCancellation()
-        }
-    }
 
     private func wallSeconds() -> Int64 { Int64(wallClock().rounded(.down)) }
 
