@@ -5,6 +5,7 @@
 # What the tests run besides (curl, mosquitto, PulseAudio, Chromium…) is this machine's own.
 #   scripts/aarch64-tests.sh [--skip SUITE]… [--filter REGEX]
 # --skip leaves out the suites (or tests) whose names match; .ci/run says which, and why.
+# --filter runs only the suites whose names match (to try one suite again).
 # Needs root (or sudo) for the chroot the build runs in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,10 +49,12 @@ bundle="$products/jukeboxdPackageTests.xctest"
 # them): all of them at once on an emulated CPU would run most past their time limits.
 skips=()
 left_out='^$'
+only='.'
 while [ $# -gt 0 ]; do
     case "$1" in
         --skip) skips+=(--skip "$2"); left_out="$left_out|$2"; shift 2 ;;
-        *) echo "usage: scripts/aarch64-tests.sh [--skip REGEX]…" >&2; exit 64 ;;
+        --filter) only="$2"; shift 2 ;;
+        *) echo "usage: scripts/aarch64-tests.sh [--skip REGEX]… [--filter REGEX]" >&2; exit 64 ;;
     esac
 done
 logs="$work/aarch64-tests"
@@ -62,7 +65,7 @@ failed=()
 ran=0
 suites=0
 # The suites with a test left to run (the listing does not apply --skip).
-for suite in $("$bundle" --testing-library swift-testing --list-tests | grep -Ev "$left_out" | sed 's|/.*||' | sort -u); do
+for suite in $("$bundle" --testing-library swift-testing --list-tests | grep -Ev "$left_out" | sed 's|/.*||' | sort -u | grep -E "$only"); do
     begun=$SECONDS
     if "$bundle" --testing-library swift-testing --filter "^$suite/" "${skips[@]}" > "$logs/$suite.log" 2>&1; then
         outcome=passed
