@@ -56,22 +56,18 @@ struct HomeAssistantDiscovery {
             button.icon = icon
             entities.append(("button", object, button))
         }
-        var paused = config("paused", "Paused")
-        paused.command_topic = topics.command("paused")
-        paused.state_topic = topics.state("paused")
-        paused.payload_on = "ON"
-        paused.payload_off = "OFF"
-        paused.icon = "mdi:pause"
-        entities.append(("switch", "paused", paused))
-        // On while nothing jukeboxd starts by itself plays: quiet hours, or quiet by hand.
-        // Turning it off lifts quiet hours in force until they end.
-        var quiet = config("quiet", "Quiet")
-        quiet.command_topic = topics.command("quiet")
-        quiet.state_topic = topics.state("quiet")
-        quiet.payload_on = "ON"
-        quiet.payload_off = "OFF"
-        quiet.icon = "mdi:volume-off"
-        entities.append(("switch", "quiet", quiet))
+        // Switches: (object, command and state, name, icon). Quiet is on while nothing jukeboxd
+        // starts by itself plays (quiet hours, or quiet by hand); turning it off lifts quiet
+        // hours in force until they end.
+        for (object, name, icon) in [("paused", "Paused", "mdi:pause"), ("quiet", "Quiet", "mdi:volume-off")] {
+            var toggle = config(object, name)
+            toggle.command_topic = topics.command(object)
+            toggle.state_topic = topics.state(object)
+            toggle.payload_on = "ON"
+            toggle.payload_off = "OFF"
+            toggle.icon = icon
+            entities.append(("switch", object, toggle))
+        }
         var volume = config("volume", "Volume")
         volume.command_topic = topics.command("volume")
         volume.state_topic = topics.state("volume")
