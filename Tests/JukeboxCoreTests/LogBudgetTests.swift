@@ -1,4 +1,6 @@
 import JukeboxCore
+import JukeboxTestSupport
+import Logging
 import Testing
 
 /// What outsiders can cause as fast as they like is logged a few lines a window, then counted.
@@ -18,5 +20,21 @@ struct LogBudgetTests {
             "56 more refused MQTT commands were not logged one by one (at most 3 lines every 1m)", "next",
         ])
         #expect(budget.admit("again", at: start + .seconds(61)) == ["again"], "nothing more to count")
+    }
+}
+
+/// The tests' log collector: a wait for a line that never comes ends when its task is
+/// cancelled (as a test past its time limit is), so such a test fails instead of hanging.
+@Suite("Log collector", .timeLimit(.minutes(1)))
+struct LogCollectorTests {
+    @Test func aWaitForALineThatNeverComesEndsWhenCancelled() async {
+        let log = LogCollector()
+        let waiting = Task { await log.waitFor("never logged") }
+        waiting.cancel()
+        await waiting.value
+        let logged = Task { await log.waitFor("logged") }
+        Logger(label: "t") { _ in log }.info("now logged")
+        await logged.value
+        #expect(log.contains("now logged") && !log.contains("never"))
     }
 }
