@@ -76,7 +76,7 @@ struct MQTTCommands: Sendable {
                 case "ON": try await core.waitUntilDurable(try await core.setQuiet(.on))
                 case "OFF": try await core.waitUntilDurable(try await core.setQuiet(.off))
                 default:
-                    guard case .success(let length) = DurationText.check(text), text.utf8.count <= 32 else {
+                    guard case .success(let length) = DurationText.check(text) else {
                         return refuse(name, "\"\(text.prefix(40))\" is not ON, OFF or a length such as 30m")
                     }
                     try await core.waitUntilDurable(try await core.setQuiet(.for(length)))

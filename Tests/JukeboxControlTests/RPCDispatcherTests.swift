@@ -53,6 +53,7 @@ struct RPCDispatcherTests {
         ("status", nil, #"{"id":1,"jsonrpc":"2.0","result":{"device":"fake","deviceState":"closed","failed":0,"paused":false,"played":0,"queueLength":0,"quiet":{"byHand":false,"held":0,"quiet":false},"session":"test","underruns":0,"uptime":0,"volume":100}}"#),
         ("quiet", nil, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":false,"held":0,"quiet":false}}"#),
         ("next", #"{"limit":3}"#, #"{"id":1,"jsonrpc":"2.0","result":{"fixedTimes":[],"quiet":{"byHand":false,"held":0,"quiet":false}}}"#),
+        ("next", #"{"limit":100}"#, #"{"id":1,"jsonrpc":"2.0","result":{"fixedTimes":[],"quiet":{"byHand":false,"held":0,"quiet":false}}}"#),
         ("quiet", #"{"set":"on"}"#, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":true,"held":0,"quiet":true}}"#),
         ("quiet", #"{"for":"30m"}"#, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":true,"held":0,"quiet":true,"until":2800}}"#),
         ("quiet", #"{"set":"off"}"#, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":false,"held":0,"quiet":false}}"#),

@@ -110,12 +110,14 @@ public actor ClipTimetable: Service {
         let now = wallSeconds()
         var found: [(moment: Int64, clip: Clip)] = []
         var after = max(handledUntil, now)
-        while found.count < limit, let next = upcoming(after: after), next.moment <= now + horizon {
-            // Every clip due at that moment, in the session's order.
-            for clip in clips where clip.at.contains(where: { $0.next(after: after, zone: zone, location: session.location, holidays: session.holidays) == next.moment }) {
-                found.append((next.moment, clip))
+        while found.count < limit {
+            // Each clip's next moment; every clip due at the earliest, in the session's order.
+            let nextOfEach = clips.compactMap { clip in
+                clip.at.compactMap { $0.next(after: after, zone: zone, location: session.location, holidays: session.holidays) }.min().map { (moment: $0, clip: clip) }
             }
-            after = next.moment
+            guard let moment = nextOfEach.map(\.moment).min(), moment <= now + horizon else { break }
+            found += nextOfEach.filter { $0.moment == moment }
+            after = moment
         }
         return Array(found.prefix(limit))
     }
