@@ -191,6 +191,14 @@ public struct RPCDispatcher: Sendable {
                 let plan = await core.plan(limit: try params.integer("limit", in: Core.planLimitRange) ?? 10)
                 return answer(NextResult(plan, held: await core.snapshot().queue.held.count))
             case "reload": try params.allow([]); return answer(try await core.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
+            case "webCA":
+                try params.allow([])
+                switch core.webCertificate.current {
+                case .authority(let result): return answer(result)
+                case .off: throw RPCError(code: -32012, message: "the web remote is off: give the session an http section (see docs/web.md)", data: .init(reason: "no-web-ca"))
+                case .plainHTTP: throw RPCError(code: -32012, message: "the web remote serves plain HTTP (the session's http.https is false), so it has no certificate authority", data: .init(reason: "no-web-ca"))
+                case .ownCertificate(let path): throw RPCError(code: -32012, message: "the web remote serves your own certificate, \(path): phones trust whoever issued it", data: .init(reason: "no-web-ca"))
+                }
             case "subscribe": try params.allow([]); return answer(SubscribeResult(subscribed: true), subscribe: true)
             case "session":
                 try params.allow([])

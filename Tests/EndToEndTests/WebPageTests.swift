@@ -83,7 +83,7 @@ extension WebPageTests {
         try folder.write("password", text: WebDaemon.password + "\n")
         try folder.write("s.json", text: """
             { "device": "pulse", "interval": { "min": "1h", "max": "1h" },
-              "http": { "listen": "127.0.0.1:0", "passwordFile": "password" },
+              "http": { "listen": "127.0.0.1:0", "https": false, "passwordFile": "password" },
               "clips": [ { "file": "c0.wav" }, { "file": "c1.wav" } ] }
             """)
         let socket = folder.file("c.sock")
