@@ -42,6 +42,10 @@ let package = Package(
             name: "CSoxr", pkgConfig: "soxr",
             providers: [.apt(["libsoxr-dev"])]
         ),
+        .systemLibrary(
+            name: "CEBUR128", pkgConfig: "libebur128",
+            providers: [.apt(["libebur128-dev"])]
+        ),
 
         // The audio layer the outputs and decoders stand on, as MPD's output plugins see only
         // OutputAPI.hxx: the sink protocol, audio formats and blocks, conversion, device
@@ -119,6 +123,8 @@ let package = Package(
         ),
         // Sample-rate conversion (libsoxr) for outputs with a fixed stream format.
         .target(name: "JukeboxResample", dependencies: ["CSoxr", "JukeboxAudio"]),
+        // Loudness (EBU R 128, libebur128), to bring every clip to the session's target.
+        .target(name: "JukeboxLoudness", dependencies: ["CEBUR128", "JukeboxAudio"]),
         // The Snapcast output: PCM into snapserver's pipe source, for multi-room playback.
         .target(
             name: "JukeboxSnapcast",
@@ -127,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxSndFile", "JukeboxResample", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxSndFile", "JukeboxResample", "JukeboxLoudness", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,6 +190,10 @@ let package = Package(
         .testTarget(
             name: "JukeboxSndFileTests",
             dependencies: ["JukeboxSndFile", "JukeboxCore", "JukeboxTestSupport"]
+        ),
+        .testTarget(
+            name: "JukeboxLoudnessTests",
+            dependencies: ["JukeboxLoudness", "JukeboxSndFile", "JukeboxCore", "JukeboxTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "JukeboxALSATests",

@@ -88,7 +88,7 @@ base=$(target_root "$distro" "$arch")
 shlibs_root="$work/roots/$distro-$arch-shlibs"
 if [ ! -e "$shlibs_root/.complete" ]; then
     copy_root "$base" "$shlibs_root"
-    in_target "$shlibs_root" "apt-get update -qq && apt-get install -y -qq dpkg-dev binutils libasound2-dev libsndfile1-dev libsoxr-dev" >&2
+    in_target "$shlibs_root" "apt-get update -qq && apt-get install -y -qq dpkg-dev binutils libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev" >&2
     touch "$shlibs_root/.complete"
 fi
 # Mounted here, not in the command substitution below, so that this shell unmounts it.

@@ -191,6 +191,15 @@ public struct RPCDispatcher: Sendable {
                 let plan = await core.plan(limit: try params.integer("limit", in: Core.planLimitRange) ?? 10)
                 return answer(NextResult(plan, held: await core.snapshot().queue.held.count))
             case "reload": try params.allow([]); return answer(try await core.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
+            case "loudness":
+                try params.allow([])
+                let report = await core.loudnessReport()
+                func rounded(_ value: Double?) -> Double? { value.map { ($0 * 10).rounded() / 10 } }
+                return answer(LoudnessResult(target: report.target, clips: report.clips.map { entry in
+                    LoudnessResult.Figure(
+                        clip: entry.clip.id, file: entry.clip.source.file, integrated: rounded(entry.loudness?.integrated),
+                        truePeak: rounded(entry.loudness?.truePeak), gain: rounded(entry.gain), measured: entry.loudness != nil)
+                }))
             case "webCA":
                 try params.allow([])
                 switch core.webCertificate.current {

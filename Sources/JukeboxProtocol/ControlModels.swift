@@ -427,3 +427,39 @@ public struct WebCAResult: Sendable, Equatable, Codable {
         self.serverNotAfter = serverNotAfter
     }
 }
+
+/// `loudness` (`jukebox loudness`): each clip's measured loudness and the gain that brings it
+/// to the session's `loudness` target.
+public struct LoudnessResult: Sendable, Equatable, Codable {
+    public struct Figure: Sendable, Equatable, Codable {
+        public var clip: String
+        public var file: String
+        /// Integrated loudness, LUFS; absent before the clip is measured, or for silence.
+        public var integrated: Double?
+        /// The highest true peak, dBTP; absent before the clip is measured.
+        public var truePeak: Double?
+        /// The gain applied to reach the target, dB (the clip's own `gain` comes on top);
+        /// absent without a target or before the clip is measured.
+        public var gain: Double?
+        /// false: not measured yet (or its file could not be read).
+        public var measured: Bool
+
+        public init(clip: String, file: String, integrated: Double? = nil, truePeak: Double? = nil, gain: Double? = nil, measured: Bool) {
+            self.clip = clip
+            self.file = file
+            self.integrated = integrated
+            self.truePeak = truePeak
+            self.gain = gain
+            self.measured = measured
+        }
+    }
+
+    /// The session's `loudness`, LUFS; absent: clips play as recorded.
+    public var target: Double?
+    public var clips: [Figure]
+
+    public init(target: Double?, clips: [Figure]) {
+        self.target = target
+        self.clips = clips
+    }
+}

@@ -1,6 +1,7 @@
 import JukeboxALSA
 import JukeboxControl
 import JukeboxHTTP
+import JukeboxLoudness
 import JukeboxMQTT
 import JukeboxCore
 import JukeboxProtocol
@@ -125,7 +126,8 @@ struct Daemon {
             sessionOverrides: { session in self.applyOverrides(session) },
             configuration: Core.Configuration(
                 queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
-                makeRateConverter: { from, to, channels in try Resampler(inputRate: from, outputRate: to, channels: channels) }),
+                makeRateConverter: { from, to, channels in try Resampler(inputRate: from, outputRate: to, channels: channels) },
+                loudnessMeter: EBUR128Meter()),
             logger: logger)
         await core.restoreState()
         let notifier = SystemdNotifier()

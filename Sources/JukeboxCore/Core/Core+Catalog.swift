@@ -53,6 +53,11 @@ extension Core {
         do {
             let added = try await edit(.addClip(fields), ifRevision: ifRevision)
             logger.info("stored the upload \(upload.name) as \(stored)", metadata: ["file": "\(stored)"])
+            // Measured before the answer, so that a recording plays at the session's
+            // loudness from its first play.
+            if let source = session.clips.first(where: { $0.source.file == stored })?.source {
+                await loudness.measureNow(source)
+            }
             return added
         } catch {
             await editor.discard(stored: stored, in: upload.clipsDirectory)

@@ -39,14 +39,18 @@ public actor Core: Service {
         public var speechLimits: SpeechCache.Limits
         /// Converts clips' rates for outputs with a fixed one (Snapcast); the daemon's is libsoxr.
         public var makeRateConverter: RateConverterFactory?
+        /// Measures clips' loudness for the session's `loudness` target; the daemon's is
+        /// libebur128. nil: clips play as recorded.
+        public var loudnessMeter: (any LoudnessMeter)?
 
         public init(
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(),
             clock: any Clock<Duration> = ContinuousClock(), wallClock: @escaping WallClock = SystemWallClock.now,
             localTime: any LocalTimeSource = SystemLocalTime(), speechFolder: String? = nil,
             speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil,
-            zone: any LocalZone = SystemLocalTime()
+            zone: any LocalZone = SystemLocalTime(), loudnessMeter: (any LoudnessMeter)? = nil
         ) {
+            self.loudnessMeter = loudnessMeter
             self.zone = zone
             self.makeRateConverter = makeRateConverter
             self.speechFolder = speechFolder
@@ -72,6 +76,8 @@ public actor Core: Service {
     let quiet: QuietHours
     /// The volume by time of day.
     let volumeSchedule: VolumeSchedule
+    /// Clips' measured loudness, and the gain that brings each to the session's target.
+    let loudness: ClipLoudness
     /// The volume schedule has been given its starting level (`restoreState` or `run`).
     private var volumeStarted = false
     let decoder: any ClipDecoder
@@ -105,9 +111,12 @@ public actor Core: Service {
         let session = catalog.session
         let events = EventBus()
         let output = WatchedSink(makeSink(session.output))
+        let loudness = ClipLoudness(
+            meter: configuration.loudnessMeter, decoder: decoder, file: stateFile.map { ClipLoudness.file(besideState: $0.path) }, logger: logger)
+        self.loudness = loudness
         let player = Player(
             sink: ConvertingSink(output, makeRateConverter: configuration.makeRateConverter), decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
-            events: events, logger: logger)
+            events: events, loudness: loudness, logger: logger)
         let hooks = HookRunner(session.hooks, logger: logger)
         let speech = (configuration.speechFolder ?? stateFile.map { SpeechCache.folder(besideState: $0.path) }).map { folder in
             SpeechSynthesizer(
@@ -225,6 +234,7 @@ public actor Core: Service {
 
     public func run() async throws {
         await queue.setFixedTimeGrace(catalog.session.atGrace)
+        await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(catalog))
         if !volumeStarted {
             // Nothing saved: the volume schedule's step in force, if there is one.
             await volumeSchedule.start(saved: nil)
@@ -467,6 +477,7 @@ public actor Core: Service {
         await timetable.reload(session, clips: fresh.playableClips)
         await quiet.reload(session)
         await queue.setFixedTimeGrace(session.atGrace)
+        await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(fresh))
         // The front ends listen from start-up: a change to theirs waits for a restart.
         for (section, changed) in [("http", session.web != old.web), ("mqtt", session.mqtt != old.mqtt)] where changed {
             logger.notice("the session's \(section) section changed; it is read at start-up, so restart jukeboxd (systemctl restart jukeboxd) to use it")
@@ -477,6 +488,22 @@ public actor Core: Service {
 
     /// The session as the daemon runs it.
     var session: Session { catalog.session }
+
+    /// The files whose loudness counts: every playable clip's, and the cue's.
+    static func loudnessSources(_ catalog: ClipCatalog) -> [ClipSource] {
+        catalog.playableClips.map(\.source) + (catalog.session.cue.map { [$0] } ?? [])
+    }
+
+    /// Every clip's loudness and the gain that brings it to the session's target.
+    public func loudnessReport() async -> (target: Double?, clips: [(clip: Clip, loudness: Loudness?, gain: Double?)]) {
+        let target = await loudness.currentTarget
+        var clips: [(clip: Clip, loudness: Loudness?, gain: Double?)] = []
+        for clip in session.clips {
+            let figure = await loudness.loudness(of: clip.source)
+            clips.append((clip, figure, figure.flatMap { figure in target.map { figure.gain(toward: $0) } }))
+        }
+        return (target, clips)
+    }
 
     /// Waits until no other reload or edit is under way, then holds the session until
     /// `unlockSession()`: each reads the file, and an edit writes it, so two at once could

@@ -32,6 +32,8 @@ public actor Player {
     private var generation = 0
     public private(set) var volume: Double
     public private(set) var isPlaying = false
+    /// The gain that brings each clip to the session's loudness.
+    private let loudness: ClipLoudness?
     /// Frames of the current clip sent to the device, and its length. Set only inside
     /// `stream`, where an interrupted write is picked up again (not in the lead-in or a drain).
     private var progress: (frames: Int, total: Int, format: AudioFormat)?
@@ -48,8 +50,9 @@ public actor Player {
 
     public init(
         sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
-        volume: Double = 1, options: PlaybackOptions = PlaybackOptions(), events: EventBus? = nil, logger: Logger
+        volume: Double = 1, options: PlaybackOptions = PlaybackOptions(), events: EventBus? = nil, loudness: ClipLoudness? = nil, logger: Logger
     ) {
+        self.loudness = loudness
         self.sink = Self.converting(sink)
         self.events = events
         self.decoder = decoder
@@ -172,7 +175,8 @@ public actor Player {
         do {
             try await prepareDevice(for: decoded.format)
             if frame > 0 { try await decoded.seek(toFrame: frame) }
-            let played = try await stream(decoded, from: frame, gain: SampleMath.linearGain(decibels: clip.gainDecibels))
+            let levelling = await loudness?.gain(for: clip.source) ?? 0
+            let played = try await stream(decoded, from: frame, gain: SampleMath.linearGain(decibels: clip.gainDecibels + levelling))
             await decoded.close()
             return played
         } catch let error as AudioDeviceError {

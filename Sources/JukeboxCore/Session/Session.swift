@@ -19,6 +19,11 @@ public struct Session: Sendable, Equatable {
     public var volumeSchedule: [VolumeStep] = []
     /// The highest volume any front end may set, 0...1 (`maxVolume`).
     public var maxVolume: Double = 1
+    /// The loudness every clip is brought to, in LUFS (`loudness`); nil: clips play as
+    /// recorded. A clip's own `gain` applies on top.
+    public var loudness: Double?
+    /// What `loudness` may be: from a whisper to as loud as a master for streaming gets.
+    public static let loudnessRange = -40.0 ... -5.0
     /// Lead-in, fades and what to do with the device between clips.
     public var playback: PlaybackOptions
     public var clips: [Clip]

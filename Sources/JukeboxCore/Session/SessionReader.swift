@@ -15,7 +15,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "quiet", "maxVolume", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "quiet", "maxVolume", "loudness", "clips"]
     static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "enabled"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
@@ -67,6 +67,12 @@ struct SessionReader {
         for (index, step) in volumeSchedule.enumerated() where step.level > maxVolume {
             problem("volume[\(index)].level", "\(step.level) is above maxVolume (\(maxVolume)); lower it, or raise maxVolume")
         }
+        var loudness: Double?
+        if let value = fields["loudness"], let number = number(value, at: "loudness") {
+            if Session.loudnessRange.contains(number) { loudness = number } else {
+                problem("loudness", "\(value.shortDescription) is out of range (expected \(Int(Session.loudnessRange.lowerBound)) to \(Int(Session.loudnessRange.upperBound)) LUFS, such as -18)")
+            }
+        }
         let playback = playbackOptions(fields)
         let web = fields["http"].flatMap { self.web($0, sessionDirectory: sessionDirectory) }
         let mqtt = fields["mqtt"].flatMap { self.mqtt($0, sessionDirectory: sessionDirectory, name: name) }
@@ -106,6 +112,7 @@ struct SessionReader {
             activeHours: activeHours, duration: duration, cue: cue, volume: volume, playback: playback, clips: clips, maxUploadSize: maxUploadSize, maxUploadLength: maxUploadLength, web: web, mqtt: mqtt, hooks: hooks, speech: speech,
             location: location, holidays: holidays, atGrace: atGrace, quiet: quiet)
         session.maxVolume = maxVolume
+        session.loudness = loudness
         session.volumeSchedule = volumeSchedule
         return session
     }

@@ -1,0 +1,171 @@
+import FoundationEssentials
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one owner of clips' measured loudness, and of the session's `loudness` target: what
+/// gain brings a clip there (ReplayGain for clips, measured here rather than read from tags).
+///
+/// With a target, clips are measured in the background, one at a time, on the meter's own
+/// thread, at start-up and after a reload or an edit; an upload is measured before it is
+/// answered. Figures are
+/// kept beside the state file (`NAME.loudness.json`) by path, size and modification time, so a
+/// clip is measured once, and again only when its file changes. Until a clip is measured it
+/// plays as recorded.
+public actor ClipLoudness {
+    public struct Figure: Sendable, Equatable, Codable {
+        var size: Int64
+        /// Nanoseconds since the epoch.
+        var modified: Int64
+        var loudness: Loudness
+    }
+
+    /// Figures kept at most; the oldest measured go first.
+    public static let maxEntries = 10_000
+    /// The figures file may be this long.
+    static let maxFileSize = 4 << 20
+
+    private let meter: (any LoudnessMeter)?
+    private let decoder: any ClipDecoder
+    private let file: String?
+    private let logger: Logger
+    private let io = BlockingWorkQueue(label: "jukeboxd.loudness-file")
+    private var figures: [String: Figure] = [:]
+    /// Paths in the order they were measured, for the bound.
+    private var order: [String] = []
+    private var target: Double?
+    private var waiting: [ClipSource] = []
+    private var worker: Task<Void, Never>?
+    private var restored = false
+
+    /// `file`: where figures are kept (nil: only in memory). `meter` nil: nothing is measured
+    /// and every clip plays as recorded.
+    public init(meter: (any LoudnessMeter)?, decoder: any ClipDecoder, file: String?, logger: Logger) {
+        self.meter = meter
+        self.decoder = decoder
+        self.file = file
+        self.logger = logger
+    }
+
+    /// Where a daemon whose state file is `statePath` keeps the figures.
+    public static func file(besideState statePath: String) -> String {
+        (statePath.hasSuffix(".json") ? String(statePath.dropLast(5)) : statePath) + ".loudness.json"
+    }
+
+    /// The session's target and clips: clips not measured (or changed since) are measured in
+    /// the background. Without a target nothing is measured: no work, and no file.
+    public func adopt(target: Double?, sources: [ClipSource]) async {
+        self.target = target
+        guard target != nil else { return }
+        await restore()
+        guard meter != nil else { return }
+        let known = Set(waiting.map(\.path))
+        waiting += sources.filter { !$0.path.isEmpty && !known.contains($0.path) }
+        guard worker == nil, !waiting.isEmpty else { return }
+        worker = Task { await self.work() }
+    }
+
+    /// The gain in dB that brings `source` to the target, capped so its true peak stays at
+    /// −1 dBTP; 0 without a target, or before the clip is measured.
+    public func gain(for source: ClipSource) -> Double {
+        guard let target, let figure = figures[source.path] else { return 0 }
+        return figure.loudness.gain(toward: target)
+    }
+
+    public func loudness(of source: ClipSource) -> Loudness? { figures[source.path]?.loudness }
+
+    public var currentTarget: Double? { target }
+
+    /// Measures `source` now, unless its figure is current (or there is no target): for an
+    /// upload, before it is answered.
+    @discardableResult
+    public func measureNow(_ source: ClipSource) async -> Loudness? {
+        guard target != nil else { return nil }
+        await restore()
+        await measure(source)
+        return figures[source.path]?.loudness
+    }
+
+    /// Stops the background work (at shutdown).
+    public func stop() {
+        worker?.cancel()
+        worker = nil
+        waiting = []
+    }
+
+    private func work() async {
+        var measured = 0
+        while !Task.isCancelled, !waiting.isEmpty {
+            let source = waiting.removeFirst()
+            if await measure(source) { measured += 1 }
+        }
+        worker = nil
+        if measured > 0 {
+            logger.info("measured the loudness of \(Plural.count(measured, "clip"))")
+        }
+    }
+
+    /// True when it was measured (it was new or had changed).
+    @discardableResult
+    private func measure(_ source: ClipSource) async -> Bool {
+        guard let meter else { return false }
+        let path = source.path
+        guard let (size, modified) = await io.run({ Self.identity(of: path) }) else { return false }
+        if let figure = figures[path], figure.size == size, figure.modified == modified { return false }
+        do {
+            let loudness = try await meter.measure(source, decoder: decoder)
+            figures[path] = Figure(size: size, modified: modified, loudness: loudness)
+            order.removeAll { $0 == path }
+            order.append(path)
+            while order.count > Self.maxEntries { figures[order.removeFirst()] = nil }
+            await save()
+            return true
+        } catch {
+            logger.warning("clip \(source.file): \(error); it plays as recorded", metadata: ["file": "\(source.file)"])
+            return false
+        }
+    }
+
+    /// Size and modification time, or nil for a file that is not there.
+    private static func identity(of path: String) -> (Int64, Int64)? {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+
+    private struct Stored: Codable {
+        var version: Int
+        var figures: [String: Figure]
+        var order: [String]
+    }
+
+    private func restore() async {
+        guard !restored else { return }
+        restored = true
+        guard let file else { return }
+        let read = await io.run { Result { () throws(FileReadError) in try FilePath.read(file, limit: Self.maxFileSize) } }
+        switch read {
+        case .failure(let error):
+            if !error.isMissing { logger.warning("cannot read the loudness figures \(file): \(error); clips are measured again") }
+        case .success(let bytes):
+            guard let stored = try? JSONDecoder().decode(Stored.self, from: Data(bytes)), stored.version == 1 else {
+                logger.warning("the loudness figures \(file) are not ones this daemon wrote; clips are measured again")
+                return
+            }
+            figures = stored.figures
+            order = stored.order.filter { stored.figures[$0] != nil }
+        }
+    }
+
+    private func save() async {
+        guard let file else { return }
+        let stored = Stored(version: 1, figures: figures, order: order)
+        guard let bytes = try? JSONEncoder().encode(stored) else { return }
+        let written = await io.run { Result { try AtomicFile.write(Array(bytes), to: file, mode: 0o600) } }
+        if case .failure(let error) = written {
+            logger.warning("cannot save the loudness figures: \(error); clips are measured again at the next start")
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import JukeboxAudio
+import JukeboxLoudness
+import JukeboxSndFile
+import JukeboxTestSupport
+import Testing
+
+/// libebur128's figures for files the tests write, checked against ffmpeg's ebur128 filter,
+/// and the gain that brings a clip to a target without letting its true peak over −1 dBTP.
+@Suite("Loudness meter")
+struct EBUR128MeterTests {
+    let folder: TemporaryDirectory
+    init() throws { folder = try TemporaryDirectory() }
+
+    func measure(_ name: String) async throws -> Loudness {
+        try await EBUR128Meter().measure(ClipSource(file: name, path: folder.file(name)), decoder: SndFileDecoder())
+    }
+
+    @Test(arguments: [
+        (WAVFile.Encoding.s16, 1, 0.5), (.s16, 2, 0.05), (.float32, 2, 0.9), (.s32, 1, 0.2), (.float32, 6, 0.3),
+    ])
+    func theMeterAgreesWithFFmpeg(encoding: WAVFile.Encoding, channels: Int, amplitude: Double) async throws {
+        let rate = 48_000
+        let samples = WAVFile.tone(frequency: 997, frames: rate * 4, rate: rate, channels: channels, amplitude: amplitude)
+        let name = "tone-\(encoding)-\(channels).wav"
+        try folder.write(name, WAVFile.bytes(samples, encoding: encoding, rate: rate, channels: channels))
+        let ours = try await measure(name)
+        let theirs = try await FFmpegLoudness.measure(["-i", folder.file(name)])
+        let integrated = try #require(ours.integrated)
+        #expect(abs(integrated - theirs.integrated) <= 0.15, "libebur128 \(integrated), ffmpeg \(theirs)")
+        #expect(abs(ours.truePeak - theirs.truePeak) <= 0.3, "libebur128 \(ours.truePeak) dBTP, ffmpeg \(theirs)")
+    }
+
+    @Test func silenceHasNoIntegratedLoudnessAndGetsNoGain() async throws {
+        try folder.write("silence.wav", WAVFile.bytes(Array(repeating: 0, count: 48_000), encoding: .s16, rate: 48_000, channels: 1))
+        let silence = try await measure("silence.wav")
+        #expect(silence.integrated == nil)
+        #expect(silence.gain(toward: -18) == 0)
+    }
+
+    @Test func theGainStopsWhereTheTruePeakWouldPassMinusOneDBTP() {
+        // Under, at and over the cap.
+        #expect(Loudness(integrated: -30, truePeak: -20).gain(toward: -18) == 12)
+        #expect(Loudness(integrated: -30, truePeak: -13).gain(toward: -18) == 12)
+        #expect(Loudness(integrated: -30, truePeak: -3).gain(toward: -18) == 2)
+        // Louder than the target: turned down, whatever the peak.
+        #expect(Loudness(integrated: -8, truePeak: 0.5).gain(toward: -18) == -10)
+    }
+
+    @Test func aFileThatIsNotAudioIsAClearError() async throws {
+        try folder.write("notes.wav", text: "not audio")
+        await #expect(throws: ClipDecodeError.self) { try await measure("notes.wav") }
+    }
+}

@@ -1,0 +1,44 @@
+/// Loudness as ffmpeg's `ebur128` filter measures it: a measurement that shares no code with
+/// the daemon's (libebur128), to check it against.
+public enum FFmpegLoudness {
+    public struct Figures: Sendable, CustomStringConvertible {
+        /// LUFS.
+        public var integrated: Double
+        /// dBTP.
+        public var truePeak: Double
+        public var description: String { "\(integrated) LUFS, true peak \(truePeak) dBTP" }
+    }
+
+    /// `input`: ffmpeg's arguments before `-i` and the file (`["-f", "s16le", "-ar", "48000",
+    /// "-ac", "2", "-i", path]`, or `["-i", path]` for a file with a header).
+    public static func measure(_ input: [String]) async throws -> Figures {
+        let output = try await Tool.run("ffmpeg", ["-hide_banner", "-nostats"] + input + ["-af", "ebur128=peak=true", "-f", "null", "-"])
+        let lines = output.stderr.split(separator: "\n").map { String($0).trimmingCharacters(in: " ") }
+        guard let summary = lines.lastIndex(where: { $0.hasSuffix("Summary:") }) else {
+            throw FFmpegLoudnessError(text: output.stderr)
+        }
+        func value(after heading: String, _ key: String) -> Double? {
+            guard let start = lines[summary...].firstIndex(where: { $0.hasPrefix(heading) }),
+                  let line = lines[start...].first(where: { $0.hasPrefix(key) }) else { return nil }
+            return line.split(separator: " ").dropFirst().first.flatMap { Double($0) }
+        }
+        guard let integrated = value(after: "Integrated loudness:", "I:"), let peak = value(after: "True peak:", "Peak:") else {
+            throw FFmpegLoudnessError(text: output.stderr)
+        }
+        return Figures(integrated: integrated, truePeak: peak)
+    }
+}
+
+public struct FFmpegLoudnessError: Error, CustomStringConvertible {
+    public var text: String
+    public var description: String { "ffmpeg gave no ebur128 summary: \(text.suffix(600))" }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var text = Substring(self)
+        while let first = text.first, set.contains(first) { text = text.dropFirst() }
+        while let last = text.last, set.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+}
