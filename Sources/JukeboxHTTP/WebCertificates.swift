@@ -40,7 +40,7 @@ public struct WebCertificateStore: Sendable {
 
     /// Where a daemon whose state file is `statePath` keeps them.
     public static func folder(besideState statePath: String) -> String {
-        (statePath.hasSuffix(".json") ? String(statePath.dropLast(5)) : statePath) + ".tls"
+        StateFile.sibling(of: statePath, ".tls")
     }
 
     /// What there is, made or renewed as needed: the authority when there is none (or it is

@@ -62,7 +62,7 @@ public struct WebServer: Service {
 
     /// Where a daemon whose state file is `statePath` keeps the web remote's sessions.
     public static func sessionsFile(besideState statePath: String) -> String {
-        (statePath.hasSuffix(".json") ? String(statePath.dropLast(5)) : statePath) + ".web-sessions"
+        StateFile.sibling(of: statePath, ".web-sessions")
     }
 
     public func run() async throws {

@@ -51,7 +51,7 @@ public actor ClipLoudness {
 
     /// Where a daemon whose state file is `statePath` keeps the figures.
     public static func file(besideState statePath: String) -> String {
-        (statePath.hasSuffix(".json") ? String(statePath.dropLast(5)) : statePath) + ".loudness.json"
+        StateFile.sibling(of: statePath, ".loudness.json")
     }
 
     /// The session's target and clips: clips not measured (or changed since) are measured in

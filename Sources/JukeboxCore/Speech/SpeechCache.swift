@@ -31,7 +31,7 @@ public struct SpeechCache: Sendable {
 
     /// Where a daemon whose state file is `statePath` keeps its announcements.
     public static func folder(besideState statePath: String) -> String {
-        (statePath.hasSuffix(".json") ? String(statePath.dropLast(5)) : statePath) + ".speech"
+        StateFile.sibling(of: statePath, ".speech")
     }
 
     /// The file for `text` spoken by `command`: a 128-bit FNV-1a of both, in hex.

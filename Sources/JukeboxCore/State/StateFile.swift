@@ -104,6 +104,12 @@ public struct StateFile: Sendable {
         environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
     }
 
+    /// What the daemon keeps beside a state file: `statePath` without its `.json`, then
+    /// `suffix` (`state.json` → `state.tls`, `state.speech`, `state.web-sessions`…).
+    public static func sibling(of statePath: String, _ suffix: String) -> String {
+        (statePath.hasSuffix(".json") ? String(statePath.dropLast(5)) : statePath) + suffix
+    }
+
     /// Where the state lives when `--state` is not given: `$STATE_DIRECTORY/state.json` under
     /// systemd, else `$XDG_STATE_HOME/jukeboxd/SESSION.json`, else
     /// `$HOME/.local/state/jukeboxd/SESSION.json`. Without any of them there is no private
