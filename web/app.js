@@ -379,6 +379,4 @@ $("upload").addEventListener("change", () => {
   request.send(file);
 });
 
-// The certificate authority to trust is offered only where there is one: over HTTPS.
-for (const link of document.querySelectorAll(".ca-link")) link.hidden = location.protocol !== "https:";
 start();

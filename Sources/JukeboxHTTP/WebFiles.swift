@@ -385,8 +385,6 @@ $("upload").addEventListener("change", () => {
   request.send(file);
 });
 
-// The certificate authority to trust is offered only where there is one: over HTTPS.
-for (const link of document.querySelectorAll(".ca-link")) link.hidden = location.protocol !== "https:";
 start();
 
 """##),
@@ -416,7 +414,6 @@ start();
   <input id="password" name="password" type="password" autocomplete="current-password" required>
   <button type="submit">Log in</button>
   <p id="login-error" role="alert"></p>
-  <p class="quiet ca-link" hidden>So that this page opens without a warning, trust <a href="ca.crt" download="jukeboxd-ca.crt">jukeboxd's certificate</a> once on this device.</p>
 </form>
 
 <main id="app" hidden>
@@ -501,7 +498,6 @@ start();
     <h2 id="history-title">History</h2>
     <ol id="history"></ol>
   </section>
-  <p class="quiet ca-link" hidden><a href="ca.crt" download="jukeboxd-ca.crt">jukeboxd's certificate</a>, to trust on another phone</p>
 </main>
 </body>
 </html>

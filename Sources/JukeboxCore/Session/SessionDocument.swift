@@ -48,7 +48,7 @@ public struct SessionDocument: Sendable, Equatable {
         "location": ["latitude", "longitude"],
         "at": SessionReader.atKeys,
         "output": SessionReader.outputKeys,
-        "http": SessionReader.webKeys,
+        "http": ["listen", "passwordFile"],
         "mqtt": SessionReader.mqttKeys,
         "hooks": SessionReader.hookKeys,
         "tts": SessionReader.speechKeys,
