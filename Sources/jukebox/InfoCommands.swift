@@ -145,39 +145,39 @@ extension JukeboxCLI {
             }
         }
     }
-}
 
-/// `jukebox loudness`: each clip's loudness and the gain that brings it to the session's target.
-struct LoudnessCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "loudness",
-        abstract: "Each clip's loudness (EBU R 128) and the gain that brings it to the session's \"loudness\" target.")
-    @OptionGroup var options: ClientOptions
+    /// `jukebox loudness`: each clip's loudness and the gain that brings it to the session's target.
+    struct Loudness: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "loudness",
+            abstract: "Each clip's loudness (EBU R 128) and the gain that brings it to the session's \"loudness\" target.")
+        @OptionGroup var options: ClientOptions
 
-    func run() throws {
-        try options.run("loudness", Empty(), as: LoudnessResult.self, human: Self.describe)
-    }
+        func run() throws {
+            try options.run("loudness", Empty(), as: LoudnessResult.self, human: Self.describe)
+        }
 
-    static func describe(_ result: LoudnessResult) -> String {
-        func number(_ value: Double, sign: Bool = false) -> String {
-            let tenths = Int((abs(value) * 10).rounded())
-            let text = "\(tenths / 10).\(tenths % 10)"
-            return value < 0 && tenths > 0 ? "-" + text : (sign ? "+" : "") + text
+        static func describe(_ result: LoudnessResult) -> String {
+            func number(_ value: Double, sign: Bool = false) -> String {
+                let tenths = Int((abs(value) * 10).rounded())
+                let text = "\(tenths / 10).\(tenths % 10)"
+                return value < 0 && tenths > 0 ? "-" + text : (sign ? "+" : "") + text
+            }
+            guard let target = result.target else {
+                return "target: none: clips play as recorded, and are not measured (set \"loudness\" in the session, such as -18)"
+            }
+            var lines = ["target: \(number(target)) LUFS, true peak at most -1.0 dBTP"]
+            let width = result.clips.map(\.clip.count).max() ?? 0
+            for clip in result.clips {
+                let name = clip.clip.padding(width)
+                guard clip.measured else { lines.append("\(name)  not measured yet"); continue }
+                var text = clip.integrated.map { "\(number($0)) LUFS" } ?? "silent"
+                if let peak = clip.truePeak { text += ", peak \(number(peak)) dBTP" }
+                if let gain = clip.gain { text += ", plays at \(number(gain, sign: true)) dB" }
+                lines.append("\(name)  \(text)")
+            }
+            return lines.joined(separator: "\n")
         }
-        guard let target = result.target else {
-            return "target: none: clips play as recorded, and are not measured (set \"loudness\" in the session, such as -18)"
-        }
-        var lines = ["target: \(number(target)) LUFS, true peak at most -1.0 dBTP"]
-        let width = result.clips.map(\.clip.count).max() ?? 0
-        for clip in result.clips {
-            let name = clip.clip.padding(width)
-            guard clip.measured else { lines.append("\(name)  not measured yet"); continue }
-            var text = clip.integrated.map { "\(number($0)) LUFS" } ?? "silent"
-            if let peak = clip.truePeak { text += ", peak \(number(peak)) dBTP" }
-            if let gain = clip.gain { text += ", plays at \(number(gain, sign: true)) dB" }
-            lines.append("\(name)  \(text)")
-        }
-        return lines.joined(separator: "\n")
     }
 }
 

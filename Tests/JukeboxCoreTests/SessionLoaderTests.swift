@@ -20,6 +20,17 @@ struct SessionLoaderTests {
         }
     }
 
+    @Test func theLoudnessTargetIsFromMinus40ToMinus5LUFS() throws {
+        let clips = #""clips": [ { "file": "a.wav" } ]"#
+        #expect(try load(#"{ \#(clips) }"#).loudness == nil)
+        for at in [-40.0, -18, -5] { #expect(try load(#"{ "loudness": \#(at), \#(clips) }"#).loudness == at) }
+        for over in ["-40.5", "-4.9", "0"] {
+            #expect(problems(#"{ "loudness": \#(over), \#(clips) }"#)
+                == ["/srv/jukebox/session.json:1: loudness: \(over) is out of range (expected -40 to -5 LUFS, such as -18)"])
+        }
+        #expect(problems(#"{ "loudness": "loud", \#(clips) }"#).first?.contains("loudness") == true)
+    }
+
     @Test func fullExampleFromTheFormatDescription() throws {
         let session = try load("""
             {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Loudness as ffmpeg's `ebur128` filter measures it: a measurement that shares no code with
 /// the daemon's (libebur128), to check it against.
 public enum FFmpegLoudness {
@@ -13,7 +15,7 @@ public enum FFmpegLoudness {
     /// "-ac", "2", "-i", path]`, or `["-i", path]` for a file with a header).
     public static func measure(_ input: [String]) async throws -> Figures {
         let output = try await Tool.run("ffmpeg", ["-hide_banner", "-nostats"] + input + ["-af", "ebur128=peak=true", "-f", "null", "-"])
-        let lines = output.stderr.split(separator: "\n").map { String($0).trimmingCharacters(in: " ") }
+        let lines = output.stderr.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let summary = lines.lastIndex(where: { $0.hasSuffix("Summary:") }) else {
             throw FFmpegLoudnessError(text: output.stderr)
         }
@@ -32,13 +34,4 @@ public enum FFmpegLoudness {
 public struct FFmpegLoudnessError: Error, CustomStringConvertible {
     public var text: String
     public var description: String { "ffmpeg gave no ebur128 summary: \(text.suffix(600))" }
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var text = Substring(self)
-        while let first = text.first, set.contains(first) { text = text.dropFirst() }
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return String(text)
-    }
 }

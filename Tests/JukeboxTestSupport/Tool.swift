@@ -1,3 +1,4 @@
+import Foundation
 import Subprocess
 
 /// A program from the machine (ffmpeg, curl), run with an argument list.
@@ -8,15 +9,18 @@ public enum Tool {
         public var stderr: String
     }
 
-    /// Runs `program` (found on PATH) with `arguments`, standard input empty.
+    /// Runs `program` (found on PATH, else in /usr/bin) with `arguments`, standard input
+    /// empty; its outputs as the other tests collect them, as bytes.
     public static func run(_ program: String, _ arguments: [String]) async throws -> Output {
+        let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
+        let path = folders.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/\(program)"
         let result = try await Subprocess.run(
-            .name(program), arguments: Arguments(arguments), input: .none,
-            output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
+            .path(.init(path)), arguments: Arguments(arguments), input: .none,
+            output: .bytes(limit: 1 << 20), error: .bytes(limit: 1 << 20))
         let status: Int32 = switch result.terminationStatus {
         case .exited(let code): Int32(code)
         case .signaled(let signal): 128 + Int32(signal)
         }
-        return Output(status: status, stdout: result.standardOutput, stderr: result.standardError)
+        return Output(status: status, stdout: String(decoding: result.standardOutput, as: UTF8.self), stderr: String(decoding: result.standardError, as: UTF8.self))
     }
 }

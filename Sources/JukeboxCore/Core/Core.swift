@@ -494,13 +494,9 @@ public actor Core: Service {
 
     /// Every clip's loudness and the gain that brings it to the session's target.
     public func loudnessReport() async -> (target: Double?, clips: [(clip: Clip, loudness: Loudness?, gain: Double?)]) {
-        let target = await loudness.currentTarget
-        var clips: [(clip: Clip, loudness: Loudness?, gain: Double?)] = []
-        for clip in session.clips {
-            let figure = await loudness.loudness(of: clip.source)
-            clips.append((clip, figure, figure.flatMap { figure in target.map { figure.gain(toward: $0) } }))
-        }
-        return (target, clips)
+        let clips = session.clips
+        let (target, figures) = await loudness.report(clips.map(\.source))
+        return (target, zip(clips, figures).map { clip, figure in (clip, figure, figure.flatMap { figure in target.map { figure.gain(toward: $0) } }) })
     }
 
     /// Waits until no other reload or edit is under way, then holds the session until

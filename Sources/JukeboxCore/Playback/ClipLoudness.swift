@@ -10,10 +10,9 @@ import Glibc
 ///
 /// With a target, clips are measured in the background, one at a time, on the meter's own
 /// thread, at start-up and after a reload or an edit; an upload is measured before it is
-/// answered. Figures are
-/// kept beside the state file (`NAME.loudness.json`) by path, size and modification time, so a
-/// clip is measured once, and again only when its file changes. Until a clip is measured it
-/// plays as recorded.
+/// answered. Figures are kept beside the state file (`NAME.loudness.json`) by path, size and
+/// modification time, so a clip is measured once, and again only when its file changes. Until
+/// a clip is measured it plays as recorded.
 public actor ClipLoudness {
     public struct Figure: Sendable, Equatable, Codable {
         var size: Int64
@@ -22,14 +21,21 @@ public actor ClipLoudness {
         var loudness: Loudness
     }
 
-    /// Figures kept at most; the oldest measured go first.
-    public static let maxEntries = 10_000
-    /// The figures file may be this long.
-    static let maxFileSize = 4 << 20
+    /// Figures kept at most, and the most the file they are kept in may hold; past either,
+    /// the figures measured longest ago go first.
+    public struct Limits: Sendable, Equatable {
+        public var entries: Int
+        public var fileBytes: Int
+        public init(entries: Int = 10_000, fileBytes: Int = 4 << 20) {
+            self.entries = entries
+            self.fileBytes = fileBytes
+        }
+    }
 
     private let meter: (any LoudnessMeter)?
     private let decoder: any ClipDecoder
     private let file: String?
+    private let limits: Limits
     private let logger: Logger
     private let io = BlockingWorkQueue(label: "jukeboxd.loudness-file")
     private var figures: [String: Figure] = [:]
@@ -38,14 +44,18 @@ public actor ClipLoudness {
     private var target: Double?
     private var waiting: [ClipSource] = []
     private var worker: Task<Void, Never>?
+    /// Measurements under way, by path: an upload measured for its answer and the background
+    /// work may ask for the same file at once, and it is decoded once.
+    private var running: [String: Task<Bool, Never>] = [:]
     private var restored = false
 
     /// `file`: where figures are kept (nil: only in memory). `meter` nil: nothing is measured
     /// and every clip plays as recorded.
-    public init(meter: (any LoudnessMeter)?, decoder: any ClipDecoder, file: String?, logger: Logger) {
+    public init(meter: (any LoudnessMeter)?, decoder: any ClipDecoder, file: String?, limits: Limits = Limits(), logger: Logger) {
         self.meter = meter
         self.decoder = decoder
         self.file = file
+        self.limits = limits
         self.logger = logger
     }
 
@@ -74,9 +84,10 @@ public actor ClipLoudness {
         return figure.loudness.gain(toward: target)
     }
 
-    public func loudness(of source: ClipSource) -> Loudness? { figures[source.path]?.loudness }
-
-    public var currentTarget: Double? { target }
+    /// The target, and the figures of `sources` (nil where not measured).
+    public func report(_ sources: [ClipSource]) -> (target: Double?, figures: [Loudness?]) {
+        (target, sources.map { figures[$0.path]?.loudness })
+    }
 
     /// Measures `source` now, unless its figure is current (or there is no target): for an
     /// upload, before it is answered.
@@ -86,13 +97,6 @@ public actor ClipLoudness {
         await restore()
         await measure(source)
         return figures[source.path]?.loudness
-    }
-
-    /// Stops the background work (at shutdown).
-    public func stop() {
-        worker?.cancel()
-        worker = nil
-        waiting = []
     }
 
     private func work() async {
@@ -110,6 +114,15 @@ public actor ClipLoudness {
     /// True when it was measured (it was new or had changed).
     @discardableResult
     private func measure(_ source: ClipSource) async -> Bool {
+        guard meter != nil else { return false }
+        if let measuring = running[source.path] { return await measuring.value }
+        let measuring = Task { await self.measureFile(source) }
+        running[source.path] = measuring
+        defer { running[source.path] = nil }
+        return await measuring.value
+    }
+
+    private func measureFile(_ source: ClipSource) async -> Bool {
         guard let meter else { return false }
         let path = source.path
         guard let (size, modified) = await io.run({ Self.identity(of: path) }) else { return false }
@@ -119,13 +132,19 @@ public actor ClipLoudness {
             figures[path] = Figure(size: size, modified: modified, loudness: loudness)
             order.removeAll { $0 == path }
             order.append(path)
-            while order.count > Self.maxEntries { figures[order.removeFirst()] = nil }
+            dropOldest(toKeep: limits.entries)
             await save()
             return true
         } catch {
             logger.warning("clip \(source.file): \(error); it plays as recorded", metadata: ["file": "\(source.file)"])
             return false
         }
+    }
+
+    private func dropOldest(toKeep count: Int) {
+        guard order.count > count else { return }
+        for path in order.prefix(order.count - count) { figures[path] = nil }
+        order.removeFirst(order.count - count)
     }
 
     /// Size and modification time, or nil for a file that is not there.
@@ -145,7 +164,7 @@ public actor ClipLoudness {
         guard !restored else { return }
         restored = true
         guard let file else { return }
-        let read = await io.run { Result { () throws(FileReadError) in try FilePath.read(file, limit: Self.maxFileSize) } }
+        let read = await io.run { [limits] in Result { () throws(FileReadError) in try FilePath.read(file, limit: limits.fileBytes) } }
         switch read {
         case .failure(let error):
             if !error.isMissing { logger.warning("cannot read the loudness figures \(file): \(error); clips are measured again") }
@@ -159,11 +178,19 @@ public actor ClipLoudness {
         }
     }
 
+    /// Writes the figures; when they would not fit the file's limit, the oldest are dropped
+    /// until they do, so the file is always one the next start can read.
     private func save() async {
         guard let file else { return }
-        let stored = Stored(version: 1, figures: figures, order: order)
-        guard let bytes = try? JSONEncoder().encode(stored) else { return }
-        let written = await io.run { Result { try AtomicFile.write(Array(bytes), to: file, mode: 0o600) } }
+        var bytes: [UInt8] = []
+        while true {
+            guard let encoded = try? JSONEncoder().encode(Stored(version: 1, figures: figures, order: order)) else { return }
+            bytes = Array(encoded)
+            guard bytes.count > limits.fileBytes, !order.isEmpty else { break }
+            // Roughly in proportion, and at least one.
+            dropOldest(toKeep: min(order.count - 1, order.count * limits.fileBytes / bytes.count))
+        }
+        let written = await io.run { [bytes] in Result { try AtomicFile.write(bytes, to: file, mode: 0o600) } }
         if case .failure(let error) = written {
             logger.warning("cannot save the loudness figures: \(error); clips are measured again at the next start")
         }
