@@ -57,7 +57,17 @@ public struct JSONParser {
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
     private mutating func skipSpace() {
-        while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+        // Through the buffer, not `current`: a file padded with megabytes of blanks is read
+        // here, and this is the loop an unoptimised build (tests under emulation) feels.
+        index = bytes.withUnsafeBufferPointer { buffer in
+            var at = index
+            while at < buffer.count {
+                let byte = buffer[at]
+                guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { break }
+                at += 1
+            }
+            return at
+        }
     }
 
     private mutating func expect(_ byte: UInt8, _ what: String) throws(Failure) {

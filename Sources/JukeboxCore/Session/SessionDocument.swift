@@ -131,10 +131,15 @@ public struct SessionDocument: Sendable, Equatable {
     /// A short fingerprint of a session file's bytes (64-bit FNV-1a, in hex): it tells whether
     /// the file changed since it was read, and lets two editors notice each other's edits.
     public static func revision(of bytes: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
+        let hash = bytes.withUnsafeBufferPointer { buffer in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            var at = 0
+            while at < buffer.count {
+                hash ^= UInt64(buffer[at])
+                hash = hash &* 0x0000_0100_0000_01b3
+                at += 1
+            }
+            return hash
         }
         let hex = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
