@@ -72,13 +72,19 @@ def main():
         sys.exit(f"never happened: {what}")
 
     def button(name):
-        return browser.find_element(By.CSS_SELECTOR, f'button[aria-label="{name}"], button#{name.lower()}')
+        by_id = f", button#{name.lower()}" if name.isidentifier() else ""
+        return browser.find_element(By.CSS_SELECTOR, f'button[aria-label="{name}"]{by_id}')
+
+    def press(element):
+        # As a finger would: scrolled to the middle first, clear of the fixed bar.
+        browser.execute_script("arguments[0].scrollIntoView({ block: 'center' })", element)
+        element.click()
 
     def tap(name):
         # A list drawn again after an event replaces its buttons: find it again then.
         for _ in range(20):
             try:
-                return button(name).click()
+                return press(button(name))
             except (StaleElementReferenceException, NoSuchElementException):
                 time.sleep(0.05)
         sys.exit(f"could not tap {name}")
@@ -133,11 +139,102 @@ def main():
                 sys.exit(f"{where}, {scheme}: contrast below WCAG AA for {failures} ({checked} texts checked)")
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
+    # WCAG 1.4.11: a control's border against what is behind it, 3:1, unless its own fill
+    # stands out that much; and every control at least 44 × 44 px (the slider included).
+    CONTROLS = """
+        const parse = (text) => { const m = text.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+          const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number); return { rgb: p.slice(0, 3), alpha: p.length > 3 ? p[3] : 1 }; };
+        const luminance = (rgb) => { const [r, g, b] = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+        const ratio = (a, b) => { const x = luminance(a), y = luminance(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+        const behind = (element) => { for (let e = element; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+          if (c && c.alpha > 0.5) return c.rgb; } return parse(getComputedStyle(document.documentElement).backgroundColor)?.rgb || [255, 255, 255]; };
+        const failures = [];
+        let checked = 0;
+        for (const control of document.querySelectorAll("button, input, select")) {
+          const box = control.getBoundingClientRect();
+          if (box.width <= 1 || box.height <= 1 || control.closest("[hidden]")) continue;
+          const name = control.getAttribute("aria-label") || control.id || control.textContent.trim();
+          checked += 1;
+          if (box.width < 44 - 0.5 || box.height < 44 - 0.5) failures.push(`${name}: ${box.width.toFixed(0)}×${box.height.toFixed(0)} px`);
+          const style = getComputedStyle(control);
+          if (["checkbox", "range"].includes(control.type)) continue;
+          const around = behind(control.parentElement);
+          const fill = parse(style.backgroundColor);
+          const border = parse(style.borderTopColor);
+          const borderShows = parseFloat(style.borderTopWidth) >= 1 && border && border.alpha > 0.5 && ratio(border.rgb, around) >= 3;
+          const fillShows = fill && fill.alpha > 0.5 && ratio(fill.rgb, around) >= 3;
+          const tab = control.getAttribute("role") === "tab";
+          if (!borderShows && !fillShows && !tab) failures.push(`${name}: its edge is ${border ? ratio(border.rgb, around).toFixed(2) : "?"}:1 against the page`);
+        }
+        return [checked, failures];
+    """
+
+    def contrast_meets_aa(where):
+        for scheme in ["light", "dark"]:
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            checked, failures = browser.execute_script(CONTRAST)
+            if checked < 3 or failures:
+                sys.exit(f"{where}, {scheme}: contrast below WCAG AA for {failures} ({checked} texts checked)")
+            controls, failures = browser.execute_script(CONTROLS)
+            if controls < 1 or failures:
+                sys.exit(f"{where}, {scheme}: controls below WCAG 1.4.11 or 44 px: {failures} ({controls} controls checked)")
+            print(f"{where}, {scheme}: {checked} texts and {controls} controls meet WCAG AA")
+            shot(f"{where.replace(' ', '-')}-{scheme}")
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+    steps = [0]
+    def shot(name):
+        # A screenshot per step, numbered in the order taken.
+        if args.screenshots:
+            os.makedirs(args.screenshots, exist_ok=True)
+            steps[0] += 1
+            browser.save_screenshot(os.path.join(args.screenshots, f"{steps[0]:02d}-{name}.png"))
+
     def focused():
         # The focused control's name and outline ("" when the focus is on the page itself).
         return browser.execute_script("""const e = document.activeElement;
             if (!e || e === document.body) return ['', 'none'];
             return [e.getAttribute('aria-label') || e.id || e.textContent.trim(), getComputedStyle(e).outlineStyle];""")
+
+    def text_of(selector):
+        # What an element says, whether or not its view is the one shown.
+        return browser.execute_script("const e = document.querySelector(arguments[0]); return e ? e.textContent : null;", selector)
+
+    def view(name):
+        browser.find_element(By.ID, f"tab-{name}").click()
+        eventually(lambda: browser.find_element(By.ID, f"view-{name}").is_displayed(), f"the {name} view")
+
+    def queued_on_page():
+        return len(browser.find_elements(By.CSS_SELECTOR, "#queue li button"))
+
+    # The Layout Instability API: every shift, with whether input came just before it.
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.shifts = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries()) window.shifts.push({ at: e.startTime, value: e.value,
+          sources: (e.sources || []).map((s) => s.node ? (s.node.id || s.node.className || s.node.nodeName) : "?") }); })
+          .observe({ type: "layout-shift", buffered: true });
+    """})
+
+    def steady(action, what):
+        # No shift above 0.01 within 500 ms of a tap.
+        began = browser.execute_script("return performance.now()")
+        action()
+        time.sleep(0.6)
+        moved = browser.execute_script("return window.shifts.filter((s) => s.at >= arguments[0] && s.at <= arguments[0] + 500)", began)
+        total = sum(s["value"] for s in moved)
+        if total > 0.01:
+            sys.exit(f"the page moved after {what}: layout shift {total:.4f} ({moved})")
+        return total
+
+    def elapsed_seen(seconds):
+        # The bar's place in the clip, read every 50 ms: (time, progress) pairs.
+        seen = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            seen.append(tuple(browser.execute_script("return [document.getElementById('elapsed').textContent, document.getElementById('progress').value]")))
+            time.sleep(0.05)
+        return seen
 
     def restart_flow():
         base = sys.stdin.readline().strip()
@@ -146,8 +243,14 @@ def main():
         browser.find_element(By.ID, "password").send_keys(args.password)
         browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
         wait.until(ready.visibility_of_element_located((By.ID, "app")))
-        # A tap plays the clip (the test hears it in the sound card's capture).
+        # A tap plays the clip (the test hears it in the sound card's capture); while it plays,
+        # the bar moves on by itself between the events that start and end it.
         tap("Play c0")
+        eventually(lambda: text_of("#now") == "c0", "c0 in the bar", seconds=10)
+        seen = [progress for _, progress in elapsed_seen(1.5) if 0 < progress < 1]
+        steps_seen = sorted(set(seen))
+        if len(steps_seen) < 3 or seen != sorted(seen):
+            sys.exit(f"the progress did not move on by itself while c0 played: {seen}")
         eventually(lambda: history_has("c0: completed"), "c0 played, in the page's history", seconds=10)
         print("played c0", flush=True)
         # The daemon stops: the page says so.
@@ -160,8 +263,8 @@ def main():
         if shown("login"):
             sys.exit("the restart logged the browser out")
         jukebox("pause")
-        within_a_second(lambda: shown("resume"), "paused by the CLI after the restart")
-        browser.find_element(By.ID, "resume").click()
+        within_a_second(lambda: text_of("#pause") == "Resume", "paused by the CLI after the restart")
+        browser.find_element(By.ID, "pause").click()
         eventually(lambda: jukebox("status")["paused"] is False, "resumed from the page after the restart")
         tap("Play c1")
         eventually(lambda: history_has("c1: completed"), "c1 played after the restart", seconds=10)
@@ -174,10 +277,10 @@ def main():
         browser.get(args.base + "/")
         wait.until(ready.visibility_of_element_located((By.ID, "login")))
         contrast_meets_aa("the login page")
-        # A wrong password is refused, with the server's words.
+        # A wrong password is refused, in plain words.
         browser.find_element(By.ID, "password").send_keys("not it")
         browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
-        wait.until(lambda _: "wrong password" in browser.find_element(By.ID, "login-error").text)
+        wait.until(lambda _: "not the password" in browser.find_element(By.ID, "login-error").text)
         # The right one opens the page.
         field = browser.find_element(By.ID, "password")
         field.clear()
@@ -185,61 +288,86 @@ def main():
         browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
         # The first right password is hashed (600 000 rounds of PBKDF2): allow a slow CPU.
         WebDriverWait(browser, 60).until(ready.visibility_of_element_located((By.ID, "app")))
+        shot("clips")
         print("logged in")
 
         # What will happen: the next random pick, an hour away; paused, nothing is planned.
+        view("plan")
         eventually(lambda: "Next random pick" in browser.find_element(By.ID, "next").text, "the next pick under Coming up")
-        # What the command line queues shows on the page within a second.
+        # What the command line does shows on the page within a second, without moving it.
         jukebox("pause")
         within_a_second(lambda: browser.find_element(By.ID, "next").text == "Nothing planned.", "nothing planned while paused")
-        within_a_second(lambda: browser.find_element(By.ID, "resume").is_displayed(), "paused by the CLI")
+        within_a_second(lambda: text_of("#pause") == "Resume", "paused by the CLI")
+        view("clips")
+        before = browser.execute_script("return window.shifts.length")
         jukebox("play", "water", "walk")
-        within_a_second(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == 2, "two clips queued by the CLI")
+        within_a_second(lambda: queued_on_page() == 2, "two clips queued by the CLI")
+        time.sleep(0.3)
+        moved = browser.execute_script("return window.shifts.slice(arguments[0])", before)
+        if sum(s["value"] for s in moved) > 0.01:
+            sys.exit(f"the clips moved when the CLI queued two: {moved}")
         print("CLI changes shown")
 
-        # Resume and pause from the page.
-        browser.find_element(By.ID, "resume").click()
+        # Resume and pause from the bar: one button, in one place.
+        steady(lambda: browser.find_element(By.ID, "pause").click(), "Resume")
         eventually(lambda: jukebox("status")["paused"] is False, "resumed from the page")
-        eventually(lambda: browser.find_element(By.ID, "pause").is_displayed(), "the Pause button is back")
-        browser.find_element(By.ID, "pause").click()
+        eventually(lambda: text_of("#pause") == "Pause", "the button says Pause")
+        eventually(lambda: "Playing again." in text_of("#toasts"), "a toast after Resume")
+        steady(lambda: browser.find_element(By.ID, "pause").click(), "Pause")
         eventually(lambda: jukebox("status")["paused"] is True, "paused from the page")
+        eventually(lambda: "Paused." in text_of("#toasts"), "a toast after Pause")
+        shot("paused")
 
-        # Play a clip by tapping it.
+        # Play a clip by tapping its card: the cards stay where they are.
         waiting = len(jukebox("queue")["waiting"])
-        tap("Play walk")
+        steady(lambda: tap("Play walk"), "a tap on a clip")
         eventually(lambda: len(jukebox("queue")["waiting"]) == waiting + 1, "a clip queued by tapping it")
+        eventually(lambda: "Queued walk." in text_of("#toasts"), "a toast after a tap on a clip")
         waiting += 1
-        # The queue list grows above the clips: tap the next button once it has moved.
-        eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == waiting, "the tapped clip in the queue")
+        eventually(lambda: queued_on_page() == waiting, "the tapped clip in the queue")
+        steady(lambda: tap("Play water"), "a second tap on a clip")
+        eventually(lambda: queued_on_page() == waiting + 1, "the second tapped clip in the queue")
+        waiting += 1
+        shot("queued")
 
-        # With the session's cue.
+        # With the session's cue, from the clip's menu.
+        tap("More for water")
+        eventually(lambda: shown("menu"), "the clip's menu")
+        shot("menu")
         tap("Play water with the cue")
         eventually(lambda: any(e.get("cue") for e in json.load(open(args.state))["waiting"]), "a clip queued with the cue")
+        waiting += 1
 
-        # Remove an entry.
-        eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#queue li")) == waiting + 1, "the clip with the cue in the queue")
+        # Remove an entry, in the queue view.
+        view("queue")
+        eventually(lambda: queued_on_page() == waiting, "the clip with the cue in the queue")
+        shot("queue")
         tap("Remove walk")
-        eventually(lambda: len(jukebox("queue")["waiting"]) == waiting, "an entry removed from the page")
+        eventually(lambda: len(jukebox("queue")["waiting"]) == waiting - 1, "an entry removed from the page")
+        waiting -= 1
 
         # The volume follows the slider.
         browser.execute_script("const v = document.getElementById('volume'); v.value = 37; v.dispatchEvent(new Event('input'));")
         eventually(lambda: jukebox("volume")["volume"] == 37, "the volume set by the slider")
         # An announcement, typed and sent.
         browser.find_element(By.ID, "say-text").send_keys("Dinner is ready")
-        browser.find_element(By.CSS_SELECTOR, "#say button[type=submit]").click()
+        steady(lambda: browser.find_element(By.CSS_SELECTOR, "#say button[type=submit]").click(), "Say")
         eventually(lambda: any(e.get("say") == "Dinner is ready" for e in jukebox("queue")["waiting"]), "an announcement queued from the page")
         eventually(lambda: any("say: Dinner is ready" in e.text for e in browser.find_elements(By.CSS_SELECTOR, "#queue li")), "the announcement in the queue list")
+        eventually(lambda: "Queued “Dinner is ready”." in text_of("#say-message"), "the announcement's status beside Say")
         print("controls work")
 
         # Quiet by hand from the page; a request made to wait for its end shows as held, and
         # is queued once quiet is ended from the page.
+        view("plan")
         browser.find_element(By.ID, "quiet").click()
         eventually(lambda: jukebox("quiet")["quiet"] is True, "quiet turned on from the page")
         within_a_second(lambda: browser.find_element(By.ID, "quiet-state").text == "Quiet, set by hand until turned off", "the quiet state")
         waiting = len(jukebox("queue")["waiting"])
         jukebox("play", "--after-quiet", "walk")
-        within_a_second(lambda: any("after quiet" in e.text for e in browser.find_elements(By.CSS_SELECTOR, "#queue li")), "the held request in the queue list")
+        within_a_second(lambda: "after quiet" in text_of("#queue"), "the held request in the queue list")
         within_a_second(lambda: "(1 waiting for it to end)" in browser.find_element(By.ID, "quiet-state").text, "the held count")
+        shot("quiet")
         browser.find_element(By.ID, "quiet").click()
         eventually(lambda: jukebox("quiet")["quiet"] is False, "quiet ended from the page")
         eventually(lambda: len(jukebox("queue")["waiting"]) == waiting + 1, "the held request queued when quiet ended")
@@ -247,64 +375,95 @@ def main():
         print("quiet works")
 
         # Upload a WAV; it shows in the list and can be played.
+        view("clips")
         browser.find_element(By.ID, "upload").send_keys(args.wav)
         eventually(lambda: "Added" in browser.find_element(By.ID, "upload-message").text, "the upload accepted", seconds=10)
         name = os.path.splitext(os.path.basename(args.wav))[0]
         eventually(lambda: any(c["id"] == name for c in jukebox("clips")["clips"]), "the uploaded clip in the session")
         eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, f'button[aria-label="Play {name}"]')) == 1, "the uploaded clip on the page")
-        # A refusal shows the server's own words, and adds nothing.
+        # A refusal is said in plain words beside the button, the server's own behind
+        # "Details", and adds nothing.
         notes = os.path.join(os.path.dirname(args.wav), "notes.wav")
         with open(notes, "w") as out:
             out.write("not audio at all")
         clips_before = len(jukebox("clips")["clips"])
         browser.find_element(By.ID, "upload").send_keys(notes)
-        eventually(lambda: "cannot be played" in browser.find_element(By.ID, "upload-message").text, "the server's refusal shown", seconds=10)
+        eventually(lambda: "notes.wav is not sound jukeboxd can play" in browser.find_element(By.ID, "upload-message").text, "the refusal in plain words", seconds=10)
+        if "cannot be played" not in text_of("#upload-message details"):
+            sys.exit(f"the server's words are not behind Details: {text_of('#upload-message')!r}")
+        if ".part" in text_of("#upload-message") or ".upload-" in text_of("#upload-message"):
+            sys.exit(f"the refusal shows the server's own file: {text_of('#upload-message')!r}")
+        shot("upload-refused")
         if len(jukebox("clips")["clips"]) != clips_before:
             sys.exit("a refused upload was added")
         print("upload works")
 
-        # Edit a clip's window in its dialog; the session file gets it.
+        # Disable from the menu: the card says so, in its place.
+        steady(lambda: (tap("More for walk"), eventually(lambda: shown("menu"), "the menu"), tap("Disable walk")), "Disable")
+        eventually(lambda: any(c["id"] == "walk" and not c["enabled"] for c in jukebox("clips")["clips"]), "walk disabled from its menu")
+        eventually(lambda: "disabled" in text_of('#clips li[data-clip="walk"] .meta'), "the card says disabled")
+
+        # A clip's window, with time pickers and day chips; the session file gets it.
+        tap("More for water")
         tap("Edit water")
         wait.until(ready.visibility_of_element_located((By.ID, "clip-windows")))
-        field = browser.find_element(By.ID, "clip-windows")
-        field.clear()
-        field.send_keys("09:00-18:00@mon,fri")
-        browser.find_element(By.CSS_SELECTOR, "#clip-form button[type=submit]").click()
+        tap("Add to window")
+        def set_value(selector, value):
+            browser.execute_script("const e = document.querySelector(arguments[0]); e.value = arguments[1]; e.dispatchEvent(new Event('change'));", selector, value)
+        set_value('#clip-windows input[aria-label="Window 1 to"]', "18:00")
+        for day in ["tue", "wed", "thu", "sat", "sun"]:
+            tap(f"Window 1 on {day}")
+        shot("window-editor")
+        steady(lambda: browser.find_element(By.CSS_SELECTOR, "#clip-form button[type=submit]").click(), "Save")
         def water():
             return next(c for c in jukebox("session")["document"]["clips"] if c["file"] == "water.wav")
         eventually(lambda: water().get("windows") == [{"from": "09:00", "to": "18:00", "days": ["mon", "fri"]}], "the window saved")
         if set(water()) != {"file", "windows"}:
             sys.exit(f"fields that did not change were written: {water()}")
-        # A window the session cannot have is refused with the server's reason, and the dialog
-        # stays open with what was typed.
         eventually(lambda: not browser.find_element(By.ID, "editor").is_displayed(), "the dialog closed after saving")
+        # A window the session cannot have (a sun time, with no location yet) is refused in
+        # plain words next to Save, the dialog stays open, and nothing is saved.
+        tap("More for walk")
         tap("Edit walk")
         wait.until(ready.visibility_of_element_located((By.ID, "clip-windows")))
-        field = browser.find_element(By.ID, "clip-windows")
-        field.clear()
-        field.send_keys("25:00-26:00")
-        browser.find_element(By.CSS_SELECTOR, "#clip-form button[type=submit]").click()
-        eventually(lambda: "25:00" in browser.find_element(By.ID, "clip-error").text, "the refused window's reason shown")
+        tap("Add to window")
+        set_value('#clip-windows select[aria-label="Window 1 from: at"]', "sunset")
+        steady(lambda: browser.find_element(By.CSS_SELECTOR, "#clip-form button[type=submit]").click(), "a refused Save")
+        eventually(lambda: "Not saved: a sun time needs the session's location" in browser.find_element(By.ID, "clip-error").text, "the refused window's reason shown")
+        if "s.json:" in browser.find_element(By.ID, "clip-error").text:
+            sys.exit(f"the reason reads like a compiler: {browser.find_element(By.ID, 'clip-error').text!r}")
+        shot("window-refused")
         if not browser.find_element(By.ID, "editor").is_displayed():
             sys.exit("the dialog closed on a refusal")
         browser.find_element(By.ID, "clip-cancel").click()
         if any("windows" in c for c in jukebox("session")["document"]["clips"] if c["file"] == "walk.wav"):
             sys.exit("a refused window was saved")
-        # The schedule.
-        for field_id, value in [("every-min", "2m"), ("every-max", "5m")]:
+
+        # The schedule: gaps, quiet hours with a sun time, and the place.
+        view("plan")
+        for field_id, value in [("every-min", "2m"), ("every-max", "5m"), ("location", "52.37,4.89")]:
             field = browser.find_element(By.ID, field_id)
             field.clear()
             field.send_keys(value)
-        for field_id, value in [("quiet-hours", "22:00-07:00, sunset-30m..sunset"), ("location", "52.37,4.89")]:
-            field = browser.find_element(By.ID, field_id)
-            field.clear()
-            field.send_keys(value)
-        browser.find_element(By.CSS_SELECTOR, "#schedule button[type=submit]").click()
+        tap("Add to quiet hours")
+        set_value('#quiet-hours input[aria-label="Quiet hours 1 from"]', "22:00")
+        set_value('#quiet-hours input[aria-label="Quiet hours 1 to"]', "07:00")
+        tap("Add to quiet hours")
+        set_value('#quiet-hours select[aria-label="Quiet hours 2 from: at"]', "sunset")
+        set_value('#quiet-hours input[aria-label="Quiet hours 2 from: minutes after (before, if negative)"]', "-30")
+        set_value('#quiet-hours select[aria-label="Quiet hours 2 to: at"]', "sunset")
+        shot("schedule")
+        steady(lambda: press(browser.find_element(By.CSS_SELECTOR, "#schedule button[type=submit]")), "Save the schedule")
         eventually(lambda: jukebox("session")["document"].get("interval") == {"min": "2m", "max": "5m"}, "the schedule saved")
         eventually(lambda: jukebox("session")["document"].get("quiet") == [{"from": "22:00", "to": "07:00"}, {"from": "sunset-30m", "to": "sunset"}], "the quiet hours saved")
         if jukebox("session")["document"].get("location") != {"latitude": 52.37, "longitude": 4.89}:
             sys.exit(f"the location was not saved: {jukebox('session')['document']}")
+        eventually(lambda: "Schedule saved." in browser.find_element(By.ID, "schedule-message").text, "the schedule's status beside Save")
+        # Loaded again, the sun time shows in its picker.
+        eventually(lambda: browser.execute_script("return document.querySelector('#quiet-hours select[aria-label=\"Quiet hours 2 from: at\"]').value") == "sunset", "the sun time loaded back")
         # A fixed time, in the clip's dialog.
+        view("clips")
+        tap("More for walk")
         tap("Edit walk")
         wait.until(ready.visibility_of_element_located((By.ID, "clip-at")))
         browser.find_element(By.ID, "clip-at").send_keys("07:55@mon-fri, sunset")
@@ -315,7 +474,10 @@ def main():
         eventually(lambda: not browser.find_element(By.ID, "editor").is_displayed(), "the dialog closed after saving")
         print("editing works")
 
-        contrast_meets_aa("the page")
+        for name in ["clips", "queue", "plan"]:
+            view(name)
+            contrast_meets_aa(f"the {name} view")
+        view("clips")
         # Everything works with the keyboard alone: Tab reaches every control, each shows
         # where the focus is, and Enter works the focused button.
         browser.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0);")
@@ -331,7 +493,7 @@ def main():
                 sys.exit(f"the focus on {name!r} cannot be seen")
             reached.append(name)
         controls = browser.execute_script("""return [...document.querySelectorAll('#app button, #app input')]
-            .filter((e) => e.getBoundingClientRect().width > 0 && !e.closest('dialog'))
+            .filter((e) => e.getBoundingClientRect().width > 1 && !e.closest('dialog') && !e.disabled && e.tabIndex >= 0)
             .map((e) => e.getAttribute('aria-label') || e.id || e.textContent.trim());""")
         missing = [name for name in controls if name not in reached]
         if missing:
@@ -340,31 +502,69 @@ def main():
         browser.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0);")
         for _ in range(len(reached) + 2):
             ActionChains(browser).send_keys(Keys.TAB).perform()
-            if focused()[0] in ("pause", "resume"):
+            if focused()[0] == "pause":
                 break
         else:
-            sys.exit(f"Tab never reached Pause or Resume ({reached})")
-        which = focused()[0]
+            sys.exit(f"Tab never reached Pause ({reached})")
         ActionChains(browser).send_keys(Keys.ENTER).perform()
-        eventually(lambda: jukebox("status")["paused"] is not paused, f"{which} worked with Enter (paused: {paused})")
+        eventually(lambda: jukebox("status")["paused"] is not paused, f"Pause worked with Enter (paused: {paused})")
         print("keyboard and contrast work")
 
         # Every control has an accessible name (read in one step: lists may be drawn again).
-        unnamed = browser.execute_script("""return [...document.querySelectorAll('button, input')]
+        unnamed = browser.execute_script("""return [...document.querySelectorAll('button, input, select')]
             .filter((e) => e.getBoundingClientRect().width > 0)
             .filter((e) => !(e.getAttribute('aria-label') || e.textContent.trim() || (e.labels && e.labels.length && e.labels[0].textContent.trim())))
             .map((e) => e.outerHTML.slice(0, 120));""")
         if unnamed:
             sys.exit(f"controls without an accessible name: {unnamed}")
 
+        # Installable: Chromium finds nothing missing, and the service worker keeps the page's
+        # own files only, never the API.
+        errors = browser.execute_cdp_cmd("Page.getInstallabilityErrors", {}).get("installabilityErrors", [])
+        if errors:
+            sys.exit(f"not installable: {errors}")
+        kept = browser.execute_async_script("""const done = arguments[arguments.length - 1];
+            navigator.serviceWorker.ready.then(() => caches.open('jukeboxd-shell')).then((c) => c.keys())
+              .then((keys) => done(keys.map((k) => new URL(k.url).pathname).sort()), (e) => done(String(e)));""")
+        if kept != sorted(["/", "/app.js", "/style.css", "/icon.svg", "/manifest.webmanifest"]):
+            sys.exit(f"the service worker keeps {kept}")
+        print("installable")
+
         if args.screenshots:
-            os.makedirs(args.screenshots, exist_ok=True)
             for width, height in [(390, 844), (1280, 800)]:
                 browser.set_window_size(width, height)
                 for scheme in ["light", "dark"]:
                     browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
                     browser.save_screenshot(os.path.join(args.screenshots, f"remote-{width}x{height}-{scheme}.png"))
+            browser.set_window_size(390, 844)
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
             print(f"screenshots in {args.screenshots}")
+
+        # Logging out: the page asks for the password again, and the old cookie opens nothing.
+        browser.find_element(By.ID, "logout").click()
+        eventually(lambda: shown("login") and not shown("app"), "the login after Log out")
+        status = browser.execute_async_script("""const done = arguments[arguments.length - 1];
+            fetch('/rpc', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"status"}' })
+              .then((r) => done(r.status), (e) => done(String(e)));""")
+        if status != 401:
+            sys.exit(f"after Log out, /rpc answered {status}")
+        # Too many wrong passwords: the wait counts down on the page.
+        for _ in range(6):
+            field = browser.find_element(By.ID, "password")
+            field.clear()
+            field.send_keys("wrong again")
+            browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
+            time.sleep(0.2)
+            if "Try again in" in browser.find_element(By.ID, "login-error").text:
+                break
+        def wait_left():
+            text = browser.find_element(By.ID, "login-error").text
+            return int(text.split("Try again in ")[1].split(" s")[0]) if "Try again in " in text else None
+        eventually(lambda: wait_left() is not None, "the wait after too many wrong passwords")
+        first = wait_left()
+        eventually(lambda: (wait_left() or first) < first, "the wait counting down", seconds=3)
+        shot("login-throttled")
+        print("logout works")
         print("all flows passed")
     finally:
         browser.quit()

@@ -10,8 +10,10 @@ let retryDelay = 1000;
 // What each list shows now: a list is drawn again only when it changed, so a button is not
 // replaced under a finger about to tap it.
 const drawn = {};
-// Whether the session has a cue: each clip then also offers to play with it.
+// Whether the session has a cue: each clip's menu then also offers to play with it.
 let hasCue = false;
+// The clips as last listed, by id, for the menu.
+let clipsByID = new Map();
 
 function draw(id, data, render) {
   const key = JSON.stringify(data);
@@ -22,98 +24,296 @@ function draw(id, data, render) {
 
 class Unauthorized extends Error {}
 
+// A request that was refused: the server's stable reason, its message (the details), and data.
+class Failure extends Error {
+  constructor(reason, message, data) {
+    super(message);
+    this.reason = reason;
+    this.data = data || {};
+  }
+}
+
 async function rpc(method, params) {
-  const response = await fetch("/rpc", {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    credentials: "same-origin",
-    body: JSON.stringify({ jsonrpc: "2.0", id: nextID++, method, params }),
-  });
+  let response;
+  try {
+    response = await fetch("/rpc", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      credentials: "same-origin",
+      body: JSON.stringify({ jsonrpc: "2.0", id: nextID++, method, params }),
+    });
+  } catch {
+    throw new Failure("unreachable", "the request did not reach jukeboxd");
+  }
   if (response.status === 401) throw new Unauthorized();
-  const answer = await response.json();
-  if (answer.error) throw new Error(answer.error.message);
+  const answer = await response.json().catch(() => null);
+  if (!answer) throw new Failure(`http-${response.status}`, `HTTP status ${response.status}`);
+  if (answer.error) throw new Failure((answer.error.data && answer.error.data.reason) || `http-${response.status}`, answer.error.message, answer.error.data);
   return answer.result;
+}
+
+// Each reason the server gives, as a sentence; the server's own message stays behind "Details".
+const SENTENCES = {
+  "unknown-clip": "That clip is no longer in the session.",
+  "queue-full": "The queue is full. Let it play, or clear it first.",
+  "outside-clips-directory": "That file is outside the clips folder, so jukeboxd will not play it.",
+  "unplayable-clip": "That clip's file is missing, or is not sound jukeboxd can play.",
+  "session-invalid": "That would make the session invalid, so nothing was changed.",
+  "state-not-saved": "Done, but the Pi could not save it (is its disk full?), so it will be lost at a restart.",
+  "session-changed-on-disk": "The session file was changed on the Pi. Run “jukebox reload” there, then try again.",
+  "revision-mismatch": "Someone else changed the session just now. Nothing was saved: look again, and retry.",
+  "session-not-saved": "The Pi could not save the session file (is its disk full?). Nothing was changed.",
+  "upload-too-large": "That file is larger than this jukebox accepts.",
+  "upload-failed": "The file did not arrive whole. Nothing was kept; try again.",
+  "invalid-params": "jukeboxd cannot take that value.",
+  "unreachable": "jukeboxd cannot be reached. Is the Pi on, and on this network?",
+  "http-403": "jukeboxd refused this page. Open it by the jukebox's own address.",
+  "http-413": "That is too large for jukeboxd.",
+  "http-429": "Too many tries. Wait a moment, then try again.",
+  "http-503": "jukeboxd is busy. Try again in a moment.",
+};
+
+// What went wrong, in a sentence: what the server gave as a problem with a field (without the
+// file, line and field path, which read like a compiler), or the sentence for its reason.
+function sentence(error, overrides) {
+  if (overrides && overrides[error.reason]) return overrides[error.reason];
+  const problems = error.data && error.data.problems;
+  if (error.reason === "session-invalid" && problems && problems.length) {
+    const plain = problems[0].replace(/^.*?:\d+(:\d+)?: /, "").replace(/^[\w.[\]]+: /, "");
+    return `Not saved: ${plain}`;
+  }
+  return SENTENCES[error.reason] || "That did not work.";
+}
+
+function details(text) {
+  const box = document.createElement("details");
+  const summary = document.createElement("summary");
+  summary.textContent = "Details";
+  const body = document.createElement("span");
+  body.textContent = ` ${text}`;
+  box.append(summary, body);
+  return box;
+}
+
+// A problem, shown where the action was: a status line beside the control that caused it.
+function problem(where, error, overrides) {
+  if (error instanceof Unauthorized) return showLogin();
+  if (!(error instanceof Failure)) error = new Failure("", String(error.message || error));
+  const line = $(where);
+  line.className = "status problem";
+  line.replaceChildren(document.createTextNode(sentence(error, overrides) + " "), details(error.message));
+}
+
+function done(where, text) {
+  const line = $(where);
+  line.className = "status";
+  line.textContent = text;
+}
+
+// A short note above the bar; it goes by itself. Problems stay longer, with their details.
+// One at a time, in one place: a newer note takes the older one's place, so nothing moves.
+function toast(text, error) {
+  const note = document.createElement("div");
+  note.className = error ? "toast problem" : "toast";
+  note.textContent = text;
+  if (error) note.append(" ", details(error.message));
+  $("toasts").replaceChildren(note);
+  setTimeout(() => note.remove(), error ? 8000 : 3000);
+}
+
+// For the controls in the bar and the lists: the problem as a toast, just above the bar.
+function complain(error, overrides) {
+  if (error instanceof Unauthorized) return showLogin();
+  if (!(error instanceof Failure)) error = new Failure("", String(error.message || error));
+  toast(sentence(error, overrides), error);
 }
 
 function clock(seconds) {
   const s = Math.floor(seconds || 0);
+  if (s >= 3600) return `${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
-function button(label, name, action) {
-  const element = document.createElement("button");
-  element.type = "button";
-  element.textContent = label;
-  element.setAttribute("aria-label", name);
-  element.addEventListener("click", () => action().catch(show));
-  return element;
+function element(tag, className, text) {
+  const made = document.createElement(tag);
+  if (className) made.className = className;
+  if (text !== undefined) made.textContent = text;
+  return made;
 }
 
-function show(error) {
-  if (error instanceof Unauthorized) return showLogin();
-  $("upload-message").textContent = error.message;
+function button(label, name, action) {
+  const made = element("button", "", label);
+  made.type = "button";
+  made.setAttribute("aria-label", name);
+  made.addEventListener("click", () => action().catch(complain));
+  return made;
 }
 
 function item(text, ...controls) {
-  const li = document.createElement("li");
-  const span = document.createElement("span");
-  span.textContent = text;
-  li.append(span, ...controls.map((c) => { const gap = document.createTextNode(" "); return [gap, c]; }).flat());
+  const li = element("li");
+  li.append(element("span", "", text), ...controls);
   return li;
 }
+
+// MARK: - The bar: what plays, ticking between events
+
+// The last known place in the clip, and when it was known: the bar moves on from it locally.
+let playing = null;
+let uptime = null;
+
+function tick() {
+  const now = performance.now();
+  if (playing) {
+    const elapsed = Math.min(playing.total || Infinity, playing.elapsed + (playing.paused ? 0 : (now - playing.at) / 1000));
+    $("elapsed").textContent = clock(elapsed);
+    $("progress").value = playing.total ? elapsed / playing.total : 0;
+  }
+  if (uptime) $("device").textContent = `${uptime.text}; up ${clock(uptime.seconds + (now - uptime.at) / 1000)}`;
+}
+setInterval(tick, 250);
+
+function showPlaying(queue, status) {
+  const now = performance.now();
+  const current = queue.playing;
+  if (current) {
+    playing = { elapsed: current.elapsed || 0, total: current.total || 0, paused: Boolean(current.paused || status.paused), at: now };
+    $("now").textContent = current.entry.title;
+    $("total").textContent = clock(current.total);
+  } else {
+    playing = null;
+    $("now").textContent = queue.waitingForDevice ? `${queue.waitingForDevice.title} is waiting for the audio device` : "Nothing is playing.";
+    $("elapsed").textContent = clock(0);
+    $("total").textContent = clock(0);
+    $("progress").value = 0;
+  }
+  // One button that says what a tap will do; it keeps its place and its width.
+  $("pause").textContent = status.paused ? "Resume" : "Pause";
+  $("pause").dataset.paused = String(status.paused);
+  const device = status.deviceState === "ok" ? "Playing through" : status.deviceState.startsWith("retrying") ? "Speaker unplugged? " : "Idle:";
+  uptime = { text: `${device} ${status.device} (${status.deviceState})`, seconds: status.uptime, at: now };
+  tick();
+}
+
+// MARK: - The lists
 
 async function refresh() {
   const [status, queue, clips, history, next] = await Promise.all([
     rpc("status"), rpc("queue"), rpc("clips"), rpc("history", { limit: 10 }), rpc("next", { limit: 5 })]);
   $("banner").hidden = true;
-  const playing = queue.playing;
-  if (playing) {
-    $("now").textContent = `${playing.entry.title} (${clock(playing.elapsed)} / ${clock(playing.total)})`;
-    $("progress").value = playing.total ? (playing.elapsed || 0) / playing.total : 0;
-  } else if (queue.waitingForDevice) {
-    $("now").textContent = `${queue.waitingForDevice.title} is waiting for the audio device`;
-    $("progress").value = 0;
-  } else {
-    $("now").textContent = "Nothing is playing.";
-    $("progress").value = 0;
-  }
-  $("pause").hidden = status.paused;
-  $("resume").hidden = !status.paused;
+  showPlaying(queue, status);
   showQuiet(status.quiet);
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = status.volume;
-  const device = status.deviceState === "ok" ? "playing through" : status.deviceState.startsWith("retrying") ? "speaker unplugged?" : "idle:";
-  $("device").textContent = `${device} ${status.device} (${status.deviceState}); up ${clock(status.uptime)}`;
 
   const held = queue.held || [];
-  draw("queue", [queue.waiting, held], () => queue.waiting.concat(held).map((entry) =>
-    item(`${entry.title} (from ${entry.origin}${entry.afterQuiet ? ", after quiet" : ""})`,
-      button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); })),
-  ));
-  $("clear").hidden = queue.waiting.length + held.length === 0;
+  draw("queue", [queue.waiting, held], () => {
+    const entries = queue.waiting.concat(held);
+    if (entries.length === 0) return [item("Nothing is waiting.")];
+    return entries.map((entry) =>
+      item(`${entry.title} (from ${entry.origin}${entry.afterQuiet ? ", after quiet" : ""})`,
+        button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); toast(`Removed ${entry.title}.`); })));
+  });
+  $("clear").disabled = queue.waiting.length + held.length === 0;
 
-  draw("clips", [hasCue, clips.clips], () => clips.clips.map((clip) => {
-    const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
-    const play = [button("Play", `Play ${clip.title}`, async () => { await rpc("enqueue", { clips: [clip.id] }); })];
-    if (hasCue) play.push(button("With cue", `Play ${clip.title} with the cue`, async () => { await rpc("enqueue", { clips: [clip.id], cue: true }); }));
-    const li = item(`${clip.title} — ${details.filter(Boolean).join(", ")}`, ...play,
-      button(clip.enabled ? "Disable" : "Enable", `${clip.enabled ? "Disable" : "Enable"} ${clip.title}`, async () => {
-        await rpc("updateClip", { id: clip.id, enabled: !clip.enabled });
-      }),
-      button("Edit", `Edit ${clip.title}`, () => edit(clip.id)));
-    if (clip.problem) {
-      const problem = document.createElement("span");
-      problem.className = "problem";
-      problem.textContent = ` ${clip.problem}`;
-      li.append(problem);
-    }
-    return li;
-  }));
+  clipsByID = new Map(clips.clips.map((clip) => [clip.id, clip]));
+  draw("clips", [hasCue, clips.clips], () => clips.clips.map(card));
 
   draw("next", next, () => upcoming(next).map((line) => item(line)));
 
-  draw("history", history.plays, () => history.plays.map((play) =>
+  draw("history", history.plays, () => history.plays.length === 0 ? [item("Nothing has played yet.")] : history.plays.map((play) =>
     item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
+}
+
+function describe(clip) {
+  const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
+  return details.filter(Boolean).join(" · ");
+}
+
+// A clip: a tap plays it; its menu holds the rest. Its size never changes with what it says.
+function card(clip) {
+  const li = element("li", clip.enabled ? "card" : "card disabled");
+  li.dataset.clip = clip.id;
+  const play = element("button", "play");
+  play.type = "button";
+  play.setAttribute("aria-label", `Play ${clip.title}`);
+  const meta = element("span", clip.problem ? "meta problem" : "meta", clip.problem || describe(clip));
+  play.append(element("span", "title", clip.title), meta);
+  play.addEventListener("click", async () => {
+    try {
+      await rpc("enqueue", { clips: [clip.id] });
+      toast(`Queued ${clip.title}.`);
+    } catch (error) {
+      cardProblem(clip, error);
+    }
+  });
+  const more = element("button", "more", "⋯");
+  more.type = "button";
+  more.setAttribute("aria-label", `More for ${clip.title}`);
+  more.setAttribute("aria-haspopup", "dialog");
+  more.addEventListener("click", () => openMenu(clip.id));
+  li.append(play, more);
+  return li;
+}
+
+// A clip's problem in its own card (in place of its details, so the card keeps its size), and
+// in a toast with the details; the card says what it did again after a while.
+function cardProblem(clip, error) {
+  if (error instanceof Unauthorized) return showLogin();
+  const meta = document.querySelector(`#clips li[data-clip="${CSS.escape(clip.id)}"] .meta`);
+  const text = sentence(error);
+  if (meta) {
+    meta.textContent = text;
+    meta.className = "meta problem";
+    setTimeout(() => { delete drawn.clips; refreshSoon(); }, 8000);
+  }
+  toast(`${clip.title}: ${text}`, error);
+}
+
+function openMenu(id) {
+  const clip = clipsByID.get(id);
+  if (!clip) return;
+  $("menu-title").textContent = clip.title;
+  const close = () => $("menu").close();
+  const actions = [];
+  if (hasCue) actions.push(button("Play with the cue", `Play ${clip.title} with the cue`, async () => {
+    close();
+    await rpc("enqueue", { clips: [clip.id], cue: true }).then(() => toast(`Queued ${clip.title}, with the cue.`), (error) => cardProblem(clip, error));
+  }));
+  actions.push(button("Edit…", `Edit ${clip.title}`, async () => { close(); await edit(clip.id); }));
+  actions.push(button(clip.enabled ? "Disable" : "Enable", `${clip.enabled ? "Disable" : "Enable"} ${clip.title}`, async () => {
+    close();
+    await rpc("updateClip", { id: clip.id, enabled: !clip.enabled }).then(
+      () => toast(`${clip.title} ${clip.enabled ? "will not be picked" : "can be picked again"}.`), (error) => cardProblem(clip, error));
+  }));
+  const remove = button("Remove…", `Remove ${clip.title} from the session`, async () => {
+    close();
+    const answer = await ask(`Remove ${clip.title}?`, `${clip.title} leaves the session. What is queued still plays.`, "Remove", "Also delete its file");
+    if (!answer) return;
+    const session = await rpc("session");
+    await rpc("removeClip", { id: clip.id, deleteFile: answer.checked, ifRevision: session.revision }).then(
+      () => toast(`Removed ${clip.title}.`), (error) => cardProblem(clip, error));
+  });
+  remove.classList.add("danger");
+  actions.push(remove);
+  $("menu-actions").replaceChildren(...actions);
+  $("menu").showModal();
+}
+$("menu-close").addEventListener("click", () => $("menu").close());
+
+// A question in a dialog (not the browser's own, which stops the page); resolves to null for
+// no, or to { checked } for yes.
+function ask(title, text, yes, option) {
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-yes").textContent = yes;
+  $("confirm-option").hidden = !option;
+  $("confirm-check-label").textContent = option || "";
+  $("confirm-check").checked = false;
+  $("confirm").returnValue = "";
+  $("confirm").showModal();
+  return new Promise((resolve) => {
+    $("confirm").addEventListener("close", () => resolve($("confirm").returnValue === "yes" ? { checked: $("confirm-check").checked } : null), { once: true });
+  });
 }
 
 // What will happen, in lines: fixed times, the next pick, quiet hours, today's sun.
@@ -140,25 +340,106 @@ function showQuiet(quiet) {
   $("quiet").setAttribute("aria-pressed", String(quiet.quiet));
 }
 
-// Windows as people type them: "09:00-18:00@mon,fri, sunset-30m..23:00" (empty: always).
-// Windows are parted by a comma and a space, or a comma before a digit; days by a comma
-// alone. Where an end has an offset, ".." parts the ends.
-function parseWindows(text) {
-  return text.split(/,\s+|,(?=\d)/).map((part) => part.trim()).filter(Boolean).map((part) => {
-    const [span, days] = part.split("@");
-    const [from, to] = (span.includes("..") ? span.split("..") : span.split("-")).map((end) => (end || "").trim());
-    const window = { from, to };
-    if (days) window.days = days.split(",").map((day) => day.trim()).filter(Boolean);
-    return window;
-  });
+// MARK: - Windows: from, to (a clock time or the sun's), and days
+
+const DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+const SUN = ["sunrise", "sunset", "dawn", "dusk"];
+
+// "07:55" → { kind: "time", time }; "sunset-1h30m" → { kind: "sunset", minutes: -90 }.
+function readEnd(text) {
+  const sun = /^(sunrise|sunset|dawn|dusk)(?:([+-])(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?)?$/.exec((text || "").trim().toLowerCase());
+  if (sun) {
+    const minutes = Number(sun[3] || 0) * 60 + Number(sun[4] || 0) + Math.round(Number(sun[5] || 0) / 60);
+    return { kind: sun[1], minutes: sun[2] === "-" ? -minutes : minutes };
+  }
+  return { kind: "time", time: (text || "").trim() };
 }
 
-function formatWindows(windows) {
-  return (windows || []).map((w) => {
-    const span = w.from.includes("-") || w.to.includes("-") ? `${w.from}..${w.to}` : `${w.from}-${w.to}`;
-    return span + (w.days ? "@" + w.days.join(",") : "");
-  }).join(", ");
+function writeEnd(end) {
+  if (end.kind === "time") return end.time;
+  const minutes = Math.round(end.minutes || 0);
+  return minutes === 0 ? end.kind : `${end.kind}${minutes < 0 ? "-" : "+"}${Math.abs(minutes)}m`;
 }
+
+// One end of a window: what it is measured from, and the time or the offset in minutes, which
+// share one place so that choosing the other does not move anything.
+function endEditor(label, text) {
+  const end = readEnd(text);
+  const box = element("span", "end");
+  const kind = element("select");
+  kind.setAttribute("aria-label", `${label}: at`);
+  for (const name of ["time", ...SUN]) {
+    const option = element("option", "", name === "time" ? "time" : name);
+    option.value = name;
+    kind.append(option);
+  }
+  kind.value = end.kind;
+  const time = element("input");
+  time.type = "time";
+  time.setAttribute("aria-label", label);
+  time.value = end.kind === "time" ? end.time : "";
+  const offset = element("input");
+  offset.type = "number";
+  offset.step = "5";
+  offset.min = "-720";
+  offset.max = "720";
+  offset.setAttribute("aria-label", `${label}: minutes after (before, if negative)`);
+  offset.value = end.kind === "time" ? "0" : String(end.minutes);
+  const show = () => { time.hidden = kind.value !== "time"; offset.hidden = kind.value === "time"; };
+  kind.addEventListener("change", show);
+  show();
+  box.append(kind, time, offset);
+  box.read = () => writeEnd(kind.value === "time" ? { kind: "time", time: time.value } : { kind: kind.value, minutes: Number(offset.value) });
+  return box;
+}
+
+function windowRow(list, window, index) {
+  const row = element("div", "window");
+  const name = `${list.dataset.name} ${index + 1}`;
+  const from = endEditor(`${name} from`, window.from);
+  const to = endEditor(`${name} to`, window.to);
+  const ends = element("div", "ends");
+  const remove = button("✕", `Remove ${name.toLowerCase()}`, async () => { row.remove(); });
+  ends.append(from, element("span", "", "to"), to, remove);
+  const days = element("div", "days");
+  const chosen = new Set(window.days || DAYS);
+  for (const day of DAYS) {
+    const chip = element("button", "", day[0].toUpperCase() + day.slice(1, 2));
+    chip.type = "button";
+    chip.setAttribute("aria-label", `${name} on ${day}`);
+    chip.setAttribute("aria-pressed", String(chosen.has(day)));
+    chip.dataset.day = day;
+    chip.addEventListener("click", () => chip.setAttribute("aria-pressed", String(chip.getAttribute("aria-pressed") !== "true")));
+    days.append(chip);
+  }
+  row.append(ends, days);
+  // What the editor does not show (dates, except) is kept as it was.
+  row.read = () => {
+    const result = { ...window, from: from.read(), to: to.read() };
+    const on = [...days.children].filter((chip) => chip.getAttribute("aria-pressed") === "true").map((chip) => chip.dataset.day);
+    if (on.length === DAYS.length || on.length === 0) delete result.days; else result.days = on;
+    return result;
+  };
+  return row;
+}
+
+function showWindows(id, windows) {
+  const list = $(id);
+  const rows = element("div", "rows");
+  (windows || []).forEach((window, index) => rows.append(windowRow(list, window, index)));
+  const add = button(`Add ${list.dataset.name === "Window" ? "a window" : "hours"}`, `Add to ${list.dataset.name.toLowerCase()}`, async () => {
+    rows.append(windowRow(list, { from: "09:00", to: "17:00" }, rows.children.length));
+  });
+  list.replaceChildren(rows, add);
+  list.read = () => [...rows.children].map((row) => row.read());
+}
+
+// As the session holds them, for comparing with what was loaded.
+function sameWindows(a, b) {
+  return JSON.stringify(a || []) === JSON.stringify(b || []);
+}
+
+// MARK: - Editing a clip
 
 // Fixed times: "07:55@mon-fri, *:00" (empty: none). Times kept as objects (with dates) stay.
 function parseTimes(text) {
@@ -179,10 +460,9 @@ async function edit(id) {
   $("clip-title").value = clip.title || "";
   $("clip-weight").value = clip.weight || 1;
   $("clip-gain").value = clip.gain || 0;
-  $("clip-windows").value = formatWindows(clip.windows);
+  showWindows("clip-windows", clip.windows);
   $("clip-at").value = formatTimes(clip.at);
-  $("clip-delete-file").checked = false;
-  $("clip-error").textContent = "";
+  done("clip-error", "");
   $("editor").showModal();
 }
 
@@ -195,30 +475,26 @@ $("clip-form").addEventListener("submit", async (event) => {
     if (($("clip-title").value || "") !== (before.title || "")) change.title = $("clip-title").value || null;
     if (Number($("clip-weight").value) !== (before.weight || 1)) change.weight = Number($("clip-weight").value);
     if (Number($("clip-gain").value) !== (before.gain || 0)) change.gain = Number($("clip-gain").value);
-    const windows = parseWindows($("clip-windows").value);
-    if (JSON.stringify(windows) !== JSON.stringify(before.windows || [])) change.windows = windows;
+    const windows = $("clip-windows").read();
+    if (!sameWindows(windows, before.windows)) change.windows = windows;
     if ($("clip-at").value.trim() !== formatTimes(before.at)) {
       const times = parseTimes($("clip-at").value);
       change.at = times.length ? times : null;
     }
     await rpc("updateClip", change);
     $("editor").close();
+    toast(`Saved ${$("clip-title").value || editing.id}.`);
     refreshSoon();
   } catch (error) {
-    $("clip-error").textContent = error.message;
+    problem("clip-error", error);
   }
 });
 $("clip-cancel").addEventListener("click", () => $("editor").close());
-$("clip-remove").addEventListener("click", async () => {
-  if (!confirm(`Remove ${editing.id} from the session?`)) return;
-  try {
-    await rpc("removeClip", { id: editing.id, deleteFile: $("clip-delete-file").checked, ifRevision: editing.revision });
-    $("editor").close();
-    refreshSoon();
-  } catch (error) {
-    $("clip-error").textContent = error.message;
-  }
-});
+
+// MARK: - The schedule
+
+// The schedule as loaded, so only what changed is sent.
+let loadedSchedule = {};
 
 async function loadSchedule() {
   const result = await rpc("session");
@@ -230,37 +506,21 @@ async function loadSchedule() {
   const interval = session.interval || {};
   $("every-min").value = interval.min || "10m";
   $("every-max").value = interval.max || "30m";
-  $("active").value = formatWindows(session.activeHours);
+  showWindows("active", session.activeHours);
   $("duration").value = session.duration || "";
-  $("quiet-hours").value = formatWindows(session.quiet);
+  showWindows("quiet-hours", session.quiet);
   $("location").value = session.location ? `${session.location.latitude},${session.location.longitude}` : "";
   loadedSchedule = session;
 }
 
-// The schedule as loaded, so only what changed is sent.
-let loadedSchedule = {};
-
-$("say").addEventListener("submit", async (event) => {
-  event.preventDefault();
-  try {
-    await rpc("say", { text: $("say-text").value });
-    $("say-text").value = "";
-  } catch (error) {
-    show(error);
-  }
-});
-
 $("schedule").addEventListener("submit", async (event) => {
   event.preventDefault();
   try {
-    const change = {
-      interval: { min: $("every-min").value, max: $("every-max").value },
-      activeHours: parseWindows($("active").value), duration: $("duration").value || null,
-    };
-    if ($("quiet-hours").value.trim() !== formatWindows(loadedSchedule.quiet)) {
-      const quiet = parseWindows($("quiet-hours").value);
-      change.quiet = quiet.length ? quiet : null;
-    }
+    const change = { interval: { min: $("every-min").value, max: $("every-max").value }, duration: $("duration").value || null };
+    const active = $("active").read();
+    if (!sameWindows(active, loadedSchedule.activeHours)) change.activeHours = active;
+    const quiet = $("quiet-hours").read();
+    if (!sameWindows(quiet, loadedSchedule.quiet)) change.quiet = quiet.length ? quiet : null;
     const place = $("location").value.replace(/\s/g, "");
     const loadedPlace = loadedSchedule.location ? `${loadedSchedule.location.latitude},${loadedSchedule.location.longitude}` : "";
     if (place !== loadedPlace) {
@@ -268,17 +528,67 @@ $("schedule").addEventListener("submit", async (event) => {
       change.location = place ? { latitude, longitude } : null;
     }
     await rpc("updateSchedule", change);
-    loadSchedule().catch(show);
-    $("upload-message").textContent = "Schedule saved.";
+    await loadSchedule();
+    done("schedule-message", "Schedule saved.");
+    toast("Schedule saved.");
   } catch (error) {
-    $("upload-message").textContent = error.message;
+    problem("schedule-message", error);
   }
 });
+
+// MARK: - Announcements, uploads
+
+$("say").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await rpc("say", { text: $("say-text").value });
+    done("say-message", `Queued “${$("say-text").value}”.`);
+    $("say-text").value = "";
+  } catch (error) {
+    problem("say-message", error);
+  }
+});
+
+$("add").addEventListener("click", () => $("upload").click());
+$("upload").addEventListener("change", () => {
+  const file = $("upload").files[0];
+  if (!file) return;
+  const request = new XMLHttpRequest();
+  request.open("POST", `/clips?name=${encodeURIComponent(file.name)}`);
+  $("upload-progress").value = 0;
+  done("upload-message", `Sending ${file.name}…`);
+  request.upload.onprogress = (event) => { if (event.lengthComputable) $("upload-progress").value = event.loaded / event.total; };
+  const overrides = { "unplayable-clip": `${file.name} is not sound jukeboxd can play. Nothing was added.` };
+  request.onload = () => {
+    $("upload").value = "";
+    if (request.status === 401) return showLogin();
+    let answer = {};
+    try { answer = JSON.parse(request.responseText || "{}"); } catch { answer = {}; }
+    if (request.status === 201) {
+      $("upload-progress").value = 1;
+      done("upload-message", `Added ${answer.clip.title}.`);
+      toast(`Added ${answer.clip.title}.`);
+    } else {
+      $("upload-progress").value = 0;
+      const error = answer.error || {};
+      problem("upload-message", new Failure((error.data && error.data.reason) || `http-${request.status}`, error.message || `HTTP status ${request.status}`, error.data), overrides);
+    }
+    refreshSoon();
+  };
+  request.onerror = () => {
+    $("upload").value = "";
+    $("upload-progress").value = 0;
+    problem("upload-message", new Failure("unreachable", `${file.name} could not be sent`));
+  };
+  request.send(file);
+});
+
+// MARK: - Following the daemon
 
 // Many events arrive together (a clip ends, the next starts): one refresh for all of them.
 function refreshSoon() {
   clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(() => refresh().catch(show), 100);
+  refreshTimer = setTimeout(() => refresh().catch(complain), 100);
 }
 
 function follow() {
@@ -300,6 +610,8 @@ function follow() {
 
 function showLogin() {
   if (events) events.close();
+  events = null;
+  for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   $("app").hidden = true;
   $("login").hidden = false;
   $("password").focus();
@@ -317,36 +629,75 @@ async function start() {
   }
   $("login").hidden = true;
   $("app").hidden = false;
-  loadSchedule().catch(show);
+  loadSchedule().catch(complain);
   follow();
+}
+
+// MARK: - Logging in and out
+
+// After too many wrong passwords the server says how long to wait; the wait counts down.
+let loginWait = null;
+function countDown(seconds) {
+  clearInterval(loginWait);
+  const until = Date.now() + seconds * 1000;
+  const show = () => {
+    const left = Math.ceil((until - Date.now()) / 1000);
+    if (left <= 0) {
+      clearInterval(loginWait);
+      done("login-error", "");
+      return;
+    }
+    problem("login-error", new Failure("http-429", `too many wrong passwords from this address; try again in ${left} s`),
+      { "http-429": `Too many wrong passwords. Try again in ${left} s.` });
+  };
+  show();
+  loginWait = setInterval(show, 1000);
 }
 
 $("login").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const response = await fetch("/login", {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ password: $("password").value }),
-  });
+  let response;
+  try {
+    response = await fetch("/login", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ password: $("password").value }),
+    });
+  } catch {
+    return problem("login-error", new Failure("unreachable", "the request did not reach jukeboxd"));
+  }
   if (response.ok) {
     $("password").value = "";
-    $("login-error").textContent = "";
+    clearInterval(loginWait);
+    done("login-error", "");
     start();
-  } else {
-    const answer = await response.json().catch(() => ({}));
-    $("login-error").textContent = answer.error ? answer.error.message : "Could not log in.";
+    return;
   }
+  const answer = await response.json().catch(() => ({}));
+  if (response.status === 429) return countDown(Number(response.headers.get("Retry-After")) || 60);
+  const message = answer.error ? answer.error.message : `HTTP status ${response.status}`;
+  problem("login-error", new Failure(`http-${response.status}`, message), { "http-401": "That is not the password. Try again." });
 });
 
-$("pause").addEventListener("click", () => rpc("pause").then(refreshSoon).catch(show));
-$("resume").addEventListener("click", () => rpc("resume").then(refreshSoon).catch(show));
-$("skip").addEventListener("click", () => rpc("skip").then(refreshSoon).catch(show));
+$("logout").addEventListener("click", async () => {
+  await fetch("/logout", { method: "POST", credentials: "same-origin" }).catch(() => null);
+  showLogin();
+});
+
+// MARK: - The bar's controls, the tabs
+
+$("pause").addEventListener("click", () => {
+  const paused = $("pause").dataset.paused === "true";
+  rpc(paused ? "resume" : "pause").then(() => { toast(paused ? "Playing again." : "Paused."); refreshSoon(); }).catch(complain);
+});
+$("skip").addEventListener("click", () => rpc("skip").then((result) => { toast("Skipped."); refreshSoon(); return result; }).catch(complain));
 $("quiet").addEventListener("click", () => {
   const on = $("quiet").getAttribute("aria-pressed") !== "true";
-  rpc("quiet", { set: on ? "on" : "off" }).then((quiet) => { showQuiet(quiet); refreshSoon(); }).catch(show);
+  rpc("quiet", { set: on ? "on" : "off" }).then((quiet) => { showQuiet(quiet); toast(on ? "Quiet until you end it." : "Quiet ended."); refreshSoon(); }).catch(complain);
 });
-$("clear").addEventListener("click", () => {
-  if (confirm("Remove every waiting clip?")) rpc("clear").then(refreshSoon).catch(show);
+$("clear").addEventListener("click", async () => {
+  if (!(await ask("Clear the queue?", "Every waiting clip is taken off the queue. What plays now plays on.", "Clear"))) return;
+  rpc("clear").then(() => { toast("The queue is clear."); refreshSoon(); }).catch(complain);
 });
 
 // The volume follows the slider while it moves, at most every 150 ms, with the latest value.
@@ -357,26 +708,21 @@ $("volume").addEventListener("input", () => {
   if (volumeTimer) return;
   volumeTimer = setTimeout(() => {
     volumeTimer = null;
-    rpc("volume", { level: wantedVolume }).then(() => { wantedVolume = null; }).catch(show);
+    rpc("volume", { level: wantedVolume }).then(() => { wantedVolume = null; }).catch((error) => { wantedVolume = null; complain(error); });
   }, 150);
 });
 
-$("upload").addEventListener("change", () => {
-  const file = $("upload").files[0];
-  if (!file) return;
-  const request = new XMLHttpRequest();
-  request.open("POST", `/clips?name=${encodeURIComponent(file.name)}`);
-  $("upload-progress").hidden = false;
-  request.upload.onprogress = (event) => { if (event.lengthComputable) $("upload-progress").value = event.loaded / event.total; };
-  request.onload = () => {
-    $("upload-progress").hidden = true;
-    const answer = JSON.parse(request.responseText || "{}");
-    $("upload-message").textContent = request.status === 201 ? `Added ${answer.clip.title}.` : (answer.error ? answer.error.message : "The upload failed.");
-    $("upload").value = "";
-    refreshSoon();
-  };
-  request.onerror = () => { $("upload-progress").hidden = true; $("upload-message").textContent = "The upload failed."; };
-  request.send(file);
-});
+for (const tab of document.querySelectorAll("[role=tab]")) {
+  tab.addEventListener("click", () => {
+    for (const other of document.querySelectorAll("[role=tab]")) {
+      other.setAttribute("aria-selected", String(other === tab));
+      $(other.getAttribute("aria-controls")).hidden = other !== tab;
+    }
+    window.scrollTo(0, 0);
+  });
+}
+
+// The shell works offline as an installed app; what it shows always comes from the daemon.
+if ("serviceWorker" in navigator && window.isSecureContext) navigator.serviceWorker.register("sw.js").catch(() => {});
 
 start();

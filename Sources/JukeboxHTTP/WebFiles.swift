@@ -16,8 +16,10 @@ let retryDelay = 1000;
 // What each list shows now: a list is drawn again only when it changed, so a button is not
 // replaced under a finger about to tap it.
 const drawn = {};
-// Whether the session has a cue: each clip then also offers to play with it.
+// Whether the session has a cue: each clip's menu then also offers to play with it.
 let hasCue = false;
+// The clips as last listed, by id, for the menu.
+let clipsByID = new Map();
 
 function draw(id, data, render) {
   const key = JSON.stringify(data);
@@ -28,98 +30,296 @@ function draw(id, data, render) {
 
 class Unauthorized extends Error {}
 
+// A request that was refused: the server's stable reason, its message (the details), and data.
+class Failure extends Error {
+  constructor(reason, message, data) {
+    super(message);
+    this.reason = reason;
+    this.data = data || {};
+  }
+}
+
 async function rpc(method, params) {
-  const response = await fetch("/rpc", {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    credentials: "same-origin",
-    body: JSON.stringify({ jsonrpc: "2.0", id: nextID++, method, params }),
-  });
+  let response;
+  try {
+    response = await fetch("/rpc", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      credentials: "same-origin",
+      body: JSON.stringify({ jsonrpc: "2.0", id: nextID++, method, params }),
+    });
+  } catch {
+    throw new Failure("unreachable", "the request did not reach jukeboxd");
+  }
   if (response.status === 401) throw new Unauthorized();
-  const answer = await response.json();
-  if (answer.error) throw new Error(answer.error.message);
+  const answer = await response.json().catch(() => null);
+  if (!answer) throw new Failure(`http-${response.status}`, `HTTP status ${response.status}`);
+  if (answer.error) throw new Failure((answer.error.data && answer.error.data.reason) || `http-${response.status}`, answer.error.message, answer.error.data);
   return answer.result;
+}
+
+// Each reason the server gives, as a sentence; the server's own message stays behind "Details".
+const SENTENCES = {
+  "unknown-clip": "That clip is no longer in the session.",
+  "queue-full": "The queue is full. Let it play, or clear it first.",
+  "outside-clips-directory": "That file is outside the clips folder, so jukeboxd will not play it.",
+  "unplayable-clip": "That clip's file is missing, or is not sound jukeboxd can play.",
+  "session-invalid": "That would make the session invalid, so nothing was changed.",
+  "state-not-saved": "Done, but the Pi could not save it (is its disk full?), so it will be lost at a restart.",
+  "session-changed-on-disk": "The session file was changed on the Pi. Run “jukebox reload” there, then try again.",
+  "revision-mismatch": "Someone else changed the session just now. Nothing was saved: look again, and retry.",
+  "session-not-saved": "The Pi could not save the session file (is its disk full?). Nothing was changed.",
+  "upload-too-large": "That file is larger than this jukebox accepts.",
+  "upload-failed": "The file did not arrive whole. Nothing was kept; try again.",
+  "invalid-params": "jukeboxd cannot take that value.",
+  "unreachable": "jukeboxd cannot be reached. Is the Pi on, and on this network?",
+  "http-403": "jukeboxd refused this page. Open it by the jukebox's own address.",
+  "http-413": "That is too large for jukeboxd.",
+  "http-429": "Too many tries. Wait a moment, then try again.",
+  "http-503": "jukeboxd is busy. Try again in a moment.",
+};
+
+// What went wrong, in a sentence: what the server gave as a problem with a field (without the
+// file, line and field path, which read like a compiler), or the sentence for its reason.
+function sentence(error, overrides) {
+  if (overrides && overrides[error.reason]) return overrides[error.reason];
+  const problems = error.data && error.data.problems;
+  if (error.reason === "session-invalid" && problems && problems.length) {
+    const plain = problems[0].replace(/^.*?:\d+(:\d+)?: /, "").replace(/^[\w.[\]]+: /, "");
+    return `Not saved: ${plain}`;
+  }
+  return SENTENCES[error.reason] || "That did not work.";
+}
+
+function details(text) {
+  const box = document.createElement("details");
+  const summary = document.createElement("summary");
+  summary.textContent = "Details";
+  const body = document.createElement("span");
+  body.textContent = ` ${text}`;
+  box.append(summary, body);
+  return box;
+}
+
+// A problem, shown where the action was: a status line beside the control that caused it.
+function problem(where, error, overrides) {
+  if (error instanceof Unauthorized) return showLogin();
+  if (!(error instanceof Failure)) error = new Failure("", String(error.message || error));
+  const line = $(where);
+  line.className = "status problem";
+  line.replaceChildren(document.createTextNode(sentence(error, overrides) + " "), details(error.message));
+}
+
+function done(where, text) {
+  const line = $(where);
+  line.className = "status";
+  line.textContent = text;
+}
+
+// A short note above the bar; it goes by itself. Problems stay longer, with their details.
+// One at a time, in one place: a newer note takes the older one's place, so nothing moves.
+function toast(text, error) {
+  const note = document.createElement("div");
+  note.className = error ? "toast problem" : "toast";
+  note.textContent = text;
+  if (error) note.append(" ", details(error.message));
+  $("toasts").replaceChildren(note);
+  setTimeout(() => note.remove(), error ? 8000 : 3000);
+}
+
+// For the controls in the bar and the lists: the problem as a toast, just above the bar.
+function complain(error, overrides) {
+  if (error instanceof Unauthorized) return showLogin();
+  if (!(error instanceof Failure)) error = new Failure("", String(error.message || error));
+  toast(sentence(error, overrides), error);
 }
 
 function clock(seconds) {
   const s = Math.floor(seconds || 0);
+  if (s >= 3600) return `${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
-function button(label, name, action) {
-  const element = document.createElement("button");
-  element.type = "button";
-  element.textContent = label;
-  element.setAttribute("aria-label", name);
-  element.addEventListener("click", () => action().catch(show));
-  return element;
+function element(tag, className, text) {
+  const made = document.createElement(tag);
+  if (className) made.className = className;
+  if (text !== undefined) made.textContent = text;
+  return made;
 }
 
-function show(error) {
-  if (error instanceof Unauthorized) return showLogin();
-  $("upload-message").textContent = error.message;
+function button(label, name, action) {
+  const made = element("button", "", label);
+  made.type = "button";
+  made.setAttribute("aria-label", name);
+  made.addEventListener("click", () => action().catch(complain));
+  return made;
 }
 
 function item(text, ...controls) {
-  const li = document.createElement("li");
-  const span = document.createElement("span");
-  span.textContent = text;
-  li.append(span, ...controls.map((c) => { const gap = document.createTextNode(" "); return [gap, c]; }).flat());
+  const li = element("li");
+  li.append(element("span", "", text), ...controls);
   return li;
 }
+
+// MARK: - The bar: what plays, ticking between events
+
+// The last known place in the clip, and when it was known: the bar moves on from it locally.
+let playing = null;
+let uptime = null;
+
+function tick() {
+  const now = performance.now();
+  if (playing) {
+    const elapsed = Math.min(playing.total || Infinity, playing.elapsed + (playing.paused ? 0 : (now - playing.at) / 1000));
+    $("elapsed").textContent = clock(elapsed);
+    $("progress").value = playing.total ? elapsed / playing.total : 0;
+  }
+  if (uptime) $("device").textContent = `${uptime.text}; up ${clock(uptime.seconds + (now - uptime.at) / 1000)}`;
+}
+setInterval(tick, 250);
+
+function showPlaying(queue, status) {
+  const now = performance.now();
+  const current = queue.playing;
+  if (current) {
+    playing = { elapsed: current.elapsed || 0, total: current.total || 0, paused: Boolean(current.paused || status.paused), at: now };
+    $("now").textContent = current.entry.title;
+    $("total").textContent = clock(current.total);
+  } else {
+    playing = null;
+    $("now").textContent = queue.waitingForDevice ? `${queue.waitingForDevice.title} is waiting for the audio device` : "Nothing is playing.";
+    $("elapsed").textContent = clock(0);
+    $("total").textContent = clock(0);
+    $("progress").value = 0;
+  }
+  // One button that says what a tap will do; it keeps its place and its width.
+  $("pause").textContent = status.paused ? "Resume" : "Pause";
+  $("pause").dataset.paused = String(status.paused);
+  const device = status.deviceState === "ok" ? "Playing through" : status.deviceState.startsWith("retrying") ? "Speaker unplugged? " : "Idle:";
+  uptime = { text: `${device} ${status.device} (${status.deviceState})`, seconds: status.uptime, at: now };
+  tick();
+}
+
+// MARK: - The lists
 
 async function refresh() {
   const [status, queue, clips, history, next] = await Promise.all([
     rpc("status"), rpc("queue"), rpc("clips"), rpc("history", { limit: 10 }), rpc("next", { limit: 5 })]);
   $("banner").hidden = true;
-  const playing = queue.playing;
-  if (playing) {
-    $("now").textContent = `${playing.entry.title} (${clock(playing.elapsed)} / ${clock(playing.total)})`;
-    $("progress").value = playing.total ? (playing.elapsed || 0) / playing.total : 0;
-  } else if (queue.waitingForDevice) {
-    $("now").textContent = `${queue.waitingForDevice.title} is waiting for the audio device`;
-    $("progress").value = 0;
-  } else {
-    $("now").textContent = "Nothing is playing.";
-    $("progress").value = 0;
-  }
-  $("pause").hidden = status.paused;
-  $("resume").hidden = !status.paused;
+  showPlaying(queue, status);
   showQuiet(status.quiet);
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = status.volume;
-  const device = status.deviceState === "ok" ? "playing through" : status.deviceState.startsWith("retrying") ? "speaker unplugged?" : "idle:";
-  $("device").textContent = `${device} ${status.device} (${status.deviceState}); up ${clock(status.uptime)}`;
 
   const held = queue.held || [];
-  draw("queue", [queue.waiting, held], () => queue.waiting.concat(held).map((entry) =>
-    item(`${entry.title} (from ${entry.origin}${entry.afterQuiet ? ", after quiet" : ""})`,
-      button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); })),
-  ));
-  $("clear").hidden = queue.waiting.length + held.length === 0;
+  draw("queue", [queue.waiting, held], () => {
+    const entries = queue.waiting.concat(held);
+    if (entries.length === 0) return [item("Nothing is waiting.")];
+    return entries.map((entry) =>
+      item(`${entry.title} (from ${entry.origin}${entry.afterQuiet ? ", after quiet" : ""})`,
+        button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); toast(`Removed ${entry.title}.`); })));
+  });
+  $("clear").disabled = queue.waiting.length + held.length === 0;
 
-  draw("clips", [hasCue, clips.clips], () => clips.clips.map((clip) => {
-    const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
-    const play = [button("Play", `Play ${clip.title}`, async () => { await rpc("enqueue", { clips: [clip.id] }); })];
-    if (hasCue) play.push(button("With cue", `Play ${clip.title} with the cue`, async () => { await rpc("enqueue", { clips: [clip.id], cue: true }); }));
-    const li = item(`${clip.title} — ${details.filter(Boolean).join(", ")}`, ...play,
-      button(clip.enabled ? "Disable" : "Enable", `${clip.enabled ? "Disable" : "Enable"} ${clip.title}`, async () => {
-        await rpc("updateClip", { id: clip.id, enabled: !clip.enabled });
-      }),
-      button("Edit", `Edit ${clip.title}`, () => edit(clip.id)));
-    if (clip.problem) {
-      const problem = document.createElement("span");
-      problem.className = "problem";
-      problem.textContent = ` ${clip.problem}`;
-      li.append(problem);
-    }
-    return li;
-  }));
+  clipsByID = new Map(clips.clips.map((clip) => [clip.id, clip]));
+  draw("clips", [hasCue, clips.clips], () => clips.clips.map(card));
 
   draw("next", next, () => upcoming(next).map((line) => item(line)));
 
-  draw("history", history.plays, () => history.plays.map((play) =>
+  draw("history", history.plays, () => history.plays.length === 0 ? [item("Nothing has played yet.")] : history.plays.map((play) =>
     item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
+}
+
+function describe(clip) {
+  const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
+  return details.filter(Boolean).join(" · ");
+}
+
+// A clip: a tap plays it; its menu holds the rest. Its size never changes with what it says.
+function card(clip) {
+  const li = element("li", clip.enabled ? "card" : "card disabled");
+  li.dataset.clip = clip.id;
+  const play = element("button", "play");
+  play.type = "button";
+  play.setAttribute("aria-label", `Play ${clip.title}`);
+  const meta = element("span", clip.problem ? "meta problem" : "meta", clip.problem || describe(clip));
+  play.append(element("span", "title", clip.title), meta);
+  play.addEventListener("click", async () => {
+    try {
+      await rpc("enqueue", { clips: [clip.id] });
+      toast(`Queued ${clip.title}.`);
+    } catch (error) {
+      cardProblem(clip, error);
+    }
+  });
+  const more = element("button", "more", "⋯");
+  more.type = "button";
+  more.setAttribute("aria-label", `More for ${clip.title}`);
+  more.setAttribute("aria-haspopup", "dialog");
+  more.addEventListener("click", () => openMenu(clip.id));
+  li.append(play, more);
+  return li;
+}
+
+// A clip's problem in its own card (in place of its details, so the card keeps its size), and
+// in a toast with the details; the card says what it did again after a while.
+function cardProblem(clip, error) {
+  if (error instanceof Unauthorized) return showLogin();
+  const meta = document.querySelector(`#clips li[data-clip="${CSS.escape(clip.id)}"] .meta`);
+  const text = sentence(error);
+  if (meta) {
+    meta.textContent = text;
+    meta.className = "meta problem";
+    setTimeout(() => { delete drawn.clips; refreshSoon(); }, 8000);
+  }
+  toast(`${clip.title}: ${text}`, error);
+}
+
+function openMenu(id) {
+  const clip = clipsByID.get(id);
+  if (!clip) return;
+  $("menu-title").textContent = clip.title;
+  const close = () => $("menu").close();
+  const actions = [];
+  if (hasCue) actions.push(button("Play with the cue", `Play ${clip.title} with the cue`, async () => {
+    close();
+    await rpc("enqueue", { clips: [clip.id], cue: true }).then(() => toast(`Queued ${clip.title}, with the cue.`), (error) => cardProblem(clip, error));
+  }));
+  actions.push(button("Edit…", `Edit ${clip.title}`, async () => { close(); await edit(clip.id); }));
+  actions.push(button(clip.enabled ? "Disable" : "Enable", `${clip.enabled ? "Disable" : "Enable"} ${clip.title}`, async () => {
+    close();
+    await rpc("updateClip", { id: clip.id, enabled: !clip.enabled }).then(
+      () => toast(`${clip.title} ${clip.enabled ? "will not be picked" : "can be picked again"}.`), (error) => cardProblem(clip, error));
+  }));
+  const remove = button("Remove…", `Remove ${clip.title} from the session`, async () => {
+    close();
+    const answer = await ask(`Remove ${clip.title}?`, `${clip.title} leaves the session. What is queued still plays.`, "Remove", "Also delete its file");
+    if (!answer) return;
+    const session = await rpc("session");
+    await rpc("removeClip", { id: clip.id, deleteFile: answer.checked, ifRevision: session.revision }).then(
+      () => toast(`Removed ${clip.title}.`), (error) => cardProblem(clip, error));
+  });
+  remove.classList.add("danger");
+  actions.push(remove);
+  $("menu-actions").replaceChildren(...actions);
+  $("menu").showModal();
+}
+$("menu-close").addEventListener("click", () => $("menu").close());
+
+// A question in a dialog (not the browser's own, which stops the page); resolves to null for
+// no, or to { checked } for yes.
+function ask(title, text, yes, option) {
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-yes").textContent = yes;
+  $("confirm-option").hidden = !option;
+  $("confirm-check-label").textContent = option || "";
+  $("confirm-check").checked = false;
+  $("confirm").returnValue = "";
+  $("confirm").showModal();
+  return new Promise((resolve) => {
+    $("confirm").addEventListener("close", () => resolve($("confirm").returnValue === "yes" ? { checked: $("confirm-check").checked } : null), { once: true });
+  });
 }
 
 // What will happen, in lines: fixed times, the next pick, quiet hours, today's sun.
@@ -146,25 +346,106 @@ function showQuiet(quiet) {
   $("quiet").setAttribute("aria-pressed", String(quiet.quiet));
 }
 
-// Windows as people type them: "09:00-18:00@mon,fri, sunset-30m..23:00" (empty: always).
-// Windows are parted by a comma and a space, or a comma before a digit; days by a comma
-// alone. Where an end has an offset, ".." parts the ends.
-function parseWindows(text) {
-  return text.split(/,\s+|,(?=\d)/).map((part) => part.trim()).filter(Boolean).map((part) => {
-    const [span, days] = part.split("@");
-    const [from, to] = (span.includes("..") ? span.split("..") : span.split("-")).map((end) => (end || "").trim());
-    const window = { from, to };
-    if (days) window.days = days.split(",").map((day) => day.trim()).filter(Boolean);
-    return window;
-  });
+// MARK: - Windows: from, to (a clock time or the sun's), and days
+
+const DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+const SUN = ["sunrise", "sunset", "dawn", "dusk"];
+
+// "07:55" → { kind: "time", time }; "sunset-1h30m" → { kind: "sunset", minutes: -90 }.
+function readEnd(text) {
+  const sun = /^(sunrise|sunset|dawn|dusk)(?:([+-])(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?)?$/.exec((text || "").trim().toLowerCase());
+  if (sun) {
+    const minutes = Number(sun[3] || 0) * 60 + Number(sun[4] || 0) + Math.round(Number(sun[5] || 0) / 60);
+    return { kind: sun[1], minutes: sun[2] === "-" ? -minutes : minutes };
+  }
+  return { kind: "time", time: (text || "").trim() };
 }
 
-function formatWindows(windows) {
-  return (windows || []).map((w) => {
-    const span = w.from.includes("-") || w.to.includes("-") ? `${w.from}..${w.to}` : `${w.from}-${w.to}`;
-    return span + (w.days ? "@" + w.days.join(",") : "");
-  }).join(", ");
+function writeEnd(end) {
+  if (end.kind === "time") return end.time;
+  const minutes = Math.round(end.minutes || 0);
+  return minutes === 0 ? end.kind : `${end.kind}${minutes < 0 ? "-" : "+"}${Math.abs(minutes)}m`;
 }
+
+// One end of a window: what it is measured from, and the time or the offset in minutes, which
+// share one place so that choosing the other does not move anything.
+function endEditor(label, text) {
+  const end = readEnd(text);
+  const box = element("span", "end");
+  const kind = element("select");
+  kind.setAttribute("aria-label", `${label}: at`);
+  for (const name of ["time", ...SUN]) {
+    const option = element("option", "", name === "time" ? "time" : name);
+    option.value = name;
+    kind.append(option);
+  }
+  kind.value = end.kind;
+  const time = element("input");
+  time.type = "time";
+  time.setAttribute("aria-label", label);
+  time.value = end.kind === "time" ? end.time : "";
+  const offset = element("input");
+  offset.type = "number";
+  offset.step = "5";
+  offset.min = "-720";
+  offset.max = "720";
+  offset.setAttribute("aria-label", `${label}: minutes after (before, if negative)`);
+  offset.value = end.kind === "time" ? "0" : String(end.minutes);
+  const show = () => { time.hidden = kind.value !== "time"; offset.hidden = kind.value === "time"; };
+  kind.addEventListener("change", show);
+  show();
+  box.append(kind, time, offset);
+  box.read = () => writeEnd(kind.value === "time" ? { kind: "time", time: time.value } : { kind: kind.value, minutes: Number(offset.value) });
+  return box;
+}
+
+function windowRow(list, window, index) {
+  const row = element("div", "window");
+  const name = `${list.dataset.name} ${index + 1}`;
+  const from = endEditor(`${name} from`, window.from);
+  const to = endEditor(`${name} to`, window.to);
+  const ends = element("div", "ends");
+  const remove = button("✕", `Remove ${name.toLowerCase()}`, async () => { row.remove(); });
+  ends.append(from, element("span", "", "to"), to, remove);
+  const days = element("div", "days");
+  const chosen = new Set(window.days || DAYS);
+  for (const day of DAYS) {
+    const chip = element("button", "", day[0].toUpperCase() + day.slice(1, 2));
+    chip.type = "button";
+    chip.setAttribute("aria-label", `${name} on ${day}`);
+    chip.setAttribute("aria-pressed", String(chosen.has(day)));
+    chip.dataset.day = day;
+    chip.addEventListener("click", () => chip.setAttribute("aria-pressed", String(chip.getAttribute("aria-pressed") !== "true")));
+    days.append(chip);
+  }
+  row.append(ends, days);
+  // What the editor does not show (dates, except) is kept as it was.
+  row.read = () => {
+    const result = { ...window, from: from.read(), to: to.read() };
+    const on = [...days.children].filter((chip) => chip.getAttribute("aria-pressed") === "true").map((chip) => chip.dataset.day);
+    if (on.length === DAYS.length || on.length === 0) delete result.days; else result.days = on;
+    return result;
+  };
+  return row;
+}
+
+function showWindows(id, windows) {
+  const list = $(id);
+  const rows = element("div", "rows");
+  (windows || []).forEach((window, index) => rows.append(windowRow(list, window, index)));
+  const add = button(`Add ${list.dataset.name === "Window" ? "a window" : "hours"}`, `Add to ${list.dataset.name.toLowerCase()}`, async () => {
+    rows.append(windowRow(list, { from: "09:00", to: "17:00" }, rows.children.length));
+  });
+  list.replaceChildren(rows, add);
+  list.read = () => [...rows.children].map((row) => row.read());
+}
+
+// As the session holds them, for comparing with what was loaded.
+function sameWindows(a, b) {
+  return JSON.stringify(a || []) === JSON.stringify(b || []);
+}
+
+// MARK: - Editing a clip
 
 // Fixed times: "07:55@mon-fri, *:00" (empty: none). Times kept as objects (with dates) stay.
 function parseTimes(text) {
@@ -185,10 +466,9 @@ async function edit(id) {
   $("clip-title").value = clip.title || "";
   $("clip-weight").value = clip.weight || 1;
   $("clip-gain").value = clip.gain || 0;
-  $("clip-windows").value = formatWindows(clip.windows);
+  showWindows("clip-windows", clip.windows);
   $("clip-at").value = formatTimes(clip.at);
-  $("clip-delete-file").checked = false;
-  $("clip-error").textContent = "";
+  done("clip-error", "");
   $("editor").showModal();
 }
 
@@ -201,30 +481,26 @@ $("clip-form").addEventListener("submit", async (event) => {
     if (($("clip-title").value || "") !== (before.title || "")) change.title = $("clip-title").value || null;
     if (Number($("clip-weight").value) !== (before.weight || 1)) change.weight = Number($("clip-weight").value);
     if (Number($("clip-gain").value) !== (before.gain || 0)) change.gain = Number($("clip-gain").value);
-    const windows = parseWindows($("clip-windows").value);
-    if (JSON.stringify(windows) !== JSON.stringify(before.windows || [])) change.windows = windows;
+    const windows = $("clip-windows").read();
+    if (!sameWindows(windows, before.windows)) change.windows = windows;
     if ($("clip-at").value.trim() !== formatTimes(before.at)) {
       const times = parseTimes($("clip-at").value);
       change.at = times.length ? times : null;
     }
     await rpc("updateClip", change);
     $("editor").close();
+    toast(`Saved ${$("clip-title").value || editing.id}.`);
     refreshSoon();
   } catch (error) {
-    $("clip-error").textContent = error.message;
+    problem("clip-error", error);
   }
 });
 $("clip-cancel").addEventListener("click", () => $("editor").close());
-$("clip-remove").addEventListener("click", async () => {
-  if (!confirm(`Remove ${editing.id} from the session?`)) return;
-  try {
-    await rpc("removeClip", { id: editing.id, deleteFile: $("clip-delete-file").checked, ifRevision: editing.revision });
-    $("editor").close();
-    refreshSoon();
-  } catch (error) {
-    $("clip-error").textContent = error.message;
-  }
-});
+
+// MARK: - The schedule
+
+// The schedule as loaded, so only what changed is sent.
+let loadedSchedule = {};
 
 async function loadSchedule() {
   const result = await rpc("session");
@@ -236,37 +512,21 @@ async function loadSchedule() {
   const interval = session.interval || {};
   $("every-min").value = interval.min || "10m";
   $("every-max").value = interval.max || "30m";
-  $("active").value = formatWindows(session.activeHours);
+  showWindows("active", session.activeHours);
   $("duration").value = session.duration || "";
-  $("quiet-hours").value = formatWindows(session.quiet);
+  showWindows("quiet-hours", session.quiet);
   $("location").value = session.location ? `${session.location.latitude},${session.location.longitude}` : "";
   loadedSchedule = session;
 }
 
-// The schedule as loaded, so only what changed is sent.
-let loadedSchedule = {};
-
-$("say").addEventListener("submit", async (event) => {
-  event.preventDefault();
-  try {
-    await rpc("say", { text: $("say-text").value });
-    $("say-text").value = "";
-  } catch (error) {
-    show(error);
-  }
-});
-
 $("schedule").addEventListener("submit", async (event) => {
   event.preventDefault();
   try {
-    const change = {
-      interval: { min: $("every-min").value, max: $("every-max").value },
-      activeHours: parseWindows($("active").value), duration: $("duration").value || null,
-    };
-    if ($("quiet-hours").value.trim() !== formatWindows(loadedSchedule.quiet)) {
-      const quiet = parseWindows($("quiet-hours").value);
-      change.quiet = quiet.length ? quiet : null;
-    }
+    const change = { interval: { min: $("every-min").value, max: $("every-max").value }, duration: $("duration").value || null };
+    const active = $("active").read();
+    if (!sameWindows(active, loadedSchedule.activeHours)) change.activeHours = active;
+    const quiet = $("quiet-hours").read();
+    if (!sameWindows(quiet, loadedSchedule.quiet)) change.quiet = quiet.length ? quiet : null;
     const place = $("location").value.replace(/\s/g, "");
     const loadedPlace = loadedSchedule.location ? `${loadedSchedule.location.latitude},${loadedSchedule.location.longitude}` : "";
     if (place !== loadedPlace) {
@@ -274,17 +534,67 @@ $("schedule").addEventListener("submit", async (event) => {
       change.location = place ? { latitude, longitude } : null;
     }
     await rpc("updateSchedule", change);
-    loadSchedule().catch(show);
-    $("upload-message").textContent = "Schedule saved.";
+    await loadSchedule();
+    done("schedule-message", "Schedule saved.");
+    toast("Schedule saved.");
   } catch (error) {
-    $("upload-message").textContent = error.message;
+    problem("schedule-message", error);
   }
 });
+
+// MARK: - Announcements, uploads
+
+$("say").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await rpc("say", { text: $("say-text").value });
+    done("say-message", `Queued “${$("say-text").value}”.`);
+    $("say-text").value = "";
+  } catch (error) {
+    problem("say-message", error);
+  }
+});
+
+$("add").addEventListener("click", () => $("upload").click());
+$("upload").addEventListener("change", () => {
+  const file = $("upload").files[0];
+  if (!file) return;
+  const request = new XMLHttpRequest();
+  request.open("POST", `/clips?name=${encodeURIComponent(file.name)}`);
+  $("upload-progress").value = 0;
+  done("upload-message", `Sending ${file.name}…`);
+  request.upload.onprogress = (event) => { if (event.lengthComputable) $("upload-progress").value = event.loaded / event.total; };
+  const overrides = { "unplayable-clip": `${file.name} is not sound jukeboxd can play. Nothing was added.` };
+  request.onload = () => {
+    $("upload").value = "";
+    if (request.status === 401) return showLogin();
+    let answer = {};
+    try { answer = JSON.parse(request.responseText || "{}"); } catch { answer = {}; }
+    if (request.status === 201) {
+      $("upload-progress").value = 1;
+      done("upload-message", `Added ${answer.clip.title}.`);
+      toast(`Added ${answer.clip.title}.`);
+    } else {
+      $("upload-progress").value = 0;
+      const error = answer.error || {};
+      problem("upload-message", new Failure((error.data && error.data.reason) || `http-${request.status}`, error.message || `HTTP status ${request.status}`, error.data), overrides);
+    }
+    refreshSoon();
+  };
+  request.onerror = () => {
+    $("upload").value = "";
+    $("upload-progress").value = 0;
+    problem("upload-message", new Failure("unreachable", `${file.name} could not be sent`));
+  };
+  request.send(file);
+});
+
+// MARK: - Following the daemon
 
 // Many events arrive together (a clip ends, the next starts): one refresh for all of them.
 function refreshSoon() {
   clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(() => refresh().catch(show), 100);
+  refreshTimer = setTimeout(() => refresh().catch(complain), 100);
 }
 
 function follow() {
@@ -306,6 +616,8 @@ function follow() {
 
 function showLogin() {
   if (events) events.close();
+  events = null;
+  for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   $("app").hidden = true;
   $("login").hidden = false;
   $("password").focus();
@@ -323,36 +635,75 @@ async function start() {
   }
   $("login").hidden = true;
   $("app").hidden = false;
-  loadSchedule().catch(show);
+  loadSchedule().catch(complain);
   follow();
+}
+
+// MARK: - Logging in and out
+
+// After too many wrong passwords the server says how long to wait; the wait counts down.
+let loginWait = null;
+function countDown(seconds) {
+  clearInterval(loginWait);
+  const until = Date.now() + seconds * 1000;
+  const show = () => {
+    const left = Math.ceil((until - Date.now()) / 1000);
+    if (left <= 0) {
+      clearInterval(loginWait);
+      done("login-error", "");
+      return;
+    }
+    problem("login-error", new Failure("http-429", `too many wrong passwords from this address; try again in ${left} s`),
+      { "http-429": `Too many wrong passwords. Try again in ${left} s.` });
+  };
+  show();
+  loginWait = setInterval(show, 1000);
 }
 
 $("login").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const response = await fetch("/login", {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ password: $("password").value }),
-  });
+  let response;
+  try {
+    response = await fetch("/login", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ password: $("password").value }),
+    });
+  } catch {
+    return problem("login-error", new Failure("unreachable", "the request did not reach jukeboxd"));
+  }
   if (response.ok) {
     $("password").value = "";
-    $("login-error").textContent = "";
+    clearInterval(loginWait);
+    done("login-error", "");
     start();
-  } else {
-    const answer = await response.json().catch(() => ({}));
-    $("login-error").textContent = answer.error ? answer.error.message : "Could not log in.";
+    return;
   }
+  const answer = await response.json().catch(() => ({}));
+  if (response.status === 429) return countDown(Number(response.headers.get("Retry-After")) || 60);
+  const message = answer.error ? answer.error.message : `HTTP status ${response.status}`;
+  problem("login-error", new Failure(`http-${response.status}`, message), { "http-401": "That is not the password. Try again." });
 });
 
-$("pause").addEventListener("click", () => rpc("pause").then(refreshSoon).catch(show));
-$("resume").addEventListener("click", () => rpc("resume").then(refreshSoon).catch(show));
-$("skip").addEventListener("click", () => rpc("skip").then(refreshSoon).catch(show));
+$("logout").addEventListener("click", async () => {
+  await fetch("/logout", { method: "POST", credentials: "same-origin" }).catch(() => null);
+  showLogin();
+});
+
+// MARK: - The bar's controls, the tabs
+
+$("pause").addEventListener("click", () => {
+  const paused = $("pause").dataset.paused === "true";
+  rpc(paused ? "resume" : "pause").then(() => { toast(paused ? "Playing again." : "Paused."); refreshSoon(); }).catch(complain);
+});
+$("skip").addEventListener("click", () => rpc("skip").then((result) => { toast("Skipped."); refreshSoon(); return result; }).catch(complain));
 $("quiet").addEventListener("click", () => {
   const on = $("quiet").getAttribute("aria-pressed") !== "true";
-  rpc("quiet", { set: on ? "on" : "off" }).then((quiet) => { showQuiet(quiet); refreshSoon(); }).catch(show);
+  rpc("quiet", { set: on ? "on" : "off" }).then((quiet) => { showQuiet(quiet); toast(on ? "Quiet until you end it." : "Quiet ended."); refreshSoon(); }).catch(complain);
 });
-$("clear").addEventListener("click", () => {
-  if (confirm("Remove every waiting clip?")) rpc("clear").then(refreshSoon).catch(show);
+$("clear").addEventListener("click", async () => {
+  if (!(await ask("Clear the queue?", "Every waiting clip is taken off the queue. What plays now plays on.", "Clear"))) return;
+  rpc("clear").then(() => { toast("The queue is clear."); refreshSoon(); }).catch(complain);
 });
 
 // The volume follows the slider while it moves, at most every 150 ms, with the latest value.
@@ -363,27 +714,22 @@ $("volume").addEventListener("input", () => {
   if (volumeTimer) return;
   volumeTimer = setTimeout(() => {
     volumeTimer = null;
-    rpc("volume", { level: wantedVolume }).then(() => { wantedVolume = null; }).catch(show);
+    rpc("volume", { level: wantedVolume }).then(() => { wantedVolume = null; }).catch((error) => { wantedVolume = null; complain(error); });
   }, 150);
 });
 
-$("upload").addEventListener("change", () => {
-  const file = $("upload").files[0];
-  if (!file) return;
-  const request = new XMLHttpRequest();
-  request.open("POST", `/clips?name=${encodeURIComponent(file.name)}`);
-  $("upload-progress").hidden = false;
-  request.upload.onprogress = (event) => { if (event.lengthComputable) $("upload-progress").value = event.loaded / event.total; };
-  request.onload = () => {
-    $("upload-progress").hidden = true;
-    const answer = JSON.parse(request.responseText || "{}");
-    $("upload-message").textContent = request.status === 201 ? `Added ${answer.clip.title}.` : (answer.error ? answer.error.message : "The upload failed.");
-    $("upload").value = "";
-    refreshSoon();
-  };
-  request.onerror = () => { $("upload-progress").hidden = true; $("upload-message").textContent = "The upload failed."; };
-  request.send(file);
-});
+for (const tab of document.querySelectorAll("[role=tab]")) {
+  tab.addEventListener("click", () => {
+    for (const other of document.querySelectorAll("[role=tab]")) {
+      other.setAttribute("aria-selected", String(other === tab));
+      $(other.getAttribute("aria-controls")).hidden = other !== tab;
+    }
+    window.scrollTo(0, 0);
+  });
+}
+
+// The shell works offline as an installed app; what it shows always comes from the daemon.
+if ("serviceWorker" in navigator && window.isSecureContext) navigator.serviceWorker.register("sw.js").catch(() => {});
 
 start();
 
@@ -397,8 +743,9 @@ start();
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
 <meta name="color-scheme" content="light dark">
+<meta name="theme-color" content="#0b57d0">
 <title>jukeboxd</title>
 <link rel="stylesheet" href="style.css">
 <link rel="manifest" href="manifest.webmanifest">
@@ -412,133 +759,290 @@ start();
   <h1>jukeboxd</h1>
   <label for="password">Password</label>
   <input id="password" name="password" type="password" autocomplete="current-password" required>
-  <button type="submit">Log in</button>
-  <p id="login-error" role="alert"></p>
+  <button type="submit" class="primary">Log in</button>
+  <p id="login-error" class="status" role="alert"></p>
 </form>
 
-<main id="app" hidden>
-  <section aria-labelledby="now-title">
-    <h2 id="now-title">Now playing</h2>
-    <p id="now">Nothing is playing.</p>
-    <progress id="progress" max="1" value="0" aria-label="Progress"></progress>
-    <div class="row">
-      <button id="pause" type="button">Pause</button>
-      <button id="resume" type="button" hidden>Resume</button>
-      <button id="skip" type="button">Skip</button>
-    </div>
-    <label class="row" for="volume">Volume <input id="volume" type="range" min="0" max="100" step="1"></label>
-    <div class="row">
+<div id="app" hidden>
+  <header class="top">
+    <h1>jukeboxd</h1>
+    <button id="logout" type="button">Log out</button>
+  </header>
+
+  <main>
+    <section id="view-clips" class="view" role="tabpanel" aria-labelledby="tab-clips">
+      <h2 id="clips-title">Clips</h2>
+      <ul id="clips" class="cards"></ul>
+      <div class="row">
+        <button id="add" type="button">Add a clip…</button>
+        <input id="upload" type="file" accept="audio/*" class="visually-hidden" tabindex="-1" aria-label="Add a clip">
+        <progress id="upload-progress" max="1" value="0" aria-label="Upload"></progress>
+      </div>
+      <p id="upload-message" class="status" role="status"></p>
+    </section>
+
+    <section id="view-queue" class="view" role="tabpanel" aria-labelledby="tab-queue" hidden>
+      <h2 id="say-title">Announce</h2>
+      <form id="say" class="row">
+        <input id="say-text" maxlength="1000" placeholder="Dinner is ready" aria-label="Text to say" required>
+        <button type="submit" class="primary">Say</button>
+      </form>
+      <p id="say-message" class="status" role="status"></p>
+      <div class="heading">
+        <h2 id="queue-title">Queue</h2>
+        <button id="clear" type="button">Clear the queue</button>
+      </div>
+      <ol id="queue" class="lines"></ol>
+    </section>
+
+    <section id="view-history" class="view" role="tabpanel" aria-labelledby="tab-history" hidden>
+      <h2 id="history-title">History</h2>
+      <ol id="history" class="lines"></ol>
+    </section>
+
+    <section id="view-plan" class="view" role="tabpanel" aria-labelledby="tab-plan" hidden>
+      <h2 id="quiet-title">Quiet</h2>
       <button id="quiet" type="button" aria-pressed="false">Quiet</button>
-      <span id="quiet-state" role="status"></span>
+      <p id="quiet-state" class="status" role="status"></p>
+      <h2 id="schedule-title">Schedule</h2>
+      <form id="schedule">
+        <div class="row">
+          <label for="every-min">Every</label><input id="every-min" size="5" aria-label="Shortest gap">
+          <label for="every-max">to</label><input id="every-max" size="5" aria-label="Longest gap">
+        </div>
+        <fieldset>
+          <legend>Active hours <span class="quiet">(none: always)</span></legend>
+          <div id="active" class="windows" data-name="Active hours"></div>
+        </fieldset>
+        <div class="row"><label for="duration">Stop after</label><input id="duration" size="6" placeholder="40m" aria-label="Duration (empty: until stopped)"></div>
+        <fieldset>
+          <legend>Quiet hours <span class="quiet">(none: never quiet)</span></legend>
+          <div id="quiet-hours" class="windows" data-name="Quiet hours"></div>
+        </fieldset>
+        <div class="row"><label for="location">Location</label><input id="location" placeholder="52.37,4.89" aria-label="Location for sun times: latitude,longitude (empty: none)"></div>
+        <button type="submit" class="primary">Save the schedule</button>
+        <p id="schedule-message" class="status" role="status"></p>
+      </form>
+      <h2 id="next-title">Coming up</h2>
+      <ul id="next" class="lines"></ul>
+    </section>
+  </main>
+
+  <footer class="bar">
+    <div class="player">
+      <p id="now" class="now">Nothing is playing.</p>
+      <div class="times">
+        <span id="elapsed">0:00</span>
+        <progress id="progress" max="1" value="0" aria-label="Progress"></progress>
+        <span id="total">0:00</span>
+      </div>
+      <div class="controls">
+        <button id="pause" type="button">Pause</button>
+        <button id="skip" type="button">Skip</button>
+        <input id="volume" type="range" min="0" max="100" step="1" aria-label="Volume">
+      </div>
+      <p id="device" class="quiet line"></p>
     </div>
-    <p id="device" class="quiet"></p>
-  </section>
+    <nav class="tabs" role="tablist" aria-label="Views">
+      <button id="tab-clips" role="tab" type="button" aria-controls="view-clips" aria-selected="true">Clips</button>
+      <button id="tab-queue" role="tab" type="button" aria-controls="view-queue" aria-selected="false">Queue</button>
+      <button id="tab-plan" role="tab" type="button" aria-controls="view-plan" aria-selected="false">Plan</button>
+      <button id="tab-history" role="tab" type="button" aria-controls="view-history" aria-selected="false">History</button>
+    </nav>
+  </footer>
 
-  <section aria-labelledby="queue-title">
-    <h2 id="queue-title">Queue</h2>
-    <ol id="queue"></ol>
-    <button id="clear" type="button">Clear the queue</button>
-  </section>
+  <div id="toasts" role="status" aria-live="polite"></div>
 
-  <section aria-labelledby="next-title">
-    <h2 id="next-title">Coming up</h2>
-    <ul id="next"></ul>
-  </section>
+  <dialog id="menu" aria-labelledby="menu-title">
+    <h2 id="menu-title">Clip</h2>
+    <div id="menu-actions" class="stack"></div>
+    <button type="button" id="menu-close">Close</button>
+  </dialog>
 
-  <section aria-labelledby="say-title">
-    <h2 id="say-title">Announce</h2>
-    <form id="say" class="row">
-      <input id="say-text" maxlength="1000" placeholder="Dinner is ready" aria-label="Text to say" required>
-      <button type="submit">Say</button>
+  <dialog id="confirm" aria-labelledby="confirm-title">
+    <form method="dialog">
+      <h2 id="confirm-title">Sure?</h2>
+      <p id="confirm-text"></p>
+      <label id="confirm-option" class="check"><input id="confirm-check" type="checkbox"> <span id="confirm-check-label"></span></label>
+      <div class="row">
+        <button type="submit" value="yes" id="confirm-yes" class="danger">Remove</button>
+        <button type="submit" value="no" id="confirm-no">Cancel</button>
+      </div>
     </form>
-  </section>
-
-  <section aria-labelledby="clips-title">
-    <h2 id="clips-title">Clips</h2>
-    <ul id="clips"></ul>
-    <label for="upload">Add a clip</label>
-    <input id="upload" type="file" accept="audio/*">
-    <progress id="upload-progress" max="1" value="0" hidden aria-label="Upload"></progress>
-    <p id="upload-message" role="status"></p>
-  </section>
-
-  <section aria-labelledby="schedule-title">
-    <h2 id="schedule-title">Schedule</h2>
-    <form id="schedule">
-      <label>Every <input id="every-min" size="6" aria-label="Shortest gap"> to <input id="every-max" size="6" aria-label="Longest gap"></label>
-      <label>Active hours <input id="active" placeholder="08:00-22:00@mon,tue" aria-label="Active hours (empty: always)"></label>
-      <label>Stop after <input id="duration" size="6" placeholder="40m" aria-label="Duration (empty: until stopped)"></label>
-      <label>Quiet hours <input id="quiet-hours" placeholder="22:00-07:00" aria-label="Quiet hours (empty: none)"></label>
-      <label>Location <input id="location" placeholder="52.37,4.89" aria-label="Location for sun times: latitude,longitude (empty: none)"></label>
-      <button type="submit">Save the schedule</button>
-    </form>
-  </section>
+  </dialog>
 
   <dialog id="editor" aria-labelledby="editor-title">
     <form id="clip-form" method="dialog">
       <h2 id="editor-title">Edit</h2>
       <label>Title <input id="clip-title"></label>
-      <label>Weight <input id="clip-weight" type="number" min="1" max="1000"></label>
-      <label>Gain (dB) <input id="clip-gain" type="number" min="-60" max="20" step="0.5"></label>
-      <label>Windows <input id="clip-windows" placeholder="09:00-18:00@mon,fri" aria-label="Windows (empty: always)"></label>
-      <label>Fixed times <input id="clip-at" placeholder="07:55@mon-fri, *:00" aria-label="Fixed times (empty: none)"></label>
-      <p id="clip-error" role="alert"></p>
       <div class="row">
-        <button type="submit" value="save">Save</button>
+        <label>Weight <input id="clip-weight" type="number" min="1" max="1000"></label>
+        <label>Gain (dB) <input id="clip-gain" type="number" min="-60" max="20" step="0.5"></label>
+      </div>
+      <fieldset>
+        <legend>Windows <span class="quiet">(none: any time)</span></legend>
+        <div id="clip-windows" class="windows" data-name="Window"></div>
+      </fieldset>
+      <label>Fixed times <input id="clip-at" placeholder="07:55@mon-fri, *:00" aria-label="Fixed times (empty: none)"></label>
+      <div class="row">
+        <button type="submit" value="save" class="primary">Save</button>
         <button type="button" id="clip-cancel">Cancel</button>
       </div>
-      <div class="row">
-        <label><input id="clip-delete-file" type="checkbox"> also delete its file</label>
-        <button type="button" id="clip-remove">Remove the clip</button>
-      </div>
+      <p id="clip-error" class="status" role="alert"></p>
     </form>
   </dialog>
-
-  <section aria-labelledby="history-title">
-    <h2 id="history-title">History</h2>
-    <ol id="history"></ol>
-  </section>
-</main>
+</div>
 </body>
 </html>
 
 """##),
         "/manifest.webmanifest": ("application/manifest+json", ##"""
 {
+  "id": "/",
   "name": "jukeboxd",
   "short_name": "jukebox",
+  "description": "The remote for a jukeboxd clip jukebox",
   "start_url": "/",
+  "scope": "/",
   "display": "standalone",
   "background_color": "#121212",
   "theme_color": "#0b57d0",
-  "icons": [{ "src": "icon.svg", "sizes": "any", "type": "image/svg+xml" }]
+  "icons": [
+    {
+      "src": "icon.svg",
+      "sizes": "any",
+      "type": "image/svg+xml",
+      "purpose": "any"
+    }
+  ]
 }
 
 """##),
         "/style.css": ("text/css; charset=utf-8", ##"""
-:root { color-scheme: light dark; --fg: #111; --bg: #fff; --muted: #555; --accent: #0b57d0; --line: #ccc; }
-@media (prefers-color-scheme: dark) { :root { --fg: #eee; --bg: #121212; --muted: #b0b0b0; --accent: #8ab4f8; --line: #444; } }
+/* Colours meet WCAG 2.2 AA in both schemes: text 4.5:1, control borders and focus 3:1. */
+:root { color-scheme: light dark; --fg: #111; --bg: #fff; --raised: #f3f4f6; --muted: #505050; --accent: #0b57d0; --on-accent: #fff;
+  --line: #767676; --rule: #d0d0d0; --problem: #b3261e; --ok: #146c2e; --bar-height: 13.5rem; }
+@media (prefers-color-scheme: dark) { :root { --fg: #eee; --bg: #121212; --raised: #1f2023; --muted: #b8b8b8; --accent: #8ab4f8; --on-accent: #121212;
+  --line: #8f8f8f; --rule: #3a3a3a; --problem: #f2b8b5; --ok: #8fd19e; } }
 * { box-sizing: border-box; }
-body { margin: 0 auto; max-width: 40rem; padding: 1rem; font: 1rem/1.4 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
-h1, h2 { font-size: 1.2rem; margin: 1.2rem 0 .5rem; }
-section { border-bottom: 1px solid var(--line); padding-bottom: .8rem; }
-input[type=file] { max-width: 100%; }
-button, input[type=file] { font: inherit; min-height: 2.75rem; padding: .4rem .9rem; border-radius: .5rem; border: 1px solid var(--line); background: transparent; color: var(--fg); }
-button:focus-visible, input:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
-button.primary, button[type=submit] { background: var(--accent); color: var(--bg); border-color: var(--accent); }
+/* What is scrolled to (by focus, or a link) is never left under the fixed bar. */
+html { scrollbar-gutter: stable; scroll-padding-bottom: calc(var(--bar-height) + 1rem); }
+body { margin: 0 auto; max-width: 40rem; padding: 0 1rem; font: 1rem/1.4 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+h1 { font-size: 1.2rem; margin: 0; }
+h2 { font-size: 1.1rem; margin: 1rem 0 .5rem; }
+button, .button, select, input:not([type=checkbox]):not([type=range]) { font: inherit; min-height: 2.75rem; min-width: 2.75rem; border-radius: .5rem;
+  border: 1px solid var(--line); background: transparent; color: var(--fg); }
+button, .button { padding: .4rem .9rem; cursor: pointer; }
+input:not([type=checkbox]):not([type=range]), select { padding: .3rem .5rem; }
+button:focus-visible, input:focus-visible, select:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+button.primary, button[type=submit].primary { background: var(--accent); color: var(--on-accent); border-color: var(--accent); }
+button.danger { border-color: var(--problem); color: var(--problem); }
+button[aria-pressed=true] { background: var(--accent); color: var(--on-accent); border-color: var(--accent); }
+[aria-invalid=true] { border-color: var(--problem) !important; outline: 2px solid var(--problem); }
+.heading { display: flex; justify-content: space-between; align-items: center; gap: .5rem; }
 .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }
-input[type=range] { flex: 1; min-width: 10rem; }
-input[type=password] { font: inherit; padding: .5rem; width: 100%; margin: .3rem 0 .8rem; }
-progress { width: 100%; }
-ul, ol { padding-left: 1.2rem; }
-li { margin: .4rem 0; }
+.stack { display: flex; flex-direction: column; gap: .5rem; margin: .5rem 0; }
 .quiet { color: var(--muted); }
-.problem { color: #c5221f; }
-@media (prefers-color-scheme: dark) { .problem { color: #f28b82; } }
-#banner { position: sticky; top: 0; padding: .6rem; background: #c5221f; color: #fff; border-radius: .5rem; }
-form label { display: block; margin: .4rem 0; }
-input:not([type]), input[type=number] { font: inherit; padding: .3rem; }
-dialog { color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: .5rem; max-width: 36rem; }
+.problem { color: var(--problem); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+/* A status line keeps its room, empty or not, so nothing below it moves when it speaks. */
+.status { min-height: 2.8em; margin: .3rem 0; }
+.status.problem::before { content: "⚠ "; }
+.status details { display: inline; }
+.status summary { display: inline; cursor: pointer; text-decoration: underline; }
+.line { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; margin: 0; height: 1.4em; }
+fieldset { border: 1px solid var(--rule); border-radius: .5rem; margin: .6rem 0; padding: .3rem .6rem; }
+legend { padding: 0 .3rem; }
+label.check { display: flex; gap: .5rem; align-items: center; min-height: 2.75rem; }
+input[type=checkbox] { width: 1.4rem; height: 1.4rem; accent-color: var(--accent); }
+
+#banner { position: fixed; top: 0; left: 0; right: 0; z-index: 20; padding: .6rem 1rem; background: #b3261e; color: #fff; }
+#login { padding-top: 2rem; }
+#login input[type=password] { width: 100%; margin: .3rem 0 .8rem; }
+
+.top { display: flex; justify-content: space-between; align-items: center; padding: .5rem 0; border-bottom: 1px solid var(--rule); }
+main { padding-bottom: calc(var(--bar-height) + 1rem + env(safe-area-inset-bottom)); }
+
+.cards, .lines { list-style: none; padding: 0; margin: 0; }
+.card { display: flex; gap: .4rem; align-items: stretch; margin: .4rem 0; }
+.card .play { flex: 1; min-width: 0; display: flex; flex-direction: column; align-items: flex-start; text-align: left; min-height: 3.6rem; background: var(--raised); }
+.card .play span { max-width: 100%; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.card .title { font-weight: 600; }
+.card .meta { font-size: .9rem; color: var(--muted); }
+.card .meta.problem { color: var(--problem); }
+.card.disabled .title { text-decoration: line-through; }
+.card .more { flex: none; width: 2.75rem; padding: 0; font-size: 1.3rem; }
+.lines li { display: flex; gap: .5rem; align-items: center; justify-content: space-between; min-height: 2.75rem; border-bottom: 1px solid var(--rule); }
+.lines li > span { flex: 1; min-width: 0; }
+
+.bar { position: fixed; left: 0; right: 0; bottom: 0; z-index: 10; background: var(--bg); border-top: 1px solid var(--line);
+  padding-bottom: env(safe-area-inset-bottom); }
+.player, .tabs { max-width: 40rem; margin: 0 auto; padding: 0 1rem; }
+.player { padding-top: .4rem; }
+.now { font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; margin: 0; height: 1.4em; }
+.times { display: flex; gap: .5rem; align-items: center; font-variant-numeric: tabular-nums; font-size: .9rem; }
+.times progress { flex: 1; height: .5rem; }
+.controls { display: flex; gap: .5rem; align-items: center; margin: .3rem 0; }
+#pause { min-width: 6.5rem; }
+input[type=range] { flex: 1; min-width: 6rem; height: 2.75rem; margin: 0; accent-color: var(--accent); }
+#device { font-size: .85rem; }
+.tabs { display: flex; gap: .25rem; }
+.tabs button { flex: 1; border: none; border-radius: 0; border-top: 3px solid transparent; min-height: 3rem; }
+.tabs button[aria-selected=true] { border-top-color: var(--accent); font-weight: 600; }
+
+#toasts { position: fixed; left: 50%; transform: translateX(-50%); bottom: calc(var(--bar-height) + .5rem + env(safe-area-inset-bottom)); z-index: 15;
+  display: flex; flex-direction: column; gap: .4rem; width: min(36rem, calc(100vw - 2rem)); pointer-events: none; }
+.toast { pointer-events: auto; padding: .6rem .9rem; border-radius: .5rem; background: var(--fg); color: var(--bg); box-shadow: 0 2px 8px #0006; }
+.toast.problem { background: var(--problem); color: var(--bg); }
+
+/* Held at the top, so a dialog that grows (a problem said under Save) grows downwards only. */
+dialog { margin: 1rem auto auto; color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: .75rem; padding: .75rem; width: min(36rem, calc(100vw - 1rem)); max-height: calc(100dvh - 2rem); }
+dialog::backdrop { background: #0008; }
+dialog label { display: block; margin: .4rem 0; }
+#clip-title, #clip-at { width: 100%; }
+#clip-weight, #clip-gain { width: 6rem; }
+
+/* A window: from, to, and the days it is open on. */
+.window { border-bottom: 1px solid var(--rule); padding: .3rem 0; }
+.window .ends { display: flex; gap: .3rem; align-items: center; flex-wrap: wrap; }
+.window .end { display: flex; gap: .2rem; }
+.window .end select { width: 6.5rem; }
+.window .end input { width: 9rem; }
+.window .days { display: flex; gap: .15rem; margin-top: .3rem; }
+.window .days button { flex: 1; padding: .2rem 0; min-width: 2.75rem; font-size: .85rem; }
+#say-text { flex: 1; min-width: 0; }
+
+"""##),
+        "/sw.js": ("text/javascript; charset=utf-8", ##"""
+// The installed app's shell: the page's own files, kept so that the app opens even while the
+// Pi cannot be reached. Never the API, the events or uploads: those always go to jukeboxd.
+"use strict";
+
+const SHELL = "jukeboxd-shell";
+const FILES = ["/", "/app.js", "/style.css", "/icon.svg", "/manifest.webmanifest"];
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(caches.open(SHELL).then((cache) => cache.addAll(FILES)).then(() => self.skipWaiting()));
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(caches.keys()
+    .then((names) => Promise.all(names.filter((name) => name !== SHELL).map((name) => caches.delete(name))))
+    .then(() => self.clients.claim()));
+});
+
+self.addEventListener("fetch", (event) => {
+  const url = new URL(event.request.url);
+  if (event.request.method !== "GET" || url.origin !== self.location.origin || !FILES.includes(url.pathname)) return;
+  // The network first, so that an updated daemon's page is used at once; the copy when offline.
+  event.respondWith(fetch(event.request).then((response) => {
+    if (response.ok) {
+      const copy = response.clone();
+      event.waitUntil(caches.open(SHELL).then((cache) => cache.put(event.request, copy)));
+    }
+    return response;
+  }).catch(() => caches.match(event.request).then((kept) => kept || Response.error())));
+});
 
 """##),
     ]

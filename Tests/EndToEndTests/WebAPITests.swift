@@ -235,6 +235,8 @@ struct WebAPITests {
             let refused = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=notes.wav", "--data-binary", "@-"], input: Array("not audio".utf8))
             #expect(refused.status == 422)
             #expect(refused.body.contains("unplayable-clip"))
+            // The refusal names the file as it was sent, never where the daemon kept it.
+            #expect(refused.body.contains("notes.wav") && !refused.body.contains(".upload-") && !refused.body.contains(".part"), "\(refused.body)")
         }
         #expect(try folder.read("water-2.wav") == tone)
         #expect(!FileManager.default.fileExists(atPath: folder.file("notes.wav")))

@@ -70,7 +70,10 @@ extension SessionEditor {
             do {
                 try await converter.convertToFLAC(received, converted, limits: limits)
             } catch {
-                throw .unplayable(name, reason: "\(refusal), and converting it with ffmpeg failed: \(error)")
+                // ffmpeg names its input by the hidden file the upload is kept in until it is
+                // accepted; the user knows it by the name it was sent with.
+                let said = "\(error)".replacing(converted, with: "\(name).flac").replacing(received, with: name)
+                throw .unplayable(name, reason: "\(refusal), and converting it with ffmpeg failed: \(said)")
             }
             // What ffmpeg wrote is bounded too, since a small file of compressed audio can hold
             // hours: in length (it stopped a second past the limit), then in bytes.
