@@ -44,6 +44,11 @@ def main():
         options.add_argument(flag)
     options.binary_location = "/usr/bin/chromium"
     browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    # A phone's viewport: 390 × 844 CSS pixels, whatever the window's frame takes.
+    browser.set_window_size(390, 844)
+    viewport = browser.execute_script("return [window.innerWidth, window.innerHeight]")
+    if viewport[0] > 390:
+        sys.exit(f"the page is not at phone size: {viewport}")
     wait = WebDriverWait(browser, 5)
 
     def holds(condition):

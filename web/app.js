@@ -385,10 +385,11 @@ function endEditor(label, text) {
   offset.max = "720";
   offset.setAttribute("aria-label", `${label}: minutes after (before, if negative)`);
   offset.value = end.kind === "time" ? "0" : String(end.minutes);
-  const show = () => { time.hidden = kind.value !== "time"; offset.hidden = kind.value === "time"; };
+  const unit = element("span", "unit", "min");
+  const show = () => { time.hidden = kind.value !== "time"; offset.hidden = unit.hidden = kind.value === "time"; };
   kind.addEventListener("change", show);
   show();
-  box.append(kind, time, offset);
+  box.append(kind, time, offset, unit);
   box.read = () => writeEnd(kind.value === "time" ? { kind: "time", time: time.value } : { kind: kind.value, minutes: Number(offset.value) });
   return box;
 }

@@ -391,10 +391,11 @@ function endEditor(label, text) {
   offset.max = "720";
   offset.setAttribute("aria-label", `${label}: minutes after (before, if negative)`);
   offset.value = end.kind === "time" ? "0" : String(end.minutes);
-  const show = () => { time.hidden = kind.value !== "time"; offset.hidden = kind.value === "time"; };
+  const unit = element("span", "unit", "min");
+  const show = () => { time.hidden = kind.value !== "time"; offset.hidden = unit.hidden = kind.value === "time"; };
   kind.addEventListener("change", show);
   show();
-  box.append(kind, time, offset);
+  box.append(kind, time, offset, unit);
   box.read = () => writeEnd(kind.value === "time" ? { kind: "time", time: time.value } : { kind: kind.value, minutes: Number(offset.value) });
   return box;
 }
@@ -1008,6 +1009,8 @@ dialog label { display: block; margin: .4rem 0; }
 .window .end { display: flex; gap: .2rem; }
 .window .end select { width: 6.5rem; }
 .window .end input { width: 9rem; }
+.window .end input[type=number] { width: 5.5rem; }
+.window .end .unit { align-self: center; }
 .window .days { display: flex; gap: .15rem; margin-top: .3rem; }
 .window .days button { flex: 1; padding: .2rem 0; min-width: 2.75rem; font-size: .85rem; }
 #say-text { flex: 1; min-width: 0; }
