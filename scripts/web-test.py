@@ -549,8 +549,10 @@ def main():
             field = browser.find_element(By.ID, "password")
             field.clear()
             field.send_keys("wrong again")
+            # Emptied first, so the answer to this attempt is seen when its words appear.
+            browser.execute_script("document.getElementById('login-error').textContent = ''")
             browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
-            time.sleep(0.2)
+            eventually(lambda: browser.find_element(By.ID, "login-error").text != "", "the answer to a wrong password")
             if "Try again in" in browser.find_element(By.ID, "login-error").text:
                 break
         def wait_left():

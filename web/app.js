@@ -31,6 +31,17 @@ class Failure extends Error {
     this.reason = reason;
     this.data = data || {};
   }
+
+  // From an answer's body (its error object, if it has one) and HTTP status.
+  static answered(body, status) {
+    const error = (body && body.error) || {};
+    return new Failure((error.data && error.data.reason) || `http-${status}`, error.message || `HTTP status ${status}`, error.data);
+  }
+
+  // Whatever was thrown, as a Failure.
+  static of(error) {
+    return error instanceof Failure ? error : new Failure("", String(error.message || error));
+  }
 }
 
 async function rpc(method, params) {
@@ -47,8 +58,7 @@ async function rpc(method, params) {
   }
   if (response.status === 401) throw new Unauthorized();
   const answer = await response.json().catch(() => null);
-  if (!answer) throw new Failure(`http-${response.status}`, `HTTP status ${response.status}`);
-  if (answer.error) throw new Failure((answer.error.data && answer.error.data.reason) || `http-${response.status}`, answer.error.message, answer.error.data);
+  if (!answer || answer.error) throw Failure.answered(answer, response.status);
   return answer.result;
 }
 
@@ -98,7 +108,7 @@ function details(text) {
 // A problem, shown where the action was: a status line beside the control that caused it.
 function problem(where, error, overrides) {
   if (error instanceof Unauthorized) return showLogin();
-  if (!(error instanceof Failure)) error = new Failure("", String(error.message || error));
+  error = Failure.of(error);
   const line = $(where);
   line.className = "status problem";
   line.replaceChildren(document.createTextNode(sentence(error, overrides) + " "), details(error.message));
@@ -124,7 +134,7 @@ function toast(text, error) {
 // For the controls in the bar and the lists: the problem as a toast, just above the bar.
 function complain(error, overrides) {
   if (error instanceof Unauthorized) return showLogin();
-  if (!(error instanceof Failure)) error = new Failure("", String(error.message || error));
+  error = Failure.of(error);
   toast(sentence(error, overrides), error);
 }
 
@@ -225,8 +235,8 @@ async function refresh() {
 }
 
 function describe(clip) {
-  const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
-  return details.filter(Boolean).join(" · ");
+  const parts = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
+  return parts.filter(Boolean).join(" · ");
 }
 
 // A clip: a tap plays it; its menu holds the rest. Its size never changes with what it says.
@@ -571,8 +581,7 @@ $("upload").addEventListener("change", () => {
       toast(`Added ${answer.clip.title}.`);
     } else {
       $("upload-progress").value = 0;
-      const error = answer.error || {};
-      problem("upload-message", new Failure((error.data && error.data.reason) || `http-${request.status}`, error.message || `HTTP status ${request.status}`, error.data), overrides);
+      problem("upload-message", Failure.answered(answer, request.status), overrides);
     }
     refreshSoon();
   };
@@ -676,8 +685,7 @@ $("login").addEventListener("submit", async (event) => {
   }
   const answer = await response.json().catch(() => ({}));
   if (response.status === 429) return countDown(Number(response.headers.get("Retry-After")) || 60);
-  const message = answer.error ? answer.error.message : `HTTP status ${response.status}`;
-  problem("login-error", new Failure(`http-${response.status}`, message), { "http-401": "That is not the password. Try again." });
+  problem("login-error", Failure.answered(answer, response.status), { "http-401": "That is not the password. Try again." });
 });
 
 $("logout").addEventListener("click", async () => {

@@ -37,6 +37,17 @@ class Failure extends Error {
     this.reason = reason;
     this.data = data || {};
   }
+
+  // From an answer's body (its error object, if it has one) and HTTP status.
+  static answered(body, status) {
+    const error = (body && body.error) || {};
+    return new Failure((error.data && error.data.reason) || `http-${status}`, error.message || `HTTP status ${status}`, error.data);
+  }
+
+  // Whatever was thrown, as a Failure.
+  static of(error) {
+    return error instanceof Failure ? error : new Failure("", String(error.message || error));
+  }
 }
 
 async function rpc(method, params) {
@@ -53,8 +64,7 @@ async function rpc(method, params) {
   }
   if (response.status === 401) throw new Unauthorized();
   const answer = await response.json().catch(() => null);
-  if (!answer) throw new Failure(`http-${response.status}`, `HTTP status ${response.status}`);
-  if (answer.error) throw new Failure((answer.error.data && answer.error.data.reason) || `http-${response.status}`, answer.error.message, answer.error.data);
+  if (!answer || answer.error) throw Failure.answered(answer, response.status);
   return answer.result;
 }
 
@@ -104,7 +114,7 @@ function details(text) {
 // A problem, shown where the action was: a status line beside the control that caused it.
 function problem(where, error, overrides) {
   if (error instanceof Unauthorized) return showLogin();
-  if (!(error instanceof Failure)) error = new Failure("", String(error.message || error));
+  error = Failure.of(error);
   const line = $(where);
   line.className = "status problem";
   line.replaceChildren(document.createTextNode(sentence(error, overrides) + " "), details(error.message));
@@ -130,7 +140,7 @@ function toast(text, error) {
 // For the controls in the bar and the lists: the problem as a toast, just above the bar.
 function complain(error, overrides) {
   if (error instanceof Unauthorized) return showLogin();
-  if (!(error instanceof Failure)) error = new Failure("", String(error.message || error));
+  error = Failure.of(error);
   toast(sentence(error, overrides), error);
 }
 
@@ -231,8 +241,8 @@ async function refresh() {
 }
 
 function describe(clip) {
-  const details = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
-  return details.filter(Boolean).join(" · ");
+  const parts = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
+  return parts.filter(Boolean).join(" · ");
 }
 
 // A clip: a tap plays it; its menu holds the rest. Its size never changes with what it says.
@@ -577,8 +587,7 @@ $("upload").addEventListener("change", () => {
       toast(`Added ${answer.clip.title}.`);
     } else {
       $("upload-progress").value = 0;
-      const error = answer.error || {};
-      problem("upload-message", new Failure((error.data && error.data.reason) || `http-${request.status}`, error.message || `HTTP status ${request.status}`, error.data), overrides);
+      problem("upload-message", Failure.answered(answer, request.status), overrides);
     }
     refreshSoon();
   };
@@ -682,8 +691,7 @@ $("login").addEventListener("submit", async (event) => {
   }
   const answer = await response.json().catch(() => ({}));
   if (response.status === 429) return countDown(Number(response.headers.get("Retry-After")) || 60);
-  const message = answer.error ? answer.error.message : `HTTP status ${response.status}`;
-  problem("login-error", new Failure(`http-${response.status}`, message), { "http-401": "That is not the password. Try again." });
+  problem("login-error", Failure.answered(answer, response.status), { "http-401": "That is not the password. Try again." });
 });
 
 $("logout").addEventListener("click", async () => {
@@ -931,12 +939,12 @@ html { scrollbar-gutter: stable; scroll-padding-bottom: calc(var(--bar-height) +
 body { margin: 0 auto; max-width: 40rem; padding: 0 1rem; font: 1rem/1.4 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
 h1 { font-size: 1.2rem; margin: 0; }
 h2 { font-size: 1.1rem; margin: 1rem 0 .5rem; }
-button, .button, select, input:not([type=checkbox]):not([type=range]) { font: inherit; min-height: 2.75rem; min-width: 2.75rem; border-radius: .5rem;
+button, select, input:not([type=checkbox]):not([type=range]) { font: inherit; min-height: 2.75rem; min-width: 2.75rem; border-radius: .5rem;
   border: 1px solid var(--line); background: transparent; color: var(--fg); }
-button, .button { padding: .4rem .9rem; cursor: pointer; }
+button { padding: .4rem .9rem; cursor: pointer; }
 input:not([type=checkbox]):not([type=range]), select { padding: .3rem .5rem; }
 button:focus-visible, input:focus-visible, select:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
-button.primary, button[type=submit].primary { background: var(--accent); color: var(--on-accent); border-color: var(--accent); }
+button.primary { background: var(--accent); color: var(--on-accent); border-color: var(--accent); }
 button.danger { border-color: var(--problem); color: var(--problem); }
 button[aria-pressed=true] { background: var(--accent); color: var(--on-accent); border-color: var(--accent); }
 [aria-invalid=true] { border-color: var(--problem) !important; outline: 2px solid var(--problem); }
