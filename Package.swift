@@ -20,8 +20,13 @@ let package = Package(
         // No traits: its default ones pull in full Foundation (about 10 MB of resident memory)
         // and swift-configuration; FoundationEssentials is enough.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: []),
-        // PBKDF2 for the web remote's sessions file (and TLS's primitives to come).
+        // PBKDF2 for the web remote's sessions file; the web remote's certificate keys.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        // HTTPS for the web remote: TLS (BoringSSL, built from source, no system OpenSSL), and
+        // the certificate authority and server certificate it makes for itself.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
     ],
     targets: [
         // C libraries: found by pkg-config; each is imported by exactly one Swift file.
@@ -97,8 +102,13 @@ let package = Package(
             dependencies: [
                 "JukeboxCore", "JukeboxDispatch", "JukeboxProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

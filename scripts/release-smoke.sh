@@ -31,7 +31,8 @@ port=$(sed -n 's/.*web remote listening on .*(port \([0-9]*\)).*/\1/p' "$work/lo
 clip=$("$bin/jukebox" --socket "$work/c.sock" --json clips | python3 -c 'import json, sys; print(json.load(sys.stdin)["clips"][0]["id"])')
 "$bin/jukebox" --socket "$work/c.sock" play "$clip"
 wait_for "played $clip"
-status=$(curl -sS -X POST "http://127.0.0.1:$port/rpc" -d '{"jsonrpc":"2.0","id":1,"method":"status"}')
+# Over HTTPS, trusting the certificate authority the daemon made beside its state.
+status=$(curl -sS --cacert "$work/state.tls/ca.crt" -X POST "https://127.0.0.1:$port/rpc" -d '{"jsonrpc":"2.0","id":1,"method":"status"}')
 echo "$status" | grep -q '"played":1' || { echo "release smoke test: /rpc status does not say one clip played: $status" >&2; exit 1; }
 test -s "$work/out.raw" || { echo "release smoke test: nothing reached $work/out.raw" >&2; exit 1; }
 kill -TERM "$daemon"

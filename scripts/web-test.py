@@ -3,14 +3,18 @@
 state it checks with the jukebox command. Run by the Swift test WebPageTests, which starts and
 stops the daemon; exits non-zero with the reason when a flow fails.
 
-Usage: web-test.py --base URL --password PW --jukebox PATH --socket PATH --state PATH --wav PATH [--screenshots DIR]
-       web-test.py --flow restart --password PW --jukebox PATH --socket PATH
+Usage: web-test.py --base URL --password PW --jukebox PATH --socket PATH --state PATH --wav PATH [--authority CA] [--screenshots DIR]
+       web-test.py --flow restart --password PW --jukebox PATH --socket PATH [--authority CA]
+
+With --authority, the page is served over HTTPS and Chromium trusts that certificate authority
+the way a user's browser does: it is added to an NSS database (certutil, from libnss3-tools)
+in a home folder of the test's own, not waved through with --ignore-certificate-errors.
 
 The restart flow plays clips c0 and c1 by tapping them, across a restart of the daemon that
 the caller makes: it reads the base URL on its standard input, prints "played c0", waits for
 "stopped", prints "banner shown", waits for "started", and ends with "all flows passed".
 """
-import argparse, json, os, subprocess, sys, time
+import argparse, json, os, shutil, subprocess, sys, tempfile, time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -29,9 +33,21 @@ def main():
     parser.add_argument("--flow", choices=["controls", "restart"], default="controls")
     for name in ["--password", "--jukebox", "--socket"]:
         parser.add_argument(name, required=True)
-    for name in ["--base", "--wav", "--state", "--screenshots"]:
+    for name in ["--base", "--wav", "--state", "--screenshots", "--authority"]:
         parser.add_argument(name)
     args = parser.parse_args()
+    # The restart flow is told the address once the daemon listens, and so has made its
+    # certificate authority: only then can the browser be given it.
+    base = sys.stdin.readline().strip() if args.flow == "restart" else args.base
+    home = None
+    if args.authority:
+        home = tempfile.mkdtemp(prefix="web-test-home-")
+        nssdb = "sql:" + os.path.join(home, ".pki", "nssdb")
+        os.makedirs(os.path.join(home, ".pki", "nssdb"))
+        for command in [["certutil", "-d", nssdb, "-N", "--empty-password"],
+                        ["certutil", "-d", nssdb, "-A", "-t", "C,,", "-n", "jukeboxd", "-i", args.authority]]:
+            subprocess.run(command, check=True, capture_output=True)
+        os.environ["HOME"] = home
 
     def jukebox(*words):
         result = subprocess.run([args.jukebox, "--socket", args.socket, "--json", *words], capture_output=True, text=True, timeout=10)
@@ -233,7 +249,6 @@ def main():
         return seen
 
     def restart_flow():
-        base = sys.stdin.readline().strip()
         browser.get(base + "/")
         wait.until(ready.visibility_of_element_located((By.ID, "login")))
         browser.find_element(By.ID, "password").send_keys(args.password)
@@ -273,6 +288,13 @@ def main():
         browser.get(args.base + "/")
         wait.until(ready.visibility_of_element_located((By.ID, "login")))
         contrast_meets_aa("the login page")
+        if args.authority:
+            # Over HTTPS the page offers the certificate authority for another device.
+            if not browser.find_element(By.CSS_SELECTOR, "#login .ca-link").is_displayed():
+                sys.exit("the login page does not offer the certificate authority over HTTPS")
+            offered = browser.execute_async_script("const done = arguments[0]; fetch('ca.crt').then((r) => r.text()).then(done, (e) => done(String(e)));")
+            if offered != open(args.authority).read():
+                sys.exit(f"the page's ca.crt is not the daemon's certificate authority: {offered[:100]}")
         # A wrong password is refused, in plain words.
         browser.find_element(By.ID, "password").send_keys("not it")
         browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
@@ -566,6 +588,8 @@ def main():
         print("all flows passed")
     finally:
         browser.quit()
+        if home:
+            shutil.rmtree(home, ignore_errors=True)
 
 if __name__ == "__main__":
     main()

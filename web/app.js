@@ -734,4 +734,6 @@ for (const tab of document.querySelectorAll("[role=tab]")) {
 // The shell works offline as an installed app; what it shows always comes from the daemon.
 if ("serviceWorker" in navigator && window.isSecureContext) navigator.serviceWorker.register("sw.js").catch(() => {});
 
+// The certificate authority to trust is offered only where there is one: over HTTPS.
+for (const link of document.querySelectorAll(".ca-link")) link.hidden = location.protocol !== "https:";
 start();

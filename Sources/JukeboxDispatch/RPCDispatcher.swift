@@ -200,6 +200,14 @@ public struct RPCDispatcher: Sendable {
                         clip: entry.clip.id, file: entry.clip.source.file, integrated: rounded(entry.loudness?.integrated),
                         truePeak: rounded(entry.loudness?.truePeak), gain: rounded(entry.gain), measured: entry.loudness != nil)
                 }))
+            case "webCA":
+                try params.allow([])
+                switch core.webCertificate.current {
+                case .authority(let result): return answer(result)
+                case .off: throw RPCError(code: -32012, message: "the web remote is off: give the session an http section (see docs/web.md)", data: .init(reason: "no-web-ca"))
+                case .plainHTTP: throw RPCError(code: -32012, message: "the web remote serves plain HTTP (the session's http.https is false), so it has no certificate authority", data: .init(reason: "no-web-ca"))
+                case .ownCertificate(let path): throw RPCError(code: -32012, message: "the web remote serves your own certificate, \(path): phones trust whoever issued it", data: .init(reason: "no-web-ca"))
+                }
             case "subscribe": try params.allow([]); return answer(SubscribeResult(subscribed: true), subscribe: true)
             case "session":
                 try params.allow([])

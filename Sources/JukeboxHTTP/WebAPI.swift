@@ -23,7 +23,14 @@ struct WebAPI: Sendable {
     let core: Core
     let auth: WebAuth
     let hosts: WebHosts
+    /// Served over HTTPS: cookies are marked `Secure`.
+    let secure: Bool
+    /// The certificate authority's certificate (PEM) for `/ca.crt`; nil without one.
+    let authority: @Sendable () -> [UInt8]?
     let logger: Logger
+
+    /// The browser's session cookie's attributes.
+    var cookieAttributes: String { "HttpOnly; SameSite=Strict; Path=/" + (secure ? "; Secure" : "") }
 
     func respond(to request: Request, context: WebContext) async -> Response {
         var response = await route(request, context: context)
@@ -44,7 +51,7 @@ struct WebAPI: Sendable {
         case (.post, "/login"): return await login(request, context: context)
         case (.post, "/logout"):
             await auth.logout(cookie: request.headers[.cookie])
-            return Response(status: .noContent, headers: [.setCookie: "\(WebAuth.cookieName)=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"])
+            return Response(status: .noContent, headers: [.setCookie: "\(WebAuth.cookieName)=; \(cookieAttributes); Max-Age=0"])
         case (.post, "/rpc"), (.get, "/events"), (.post, "/clips"):
             switch await allowed(request, context: context) {
             case .failure(let refusal): return refusal.response
@@ -55,6 +62,13 @@ struct WebAPI: Sendable {
             case "/events": return events()
             default: return await upload(request, query: request.uri.queryParameters)
             }
+        case (.get, "/ca.crt"):
+            // Public, as any certificate is: a phone fetches it before it trusts anything.
+            guard let certificate = authority() else { return Self.problem(.notFound, "this web remote has no certificate authority of its own") }
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/x-x509-ca-cert", .contentDisposition: "attachment; filename=\"jukeboxd-ca.crt\"", .cacheControl: "no-cache"],
+                body: .init(byteBuffer: ByteBuffer(bytes: certificate)))
         case (.get, let path) where WebFiles.files[path] != nil:
             // The page itself is public: what it shows comes through /rpc, which is not.
             let file = WebFiles.files[path]!
@@ -114,7 +128,7 @@ struct WebAPI: Sendable {
         switch await auth.login(password: password, from: context.clientAddress) {
         case .accepted(let token):
             let age = Int(WebAuth.sessionLifetime.components.seconds)
-            return Response(status: .noContent, headers: [.setCookie: "\(WebAuth.cookieName)=\(token); HttpOnly; SameSite=Strict; Path=/; Max-Age=\(age)"])
+            return Response(status: .noContent, headers: [.setCookie: "\(WebAuth.cookieName)=\(token); \(cookieAttributes); Max-Age=\(age)"])
         case .refused:
             return Self.problem(.unauthorized, "wrong password")
         case .throttled(let seconds):

@@ -740,6 +740,8 @@ for (const tab of document.querySelectorAll("[role=tab]")) {
 // The shell works offline as an installed app; what it shows always comes from the daemon.
 if ("serviceWorker" in navigator && window.isSecureContext) navigator.serviceWorker.register("sw.js").catch(() => {});
 
+// The certificate authority to trust is offered only where there is one: over HTTPS.
+for (const link of document.querySelectorAll(".ca-link")) link.hidden = location.protocol !== "https:";
 start();
 
 """##),
@@ -770,6 +772,7 @@ start();
   <input id="password" name="password" type="password" autocomplete="current-password" required>
   <button type="submit" class="primary">Log in</button>
   <p id="login-error" class="status" role="alert"></p>
+  <p class="quiet ca-link" hidden>So that this page opens without a warning, trust <a href="ca.crt" download="jukeboxd-ca.crt">jukeboxd's certificate</a> once on this device.</p>
 </form>
 
 <div id="app" hidden>
@@ -807,6 +810,7 @@ start();
     <section id="view-history" class="view" role="tabpanel" aria-labelledby="tab-history" hidden>
       <h2 id="history-title">History</h2>
       <ol id="history" class="lines"></ol>
+      <p class="quiet ca-link" hidden>To trust this page on another phone: <a href="ca.crt" download="jukeboxd-ca.crt">jukeboxd's certificate</a>.</p>
     </section>
 
     <section id="view-plan" class="view" role="tabpanel" aria-labelledby="tab-plan" hidden>

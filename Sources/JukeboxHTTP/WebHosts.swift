@@ -12,9 +12,12 @@ import JukeboxCore
 struct WebHosts: Sendable {
     /// Only loopback names are answered.
     let loopbackOnly: Bool
+    /// `https` or `http`: a page's origin is its scheme and host.
+    let scheme: String
 
     init(settings: WebSettings) {
         loopbackOnly = settings.isLoopback
+        scheme = settings.scheme
     }
 
     /// The answer to a request for a name this server does not answer to, or nil.
@@ -38,7 +41,7 @@ struct WebHosts: Sendable {
         guard let origin = request.headers[.origin] else { return nil }
         let host = (request.head.authority ?? "").lowercased()
         let from = origin.lowercased()
-        guard from == "http://\(host)" || from == "https://\(host)" else {
+        guard from == "\(scheme)://\(host)" else {
             return WebAPI.problem(.forbidden, "this request came from another site (Origin \(origin.prefix(100)))")
         }
         return nil

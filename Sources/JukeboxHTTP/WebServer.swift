@@ -1,6 +1,9 @@
+import FoundationEssentials
 import Hummingbird
 import HummingbirdCore
+import JukeboxAudio
 import JukeboxDispatch
+import JukeboxProtocol
 import JukeboxCore
 import Logging
 import NIOCore
@@ -8,7 +11,7 @@ import NIOPosix
 import ServiceLifecycle
 
 /// The web front end as one more service of the daemon: Hummingbird's HTTP/1 server on the
-/// configured address, shut down with the rest.
+/// configured address, over HTTPS unless the session says plain HTTP, shut down with the rest.
 public struct WebServer: Service {
     /// A client that sends nothing of its request for this long is disconnected.
     public static let idleTimeout: TimeAmount = .seconds(30)
@@ -24,17 +27,36 @@ public struct WebServer: Service {
     let auth: WebAuth
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
+    /// Where jukeboxd's own authority and server certificate are kept.
+    let certificates: WebCertificateStore
+    let clock: Clocks
+
+    /// How often the server certificate is looked at: its end, and the machine's names and
+    /// addresses (a new one from DHCP, say).
+    public static let certificateCheck: Duration = .seconds(3600)
+
+    /// What the certificate's checks see; tests set the time and the machine's names.
+    public struct Clocks: Sendable {
+        public var now: @Sendable () -> Date
+        public var names: @Sendable () -> ServerNames
+        public init(now: @escaping @Sendable () -> Date = { Date() }, names: @escaping @Sendable () -> ServerNames = { ServerNames.ofThisMachine() }) {
+            self.now = now
+            self.names = names
+        }
+    }
 
     /// `password` nil is allowed only on a loopback address (the daemon checks at start-up).
     /// Browsers' sessions are kept in `sessionsFile`, so they outlive a restart.
     public init(
-        settings: WebSettings, password: String?, sessionsFile: String?, core: Core, logger: Logger,
-        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        settings: WebSettings, password: String?, sessionsFile: String?, certificates: WebCertificateStore, core: Core, logger: Logger,
+        clock: Clocks = Clocks(), onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.settings = settings
         self.core = core
         self.auth = WebAuth(password: password, sessionsFile: sessionsFile, logger: logger)
         self.logger = logger
+        self.certificates = certificates
+        self.clock = clock
         self.onListening = onListening
     }
 
@@ -45,7 +67,23 @@ public struct WebServer: Service {
 
     public func run() async throws {
         await auth.restore()
-        let api = WebAPI(core: core, auth: auth, hosts: WebHosts(settings: settings), logger: logger)
+        let io = BlockingWorkQueue(label: "jukeboxd.web-certificates")
+        var tls: (box: TLSContextBox, identity: WebIdentity)?
+        if settings.https {
+            let identity = try await io.run { [self] () throws(WebCertificateError) in try self.identity(previous: nil) }
+            do {
+                tls = (TLSContextBox(try TLSContextBox.context(for: identity)), identity)
+            } catch {
+                throw WebCertificateError(message: "cannot serve HTTPS with the web remote's certificate: \(error)")
+            }
+            announce(identity)
+        } else {
+            core.webCertificate.publish(.plainHTTP)
+        }
+        let authority = tls?.identity.authority?.path
+        let api = WebAPI(
+            core: core, auth: auth, hosts: WebHosts(settings: settings), secure: settings.https,
+            authority: { authority.flatMap { try? FilePath.read($0, limit: 65536) } }, logger: logger)
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
         // Hummingbird's HTTP/1 server without its `Application`, which adds a date cache that
@@ -54,7 +92,16 @@ public struct WebServer: Service {
         let total = Self.maxConnections(openFileLimit: DescriptorLimit.openFiles)
         let perAddress = ConnectionsPerAddress(limit: ConnectionsPerAddress.limit(serving: total), logger: logger)
         let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [AddressLimitHandler(perAddress)], idleTimeout: Self.idleTimeout)
-        let server = try HTTPServerBuilder.http1(configuration: configuration).buildServer(
+        let builder: HTTPServerBuilder
+        if let tls {
+            let plain = PlainHTTPAnswer(authority: api.authority, loopbackOnly: settings.isLoopback)
+            builder = HTTPServerBuilder { responder in
+                HTTPSChannel(base: HTTP1Channel(responder: responder, configuration: configuration), tls: tls.box, plain: plain)
+            }
+        } else {
+            builder = .http1(configuration: configuration)
+        }
+        let server = try builder.buildServer(
             configuration: ServerConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "jukeboxd", reuseAddress: true,
                 availableConnectionsDelegate: WebConnectionLimit(limit: total, logger: logger)),
@@ -67,14 +114,71 @@ public struct WebServer: Service {
             },
             onServerRunning: { [settings, logger, onListening] channel in
                 let port = channel.localAddress?.port ?? settings.port
-                logger.info("web remote listening on http://\(settings.listen)\(port == settings.port ? "" : " (port \(port))")")
+                logger.info("web remote listening on \(settings.scheme)://\(settings.listen)\(port == settings.port ? "" : " (port \(port))")")
                 await onListening(port)
             })
         do {
             // Run as a service of the daemon's group, so it stops when that group asks.
-            try await server.run()
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                if let tls {
+                    tasks.addTask { await self.renew(tls.box, tls.identity, io: io) }
+                }
+                try await server.run()
+                tasks.cancelAll()
+            }
         } catch let error as IOError {
             throw WebServerError(settings: settings, errno: error.errnoCode)
+        }
+    }
+
+    /// The certificate to serve: the user's own, or jukeboxd's, made or renewed as needed.
+    /// Blocking: on `io`'s thread.
+    func identity(previous: WebIdentity?) throws(WebCertificateError) -> WebIdentity {
+        if let certificate = settings.certificateFile, let key = settings.keyFile {
+            return try WebCertificateStore.own(certificate: certificate, key: key, now: clock.now())
+        }
+        return try certificates.prepare(names: clock.names(), now: clock.now())
+    }
+
+    private func announce(_ identity: WebIdentity) {
+        if let authority = identity.authority {
+            if identity.madeAuthority {
+                logger.notice("made the web remote's certificate authority \(authority.path) (SHA-256 \(authority.fingerprint)): trust it once on each phone (docs/web.md, or http://HOST:PORT/ca.crt)")
+            }
+            if identity.renewed {
+                logger.info("made the web remote's certificate for \(identity.names), valid until \(WebCertificateStore.shortDate(identity.notAfter))")
+            }
+            core.webCertificate.publish(.authority(WebCAResult(
+                path: authority.path, fingerprint: authority.fingerprint, notAfter: authority.notAfter.timeIntervalSince1970,
+                serverNames: identity.names, serverNotAfter: identity.notAfter.timeIntervalSince1970)))
+        } else {
+            core.webCertificate.publish(.ownCertificate(path: settings.certificateFile ?? ""))
+        }
+    }
+
+    /// Every `certificateCheck`: a certificate due for renewal, or one that no longer covers
+    /// the machine's names and addresses, is made again; the user's own is read again when
+    /// its files change. New connections get the new one.
+    private func renew(_ box: TLSContextBox, _ first: WebIdentity, io: BlockingWorkQueue) async {
+        var current = first
+        while (try? await Task.sleep(for: Self.certificateCheck)) != nil {
+            let previous = current
+            let next = await io.run { [self] () -> Result<WebIdentity, WebCertificateError> in
+                Result { () throws(WebCertificateError) in try self.identity(previous: previous) }
+            }
+            switch next {
+            case .failure(let error):
+                logger.error("\(error); HTTPS goes on with the certificate it has, valid until \(WebCertificateStore.shortDate(current.notAfter))")
+            case .success(let identity):
+                guard identity.renewed || identity.madeAuthority || identity.chainPEM != current.chainPEM else { continue }
+                do {
+                    box.replace(with: try TLSContextBox.context(for: identity))
+                    current = identity
+                    announce(identity)
+                } catch {
+                    logger.error("cannot serve the web remote's new certificate (\(error)); HTTPS goes on with the one it has")
+                }
+            }
         }
     }
 }

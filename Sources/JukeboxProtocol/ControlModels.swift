@@ -406,6 +406,28 @@ public struct UploadResult: Sendable, Equatable, Codable {
     }
 }
 
+/// `webCA` (`jukebox web-ca`): the certificate authority the web remote made, which a phone
+/// trusts once to reach it over HTTPS, and the server certificate it signed. Times are
+/// seconds since the epoch.
+public struct WebCAResult: Sendable, Equatable, Codable {
+    /// Where `ca.crt` is on the daemon's machine (the page also serves it at `/ca.crt`).
+    public var path: String
+    /// SHA-256 of the authority's certificate, `AB:CD:…`, as phones show it.
+    public var fingerprint: String
+    public var notAfter: Double
+    /// The names and addresses the server certificate is for.
+    public var serverNames: String
+    public var serverNotAfter: Double
+
+    public init(path: String, fingerprint: String, notAfter: Double, serverNames: String, serverNotAfter: Double) {
+        self.path = path
+        self.fingerprint = fingerprint
+        self.notAfter = notAfter
+        self.serverNames = serverNames
+        self.serverNotAfter = serverNotAfter
+    }
+}
+
 /// `loudness` (`jukebox loudness`): each clip's measured loudness and the gain that brings it
 /// to the session's `loudness` target.
 public struct LoudnessResult: Sendable, Equatable, Codable {

@@ -146,6 +146,28 @@ extension JukeboxCLI {
         }
     }
 
+    /// `jukebox web-ca`: where the web remote's certificate authority is, and its fingerprint
+    /// to compare with what a phone shows when it is installed.
+    struct WebCA: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "web-ca",
+            abstract: "The web remote's certificate authority: its file and SHA-256 fingerprint, to trust it on a phone (see docs/web.md).")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            try options.run("webCA", Empty(), as: WebCAResult.self, human: Self.describe)
+        }
+
+        static func describe(_ result: WebCAResult) -> String {
+            [
+                result.path,
+                "SHA-256 \(result.fingerprint)",
+                "valid until \(Format.moment(result.notAfter))",
+                "server certificate for \(result.serverNames), valid until \(Format.moment(result.serverNotAfter))",
+            ].joined(separator: "\n")
+        }
+    }
+
     /// `jukebox loudness`: each clip's loudness and the gain that brings it to the session's target.
     struct Loudness: ParsableCommand {
         static let configuration = CommandConfiguration(

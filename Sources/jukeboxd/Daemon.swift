@@ -143,6 +143,7 @@ struct Daemon {
         if let web {
             frontEnds.append(.init(service: WebServer(
                 settings: web.settings, password: web.password, sessionsFile: WebServer.sessionsFile(besideState: statePath),
+                certificates: WebCertificateStore(folder: WebCertificateStore.folder(besideState: statePath)),
                 core: core, logger: logger) { _ in listening.done() }))
         }
 

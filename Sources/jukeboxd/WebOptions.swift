@@ -18,7 +18,10 @@ struct WebOptions {
             guard let given = WebSettings(listen: listen) else {
                 throw WebOptionsError(message: "--http \(listen): expected HOST:PORT, such as 0.0.0.0:8080 or 127.0.0.1:8080", exitCode: 64)
             }
-            settings = WebSettings(host: given.host, port: given.port, passwordFile: settings?.passwordFile)
+            // The address changes; the password and HTTPS settings stay the session's.
+            var merged = settings ?? given
+            (merged.host, merged.port) = (given.host, given.port)
+            settings = merged
         }
         guard var settings else { return nil }
         if let passwordFile { settings.passwordFile = passwordFile }

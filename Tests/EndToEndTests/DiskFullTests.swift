@@ -22,7 +22,7 @@ struct DiskFullTests {
         defer { _ = umount2(disk, Int32(MNT_DETACH)) }
         let tone = WAVFile.bytes(Array(repeating: 0.2, count: 800), encoding: .s16, rate: 8000, channels: 1)
         try Data(tone).write(to: URL(fileURLWithPath: disk + "/a.wav"))
-        let session = #"{ "interval": { "min": "1h", "max": "1h" }, "http": { "listen": "127.0.0.1:0" }, "clips": [ { "file": "a.wav" } ] }"#
+        let session = #"{ "interval": { "min": "1h", "max": "1h" }, "http": { "listen": "127.0.0.1:0", "https": false }, "clips": [ { "file": "a.wav" } ] }"#
         try session.write(toFile: disk + "/s.json", atomically: false, encoding: .utf8)
         let arguments = [disk + "/s.json", "--socket", folder.file("c.sock"), "--state", disk + "/state.json", "--device", "null"]
         let run = try await DaemonProcess.withDaemon(arguments, ready: "web remote listening on") { [disk] log in

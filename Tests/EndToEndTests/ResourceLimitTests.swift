@@ -125,7 +125,7 @@ struct ResourceLimitTests {
             #expect(sockets.count <= 48 + 6, "\(sockets.count) sockets open in the daemon")
             flood.forEach { close($0) }
             flood = []
-            let page = try await WebAPITests.curl(["http://127.0.0.1:\(port)/"])
+            let page = try await WebAPITests.curl(["--cacert", folder.file("state.tls/ca.crt"), "https://127.0.0.1:\(port)/"])
             #expect(page.status == 200, "the page is served once the flood has gone")
         }
     }

@@ -5,16 +5,15 @@ import Testing
 
 /// The HTTP API without a browser, with curl against the built daemon: credentials, the
 /// Origin check, login throttling, limits, events, uploads, and `/rpc` answering every method
-/// exactly as the socket does.
+/// exactly as the socket does. Each test runs over HTTPS, curl trusting the daemon's own
+/// certificate authority, and over plain HTTP.
 @Suite("HTTP API", .timeLimit(.minutes(2)))
 struct WebAPITests {
-    let web: WebDaemon
-    var folder: TemporaryDirectory { web.folder }
-    var tone: [UInt8] { web.tone }
-    var socket: String { web.socket }
-    var arguments: [String] { web.arguments }
+    let daemons: [WebScheme: WebDaemon]
 
-    init() throws { web = try WebDaemon(fields: #""maxUploadSize": 100000,"#) }
+    init() throws {
+        daemons = try Dictionary(uniqueKeysWithValues: WebScheme.allCases.map { ($0, try WebDaemon(fields: #""maxUploadSize": 100000,"#, scheme: $0)) })
+    }
 
     struct Reply {
         var status: Int
@@ -24,7 +23,7 @@ struct WebAPITests {
 
     /// One request with curl: `-i` output split into status, headers and body.
     static func curl(_ arguments: [String], input: [UInt8]? = nil) async throws -> Reply {
-        let command = Arguments(["-s", "-i", "--max-time", "60"] + arguments)
+        let command = Arguments(["-s", "-i", "--max-time", "60"] + (WebDaemon.authority.map { ["--cacert", $0] } ?? []) + arguments)
         let output: [UInt8]
         if let input {
             output = try await Subprocess.run(.path("/usr/bin/curl"), arguments: command, input: .array(input), output: .bytes(limit: 1 << 20), error: .discarded).standardOutput
@@ -43,7 +42,6 @@ struct WebAPITests {
         return Reply(status: status, headers: headers, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
 
-    func withDaemon<T: Sendable>(_ body: @Sendable (String, LogLines) async throws -> T) async throws -> T { try await web.run(body) }
 
     static let bearer = ["-H", "Authorization: Bearer correct horse"]
 
@@ -51,8 +49,9 @@ struct WebAPITests {
         try await Self.curl(credentials + ["-X", "POST", "\(base)/rpc", "--data-binary", request])
     }
 
-    @Test func withoutCredentialsEverythingIsRefusedAndEveryAnswerHasTheSecurityHeaders() async throws {
-        try await withDaemon { base, _ in
+    @Test(arguments: WebScheme.allCases) func withoutCredentialsEverythingIsRefusedAndEveryAnswerHasTheSecurityHeaders(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
+        try await web.run { base, _ in
             let refused = try await rpc(base, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#, credentials: [])
             #expect(refused.status == 401)
             #expect(refused.headers["www-authenticate"] == "Bearer")
@@ -66,13 +65,14 @@ struct WebAPITests {
             #expect(try await rpc(base, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#, credentials: ["-H", "Authorization: Bearer wrong"]).status == 401)
             #expect(try await Self.curl(["\(base)/events"]).status == 401)
             #expect(try await Self.curl(["\(base)/no/such/page"]).status == 404)
-            let status = try await DaemonProcess.run(["--socket", socket, "--json", "status"], tool: "jukebox")
+            let status = try await DaemonProcess.run(["--socket", web.socket, "--json", "status"], tool: "jukebox")
             #expect(status.stdout.contains(#""paused":false"#), "nothing was paused")
         }
     }
 
     /// `POST /rpc` answers exactly as the socket: the same results and the same errors.
-    @Test func rpcAnswersEveryMethodAsTheSocketDoes() async throws {
+    @Test(arguments: WebScheme.allCases) func rpcAnswersEveryMethodAsTheSocketDoes(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
         let requests = [
             #"{"jsonrpc":"2.0","id":1,"method":"queue"}"#,
             #"{"jsonrpc":"2.0","id":2,"method":"clips"}"#,
@@ -88,43 +88,48 @@ struct WebAPITests {
             #"{"jsonrpc":"2.0","id":11,"method":"skip"}"#,
             "not json",
         ]
-        try await withDaemon { [socket] base, _ in
+        try await web.run { base, _ in
             for request in requests {
-                let web = try await rpc(base, request)
-                #expect(web.status == 200)
-                #expect(await web.body == RawControl.call(socket, request), "\(request)")
+                let reply = try await rpc(base, request)
+                #expect(reply.status == 200)
+                #expect(await reply.body == RawControl.call(web.socket, request), "\(request)")
             }
             // Changes made over HTTP are the socket's changes, and durable before the answer.
             let paused = try await rpc(base, #"{"jsonrpc":"2.0","id":12,"method":"pause"}"#)
             #expect(paused.body == #"{"id":12,"jsonrpc":"2.0","result":{"paused":true}}"#)
-            #expect(await RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"status"}"#)?.contains(#""paused":true"#) == true)
+            #expect(await RawControl.call(web.socket, #"{"jsonrpc":"2.0","id":1,"method":"status"}"#)?.contains(#""paused":true"#) == true)
             let queued = try await rpc(base, #"{"jsonrpc":"2.0","id":13,"method":"enqueue","params":{"clips":["walk"]}}"#)
             #expect(queued.body.contains(#""origin":"web""#), "\(queued.body)")
             #expect(try await rpc(base, #"{"jsonrpc":"2.0","method":"resume"}"#).status == 204, "a notification has no answer")
         }
-        #expect(try String(decoding: folder.read("state.json"), as: UTF8.self).contains(#""client":"web""#))
+        #expect(try String(decoding: web.folder.read("state.json"), as: UTF8.self).contains(#""client":"web""#))
     }
 
     /// A browser logs in for a cookie; a change it sends must come from the page's own origin.
-    @Test func aCookieNeedsTheSameOriginToChangeAnything() async throws {
-        try await withDaemon { base, _ in
+    @Test(arguments: WebScheme.allCases) func aCookieNeedsTheSameOriginToChangeAnything(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
+        try await web.run { base, _ in
             let login = try await Self.curl(["-X", "POST", "\(base)/login", "--data", "password=correct+horse"])
             #expect(login.status == 204)
             let cookie = try #require(login.headers["set-cookie"])
             #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Max-Age=2592000"))
             let session = String(cookie.split(separator: ";")[0])
-            let host = base.replacingOccurrences(of: "http://", with: "")
+            let host = base.replacingOccurrences(of: "\(scheme)://", with: "")
             let pause = #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#
             #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)"]).status == 403)
             #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)", "-H", "Origin: http://evil.example"]).status == 403)
-            #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)", "-H", "Origin: http://\(host)"]).body.contains(#""paused":true"#))
+            // The page's own origin is its scheme too: over HTTPS, http:// is another site.
+            let otherScheme = scheme == .https ? "http" : "https"
+            #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)", "-H", "Origin: \(otherScheme)://\(host)"]).status == 403)
+            #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)", "-H", "Origin: \(scheme)://\(host)"]).body.contains(#""paused":true"#))
             #expect(try await Self.curl(["-H", "Cookie: \(session)", "-X", "POST", "\(base)/logout"]).status == 204)
-            #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)", "-H", "Origin: http://\(host)"]).status == 401, "logged out")
+            #expect(try await rpc(base, pause, credentials: ["-H", "Cookie: \(session)", "-H", "Origin: \(scheme)://\(host)"]).status == 401, "logged out")
         }
     }
 
-    @Test func fiveWrongPasswordsInAMinuteAreThrottled() async throws {
-        try await withDaemon { base, log in
+    @Test(arguments: WebScheme.allCases) func fiveWrongPasswordsInAMinuteAreThrottled(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
+        try await web.run { base, log in
             for _ in 0..<5 { #expect(try await Self.curl(["-X", "POST", "\(base)/login", "--data", "password=guess"]).status == 401) }
             let throttled = try await Self.curl(["-X", "POST", "\(base)/login", "--data", "password=correct+horse"])
             #expect(throttled.status == 429, "even the right password, for the rest of the minute")
@@ -133,8 +138,9 @@ struct WebAPITests {
         }
     }
 
-    @Test func oversizedBodiesAreRefused() async throws {
-        try await withDaemon { base, _ in
+    @Test(arguments: WebScheme.allCases) func oversizedBodiesAreRefused(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
+        try await web.run { base, _ in
             // At the limit, a request padded with spaces is answered; one byte over, refused.
             let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"volume"}"#.utf8)
             let atLimit = request + [UInt8](repeating: UInt8(ascii: " "), count: 65_536 - request.count)
@@ -146,19 +152,20 @@ struct WebAPITests {
             #expect(upload.status == 413)
             #expect(upload.body.contains("upload-too-large"))
         }
-        #expect(!FileManager.default.fileExists(atPath: folder.file("big.wav")))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.hasPrefix(".upload-") })
+        #expect(!FileManager.default.fileExists(atPath: web.folder.file("big.wav")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: web.folder.path).allSatisfy { !$0.hasPrefix(".upload-") })
     }
 
     /// Events arrive as Server-Sent Events; a client that reconnects gets a new stream.
-    @Test func eventsArriveAsServerSentEventsAndAReconnectWorks() async throws {
-        try await withDaemon { [socket] base, _ in
+    @Test(arguments: WebScheme.allCases) func eventsArriveAsServerSentEventsAndAReconnectWorks(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
+        try await web.run { base, _ in
             let port = UInt16(base.split(separator: ":").last ?? "") ?? 0
             for (round, method) in ["pause", "resume"].enumerated() {
                 let stream = try #require(EventStreamClient(port: port, authorization: "Bearer correct horse"))
                 defer { stream.close() }
                 #expect(await stream.read(until: ": jukeboxd events").contains("HTTP/1.1 200 OK"))
-                _ = await RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"\#(method)"}"#)
+                _ = await RawControl.call(web.socket, #"{"jsonrpc":"2.0","id":1,"method":"\#(method)"}"#)
                 let event = round == 0 ? "paused" : "resumed"
                 #expect(await stream.read(until: "event: \(event)\ndata: {}\n\n").contains("event: \(event)"), "round \(round)")
             }
@@ -168,22 +175,23 @@ struct WebAPITests {
     /// A client that follows events but reads slowly loses the oldest of them: the daemon does
     /// not wait for it, does not hold every event for it, and its newest events still arrive.
     @Test func aSlowEventReaderLosesTheOldestAndNeverHoldsUpTheDaemon() async throws {
-        try await withDaemon { [socket] base, _ in
+        let web = daemons[.http]!
+        try await web.run { base, _ in
             let port = UInt16(base.split(separator: ":").last ?? "") ?? 0
             let stream = try #require(EventStreamClient(port: port, authorization: "Bearer correct horse", receiveBuffer: 4096))
             defer { stream.close() }
             #expect(await stream.read(until: ": jukeboxd events").contains("HTTP/1.1 200 OK"))
-            _ = await RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#)
+            _ = await RawControl.call(web.socket, #"{"jsonrpc":"2.0","id":1,"method":"pause"}"#)
             let enqueue = #"{"jsonrpc":"2.0","id":2,"method":"enqueue","params":{"clips":["# + Array(repeating: #""walk""#, count: 9000).joined(separator: ",") + "]}}"
             // 54 000 events, far more than the 1 000 kept for a client and the kernel's buffers.
             for _ in 0..<3 {
-                let queued = await RawControl.call(socket, enqueue) ?? "no answer"
+                let queued = await RawControl.call(web.socket, enqueue) ?? "no answer"
                 #expect(queued.contains("ticket"), "\(queued.prefix(300))")
-                #expect(await RawControl.call(socket, #"{"jsonrpc":"2.0","id":3,"method":"clear"}"#)?.contains("result") == true)
+                #expect(await RawControl.call(web.socket, #"{"jsonrpc":"2.0","id":3,"method":"clear"}"#)?.contains("result") == true)
             }
-            let status = try await DaemonProcess.run(["--socket", socket, "status"], tool: "jukebox")
+            let status = try await DaemonProcess.run(["--socket", web.socket, "status"], tool: "jukebox")
             #expect(status.status == 0, "the daemon answers while the reader lags: \(status.stderr)")
-            _ = await RawControl.call(socket, #"{"jsonrpc":"2.0","id":4,"method":"resume"}"#)
+            _ = await RawControl.call(web.socket, #"{"jsonrpc":"2.0","id":4,"method":"resume"}"#)
             let (queued, sawResume) = await stream.count("event: queued\n", until: "event: resumed\n")
             #expect(sawResume, "the newest event arrives")
             #expect(queued < 27_000, "\(queued) of 27 000 queued events arrived: the oldest were dropped")
@@ -194,20 +202,22 @@ struct WebAPITests {
 
     /// A client that stops half-way through its request headers, or half-way through an
     /// upload's body, is disconnected after 30 s, and the upload leaves nothing behind.
-    @Test func aClientThatStopsSendingIsDisconnectedAfter30Seconds() async throws {
-        try await withDaemon { [folder] base, log in
+    @Test(arguments: WebScheme.allCases) func aClientThatStopsSendingIsDisconnectedAfter30Seconds(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
+        try await web.run { base, log in
             let port = UInt16(base.split(separator: ":").last ?? "") ?? 0
             let stalls = [
                 "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/",
                 "POST /clips?name=stalled.wav HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer correct horse\r\nContent-Length: 1000\r\n\r\nRIFF",
             ]
             let started = ContinuousClock.now
+            let authority = WebDaemon.authority
             let ends = await withTaskGroup(of: Duration?.self) { group in
                 for stall in stalls {
                     group.addTask {
                         // A blocking read, on a thread of its own rather than the test's pool.
                         (try? await Loopback.offThePool { () -> Duration? in
-                            guard let client = EventStreamClient(port: port, raw: stall, readTimeout: 60) else { return nil }
+                            guard let client = EventStreamClient(port: port, raw: stall, readTimeout: 60, authority: authority) else { return nil }
                             defer { client.close() }
                             _ = client.blockingRead(until: "never sent")
                             return ContinuousClock.now - started
@@ -221,15 +231,16 @@ struct WebAPITests {
                 #expect((29...50).contains(seconds), "disconnected after \(seconds) s")
             }
             #expect(await log.waitFor("the upload of stalled.wav ended after 4 of its 1000 bytes; nothing of it was kept"))
-            let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".upload") }
+            let left = try FileManager.default.contentsOfDirectory(atPath: web.folder.path).filter { $0.hasPrefix(".upload") }
             #expect(left.isEmpty, "\(left)")
         }
     }
 
     /// `POST /clips` goes through the socket's upload path: the same checks and names.
-    @Test func anUploadAddsAClip() async throws {
-        try await withDaemon { base, _ in
-            let added = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=water.wav&title=Again", "--data-binary", "@-"], input: tone)
+    @Test(arguments: WebScheme.allCases) func anUploadAddsAClip(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
+        try await web.run { base, _ in
+            let added = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=water.wav&title=Again", "--data-binary", "@-"], input: web.tone)
             #expect(added.status == 201, "\(added.body)")
             #expect(added.body.contains(#""file":"water-2.wav""#) && added.body.contains(#""title":"Again""#), "\(added.body)")
             let refused = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=notes.wav", "--data-binary", "@-"], input: Array("not audio".utf8))
@@ -238,19 +249,20 @@ struct WebAPITests {
             // The refusal names the file as it was sent, never where the daemon kept it.
             #expect(refused.body.contains("notes.wav") && !refused.body.contains(".upload-") && !refused.body.contains(".part"), "\(refused.body)")
         }
-        #expect(try folder.read("water-2.wav") == tone)
-        #expect(!FileManager.default.fileExists(atPath: folder.file("notes.wav")))
+        #expect(try web.folder.read("water-2.wav") == web.tone)
+        #expect(!FileManager.default.fileExists(atPath: web.folder.file("notes.wav")))
     }
 
     /// What a browser's file input sends: a multipart form, read as it arrives, with the
     /// same checks and limits as any upload, and nothing left behind when it is refused.
-    @Test func aFormUploadAddsAClipAndEveryRefusalLeavesNothing() async throws {
+    @Test(arguments: WebScheme.allCases) func aFormUploadAddsAClipAndEveryRefusalLeavesNothing(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
         let phone = try TemporaryDirectory()
-        try phone.write("recording.wav", tone)
+        try phone.write("recording.wav", web.tone)
         // Over the session's maxUploadSize of 100 000 bytes: found while it streams, and at once.
         try phone.write("long.wav", WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 60_000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1))
         try phone.write("huge.wav", WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 150_000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1))
-        try await withDaemon { base, _ in
+        try await web.run { base, _ in
             func form(_ parts: [String]) async throws -> Reply {
                 try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips"] + parts.flatMap { ["-F", $0] })
             }
@@ -271,15 +283,16 @@ struct WebAPITests {
             #expect(longTitle.status == 400 && longTitle.body.contains("over 1024 bytes"), "\(longTitle.body)")
             let cut = try await Self.curl(Self.bearer + [
                 "-X", "POST", "\(base)/clips", "-H", "Content-Type: multipart/form-data; boundary=b", "--data-binary", "@-",
-            ], input: Array("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"cut.wav\"\r\n\r\n".utf8) + tone)
+            ], input: Array("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"cut.wav\"\r\n\r\n".utf8) + web.tone)
             #expect(cut.status == 400 && cut.body.contains("the form did not arrive whole"), "\(cut.body)")
         }
-        #expect(try folder.read("morning.wav") == tone)
-        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".upload") || $0.hasPrefix("long") || $0.hasPrefix("huge") || $0.hasPrefix("cut") }
+        #expect(try web.folder.read("morning.wav") == web.tone)
+        let left = try FileManager.default.contentsOfDirectory(atPath: web.folder.path).filter { $0.hasPrefix(".upload") || $0.hasPrefix("long") || $0.hasPrefix("huge") || $0.hasPrefix("cut") }
         #expect(left.isEmpty, "\(left)")
     }
 
-    @Test func aPortInUseOrNoPasswordBeyondLoopbackStopsTheStart() async throws {
+    @Test(arguments: WebScheme.allCases) func aPortInUseOrNoPasswordBeyondLoopbackStopsTheStart(_ scheme: WebScheme) async throws {
+        let web = daemons[scheme]!
         let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
         var address = sockaddr_in()
@@ -291,14 +304,14 @@ struct WebAPITests {
         }
         listen(listener, 1)
         let port = Int(UInt16(bigEndian: address.sin_port))
-        let taken = try await DaemonProcess.run(arguments + ["--http", "127.0.0.1:\(port)"])
+        let taken = try await DaemonProcess.run(web.arguments + ["--http", "127.0.0.1:\(port)"])
         #expect(taken.status == 69)
         #expect(taken.stderr.contains("jukeboxd: cannot listen for the web remote on 127.0.0.1:\(port): the port is in use by another program"), "\(taken.stderr)")
-        let open = try await DaemonProcess.run([folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--http", "0.0.0.0:8080", "--http-password-file", folder.file("none")])
+        let open = try await DaemonProcess.run([web.folder.file("s.json"), "--socket", web.socket, "--state", web.folder.file("state.json"), "--http", "0.0.0.0:8080", "--http-password-file", web.folder.file("none")])
         #expect(open.status == 78)
-        #expect(open.stderr.hasPrefix("jukeboxd: the web password file \(folder.file("none")): no such file"), "\(open.stderr)")
-        try folder.write("open.json", text: #"{ "http": { "listen": "0.0.0.0:8080" }, "clips": [ { "file": "water.wav" } ] }"#)
-        let unprotected = try await DaemonProcess.run([folder.file("open.json"), "--socket", socket, "--state", folder.file("state.json")])
+        #expect(open.stderr.hasPrefix("jukeboxd: the web password file \(web.folder.file("none")): no such file"), "\(open.stderr)")
+        try web.folder.write("open.json", text: #"{ "http": { "listen": "0.0.0.0:8080" }, "clips": [ { "file": "water.wav" } ] }"#)
+        let unprotected = try await DaemonProcess.run([web.folder.file("open.json"), "--socket", web.socket, "--state", web.folder.file("state.json")])
         #expect(unprotected.status == 78)
         #expect(unprotected.stderr.contains("would be open to the whole network without a password"))
     }
@@ -312,22 +325,45 @@ final class EventStreamClient: @unchecked Sendable {
     let descriptor: Int32
     private var received = ""
 
+    /// The openssl s_client that carries the connection over TLS, when there is one.
+    private var bridge: pid_t = 0
+
     /// Follows `/events` with `authorization`.
-    convenience init?(port: UInt16, authorization: String, receiveBuffer: Int32? = nil) {
-        self.init(port: port, raw: "GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: \(authorization)\r\n\r\n", receiveBuffer: receiveBuffer)
+    convenience init?(port: UInt16, authorization: String, receiveBuffer: Int32? = nil, authority: String? = WebDaemon.authority) {
+        self.init(port: port, raw: "GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: \(authorization)\r\n\r\n", receiveBuffer: receiveBuffer, authority: authority)
     }
 
     /// Sends `raw` as the start of a request. `receiveBuffer`: a small one makes a client that
-    /// reads slowly. A read waits at most `readTimeout` seconds.
-    init?(port: UInt16, raw: String, receiveBuffer: Int32? = nil, readTimeout: Int = 10) {
-        descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if var size = receiveBuffer { setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard connected == 0 else { return nil }
+    /// reads slowly. A read waits at most `readTimeout` seconds. With `authority`, the
+    /// connection is TLS, trusting that certificate authority only: the bytes go through
+    /// `openssl s_client`, by way of a socket pair.
+    init?(port: UInt16, raw: String, receiveBuffer: Int32? = nil, readTimeout: Int = 10, authority: String? = nil) {
+        if let authority {
+            var pair: [Int32] = [0, 0]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { return nil }
+            descriptor = pair[0]
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
+            posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            let arguments = ["openssl", "s_client", "-quiet", "-connect", "127.0.0.1:\(port)", "-CAfile", authority, "-verify_return_error", "-verify_ip", "127.0.0.1"]
+            var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+            let spawned = posix_spawn(&bridge, "/usr/bin/openssl", &actions, nil, &argv, environ)
+            argv.forEach { free($0) }
+            posix_spawn_file_actions_destroy(&actions)
+            Glibc.close(pair[1])
+            guard spawned == 0 else { Glibc.close(pair[0]); return nil }
+        } else {
+            descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            if var size = receiveBuffer { setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            guard connected == 0 else { return nil }
+        }
         var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = Array(raw.utf8)
@@ -384,5 +420,13 @@ final class EventStreamClient: @unchecked Sendable {
         }
     }
 
-    func close() { Glibc.close(descriptor) }
+    func close() {
+        Glibc.close(descriptor)
+        if bridge > 0 {
+            // SIGKILL: the child may have inherited a mask that blocks SIGTERM.
+            kill(bridge, SIGKILL)
+            var status: Int32 = 0
+            waitpid(bridge, &status, 0)
+        }
+    }
 }

@@ -4,8 +4,9 @@ import Subprocess
 import Testing
 
 /// The phone page in a real browser: Debian's Chromium, driven by Selenium from
-/// scripts/web-test.py, against the built daemon. The page is also served byte for byte as
-/// the files in web/ hold it.
+/// scripts/web-test.py, against the built daemon, over HTTPS with the daemon's own certificate
+/// authority trusted as a user trusts it. The page is also served byte for byte as the files in
+/// web/ hold it.
 @Suite("Web remote page", .serialized, .timeLimit(.minutes(3)))
 struct WebPageTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -21,7 +22,7 @@ struct WebPageTests {
     var folder: TemporaryDirectory { web.folder }
     var tone: [UInt8] { web.tone }
 
-    init() throws { web = try WebDaemon(fields: #""cue": "water.wav","#) }
+    init() throws { web = try WebDaemon(fields: #""cue": "water.wav","#, scheme: .https) }
 
     func withDaemon<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
         try await web.run { base, _ in try await body(base) }
@@ -52,12 +53,13 @@ struct WebPageTests {
         let phone = try TemporaryDirectory()
         try phone.write("reminder.wav", tone)
         let screenshots = Self.repository + "/.build/web-screenshots"
-        let outcome = try await withDaemon { [folder, phone] base in
+        let outcome = try await withDaemon { [folder, phone, web] base in
             try await Subprocess.run(
                 .path("/usr/bin/python3"),
                 arguments: [Self.repository + "/scripts/web-test.py", "--base", base, "--password", "correct horse",
                             "--jukebox", DaemonProcess.binaryDirectory + "/jukebox", "--socket", folder.file("c.sock"),
-                            "--wav", phone.file("reminder.wav"), "--state", folder.file("state.json"), "--screenshots", screenshots],
+                            "--wav", phone.file("reminder.wav"), "--state", folder.file("state.json"), "--screenshots", screenshots,
+                            "--authority", web.authority],
                 output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
         }
         #expect(outcome.terminationStatus.isSuccess, "\(outcome.standardOutput)\n\(outcome.standardError)")
@@ -94,7 +96,8 @@ extension WebPageTests {
             let browser = try await Subprocess.run(
                 .path("/usr/bin/python3"),
                 arguments: [Self.repository + "/scripts/web-test.py", "--flow", "restart", "--password", WebDaemon.password,
-                            "--jukebox", DaemonProcess.binaryDirectory + "/jukebox", "--socket", socket],
+                            "--jukebox", DaemonProcess.binaryDirectory + "/jukebox", "--socket", socket,
+                            "--authority", folder.file("state.tls/ca.crt")],
                 environment: .inherit, input: .inputWriter, output: .sequence, error: .string(limit: 1 << 16)
             ) { execution in
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -106,7 +109,7 @@ extension WebPageTests {
                     let first = try await DaemonProcess.withDaemon(arguments, ready: "web remote listening on", environment: rig.environment) { log in
                         let line = await log.lines.first { $0.contains("web remote listening on") } ?? ""
                         let port = line.split(separator: "(port ").last.map { String($0.dropLast()) } ?? ""
-                        _ = try await writer.write("http://127.0.0.1:\(port)\n")
+                        _ = try await writer.write("https://127.0.0.1:\(port)\n")
                         // The flow's own failure says why (below); do not wait on the daemon then.
                         guard await flow.waitFor("played c0") else { return port }
                         #expect(await log.waitFor("pulse drained"))

@@ -31,6 +31,21 @@ struct SessionLoaderTests {
         #expect(problems(#"{ "loudness": "loud", \#(clips) }"#).first?.contains("loudness") == true)
     }
 
+    @Test func theWebRemoteServesHTTPSUnlessToldOtherwise() throws {
+        let clips = #""clips": [ { "file": "a.wav" } ]"#
+        let plain = try load(#"{ "http": { "listen": "0.0.0.0:8080" }, \#(clips) }"#).web
+        #expect(plain?.https == true && plain?.certificateFile == nil && plain?.scheme == "https")
+        #expect(try load(#"{ "http": { "listen": "0.0.0.0:8080", "https": false }, \#(clips) }"#).web?.scheme == "http")
+        let own = try load(#"{ "http": { "listen": "0.0.0.0:443", "certificate": "tls/fullchain.pem", "key": "/etc/ssl/private/key.pem" }, \#(clips) }"#).web
+        #expect(own?.certificateFile == "/srv/jukebox/tls/fullchain.pem" && own?.keyFile == "/etc/ssl/private/key.pem")
+        #expect(problems(#"{ "http": { "listen": "0.0.0.0:8080", "https": "yes" }, \#(clips) }"#)
+            == ["/srv/jukebox/session.json:1: http.https: \"yes\" is not true or false (true: HTTPS, the default; false: plain HTTP)"])
+        #expect(problems(#"{ "http": { "listen": "0.0.0.0:8080", "certificate": "c.pem" }, \#(clips) }"#)
+            == ["/srv/jukebox/session.json:1: http.certificate: needs http.key too: give both your certificate and its key, or neither (jukeboxd then makes its own)"])
+        #expect(problems(#"{ "http": { "listen": "0.0.0.0:8080", "https": false, "certificate": "c.pem", "key": "k.pem" }, \#(clips) }"#)
+            == ["/srv/jukebox/session.json:1: http.certificate: is for HTTPS, but http.https is false: leave out the certificate and key, or set https to true"])
+    }
+
     @Test func fullExampleFromTheFormatDescription() throws {
         let session = try load("""
             {

@@ -1,7 +1,7 @@
 import Foundation
 import Subprocess
 
-/// A program from the machine (ffmpeg, curl), run with an argument list.
+/// A program from the machine (openssl, curl), run with an argument list.
 public enum Tool {
     public struct Output: Sendable {
         public var status: Int32

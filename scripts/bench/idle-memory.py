@@ -69,7 +69,7 @@ def main():
                     continue
                 rss = statistics.median(s[0] for s in samples) / 1024
                 anonymous = statistics.median(s[1] for s in samples) / 1024
-                label = {"off": "http off", "http": "http on", "mqtt": "mqtt on"}[mode]
+                label = {"off": "http off", "http": "http on (HTTPS, the default)", "mqtt": "mqtt on"}[mode]
                 print(f"{binary}: {label}: RSS {rss:.1f} MB, anonymous {anonymous:.1f} MB")
         if broker:
             broker.terminate()

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The web remote's figures in BENCHMARKS.md: `POST /rpc` `status` over keep-alive with wrk
 (p50, p99, requests per second with 32 connections) beside the same request over the control
-socket, and the page's load time (DOMContentLoaded in headless Chromium), on loopback.
+socket, and the page's load time (DOMContentLoaded in headless Chromium), on loopback, over
+plain HTTP (scripts/bench/https.py measures what HTTPS adds).
 
 Usage: /usr/bin/python3 web.py --bin DIR [--seconds N]   (Debian's python3, which has python3-selenium)
 """
@@ -25,7 +26,7 @@ def main():
         with open(os.path.join(work, "pw"), "w") as out:
             out.write("bench\n")
         with open(os.path.join(work, "s.json"), "w") as out:
-            json.dump({"interval": {"min": "1h", "max": "1h"}, "http": {"listen": "127.0.0.1:0", "passwordFile": "pw"}, "clips": [{"file": "a.wav"}]}, out)
+            json.dump({"interval": {"min": "1h", "max": "1h"}, "http": {"listen": "127.0.0.1:0", "passwordFile": "pw", "https": False}, "clips": [{"file": "a.wav"}]}, out)
         sock = os.path.join(work, "c.sock")
         daemon = subprocess.Popen([os.path.join(args.bin, "jukeboxd"), os.path.join(work, "s.json"), "--socket", sock,
                                    "--state", os.path.join(work, "state.json"), "--device", "null"], stderr=subprocess.PIPE, text=True)

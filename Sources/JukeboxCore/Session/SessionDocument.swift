@@ -48,7 +48,7 @@ public struct SessionDocument: Sendable, Equatable {
         "location": ["latitude", "longitude"],
         "at": SessionReader.atKeys,
         "output": SessionReader.outputKeys,
-        "http": ["listen", "passwordFile"],
+        "http": SessionReader.webKeys,
         "mqtt": SessionReader.mqttKeys,
         "hooks": SessionReader.hookKeys,
         "tts": SessionReader.speechKeys,

@@ -1,14 +1,24 @@
-/// The session's `http` section: where the web remote and HTTP API listen, and the file
-/// holding their password. Off when absent.
+/// The web remote (the session's `http` section, or `--http`): where it listens, the file
+/// with its password, and whether it serves HTTPS.
 public struct WebSettings: Sendable, Equatable {
     public var host: String
     public var port: Int
     public var passwordFile: String?
+    /// HTTPS (the default), with a certificate of jukeboxd's own authority unless
+    /// `certificateFile` and `keyFile` name one; false: plain HTTP.
+    public var https: Bool
+    /// A certificate (PEM, the chain after it) and its key of the user's own: from Let's
+    /// Encrypt, say. Both or neither.
+    public var certificateFile: String?
+    public var keyFile: String?
 
-    public init(host: String, port: Int, passwordFile: String? = nil) {
+    public init(host: String, port: Int, passwordFile: String? = nil, https: Bool = true, certificateFile: String? = nil, keyFile: String? = nil) {
         self.host = host
         self.port = port
         self.passwordFile = passwordFile
+        self.https = https
+        self.certificateFile = certificateFile
+        self.keyFile = keyFile
     }
 
     /// `HOST:PORT` (`0.0.0.0:8080`, `127.0.0.1:8080`, `[::1]:8080`; port 0 takes any free port,
@@ -25,4 +35,7 @@ public struct WebSettings: Sendable, Equatable {
     public var isLoopback: Bool { host == "localhost" || host == "::1" || host.hasPrefix("127.") }
 
     public var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// `https` or `http`.
+    public var scheme: String { https ? "https" : "http" }
 }

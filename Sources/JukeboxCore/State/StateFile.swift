@@ -105,7 +105,7 @@ public struct StateFile: Sendable {
     }
 
     /// What the daemon keeps beside a state file: `statePath` without its `.json`, then
-    /// `suffix` (`state.json` → `state.speech`, `state.web-sessions`, `state.loudness.json`).
+    /// `suffix` (`state.json` → `state.tls`, `state.speech`, `state.web-sessions`…).
     public static func sibling(of statePath: String, _ suffix: String) -> String {
         (statePath.hasSuffix(".json") ? String(statePath.dropLast(5)) : statePath) + suffix
     }

@@ -1,0 +1,23 @@
+import JukeboxProtocol
+import Synchronization
+
+/// What the web remote serves over HTTPS, as the web server last published it, for `webCA`.
+/// The web server owns its certificates; this only shows the latest word of them.
+public final class WebCertificateBoard: Sendable {
+    public enum Notice: Sendable, Equatable {
+        /// No web remote, or it has not started yet.
+        case off
+        case plainHTTP
+        /// A certificate of the user's own (`http.certificate`): no authority of jukeboxd's.
+        case ownCertificate(path: String)
+        case authority(WebCAResult)
+    }
+
+    private let notice = Mutex(Notice.off)
+
+    public init() {}
+
+    public var current: Notice { notice.withLock { $0 } }
+
+    public func publish(_ value: Notice) { notice.withLock { $0 = value } }
+}
