@@ -38,9 +38,13 @@ final class MeterState: @unchecked Sendable {
         self.channels = channels
         state = ebur128_init(UInt32(channels), UInt(rate), Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue))
         guard state != nil else { throw LoudnessError.cannotMeasure("libebur128 cannot measure \(channels) channels at \(rate) Hz") }
-        // Five channels and more: the usual film layout (L, R, C, LFE, Ls, Rs); fewer are
-        // each weighted alike, as a stereo or mono clip's are.
-        if channels >= 6 {
+        // A mono clip is played on every channel of the device (two, on a Pi): it is
+        // measured as heard, as dual mono (counted twice, 3 LU louder than one channel).
+        // Five channels and more: the usual film layout (L, R, C, LFE, Ls, Rs); the others
+        // are each weighted alike, as a stereo clip's are.
+        if channels == 1 {
+            ebur128_set_channel(state, 0, Int32(EBUR128_DUAL_MONO.rawValue))
+        } else if channels >= 6 {
             let layout: [UInt32] = [EBUR128_LEFT.rawValue, EBUR128_RIGHT.rawValue, EBUR128_CENTER.rawValue, EBUR128_UNUSED.rawValue, EBUR128_LEFT_SURROUND.rawValue, EBUR128_RIGHT_SURROUND.rawValue]
             for (index, channel) in layout.enumerated() { ebur128_set_channel(state, UInt32(index), Int32(channel)) }
         }

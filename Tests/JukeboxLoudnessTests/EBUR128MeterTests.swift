@@ -24,10 +24,24 @@ struct EBUR128MeterTests {
         let name = "tone-\(encoding)-\(channels).wav"
         try folder.write(name, WAVFile.bytes(samples, encoding: encoding, rate: rate, channels: channels))
         let ours = try await measure(name)
-        let theirs = try await FFmpegLoudness.measure(["-i", folder.file(name)])
+        // A mono clip is heard on both channels: measured as dual mono by both.
+        let theirs = try await FFmpegLoudness.measure(["-i", folder.file(name)], dualMono: channels == 1)
         let integrated = try #require(ours.integrated)
         #expect(abs(integrated - theirs.integrated) <= 0.15, "libebur128 \(integrated), ffmpeg \(theirs)")
         #expect(abs(ours.truePeak - theirs.truePeak) <= 0.3, "libebur128 \(ours.truePeak) dBTP, ffmpeg \(theirs)")
+    }
+
+    /// A mono clip is played on both channels of a stereo device: it measures as loud as the
+    /// stereo clip with its samples in both channels, and so gets the same gain.
+    @Test func aMonoClipMeasuresAsTheStereoClipItIsPlayedAs() async throws {
+        let mono = WAVFile.tone(frequency: 440, frames: 48_000 * 3, rate: 48_000, channels: 1, amplitude: 0.25)
+        try folder.write("mono.wav", WAVFile.bytes(mono, encoding: .s16, rate: 48_000, channels: 1))
+        try folder.write("both.wav", WAVFile.bytes(mono.flatMap { [$0, $0] }, encoding: .s16, rate: 48_000, channels: 2))
+        let one = try #require(try await measure("mono.wav").integrated)
+        let two = try #require(try await measure("both.wav").integrated)
+        #expect(abs(one - two) <= 0.05, "mono \(one) LUFS, the same in stereo \(two) LUFS")
+        let single = try await FFmpegLoudness.measure(["-i", folder.file("mono.wav")])
+        #expect(abs(one - (single.integrated + 3.01)) <= 0.15, "mono \(one) LUFS; one channel alone, by ffmpeg: \(single)")
     }
 
     @Test func silenceHasNoIntegratedLoudnessAndGetsNoGain() async throws {

@@ -12,9 +12,11 @@ public enum FFmpegLoudness {
     }
 
     /// `input`: ffmpeg's arguments before `-i` and the file (`["-f", "s16le", "-ar", "48000",
-    /// "-ac", "2", "-i", path]`, or `["-i", path]` for a file with a header).
-    public static func measure(_ input: [String]) async throws -> Figures {
-        let output = try await Tool.run("ffmpeg", ["-hide_banner", "-nostats"] + input + ["-af", "ebur128=peak=true", "-f", "null", "-"])
+    /// "-ac", "2", "-i", path]`, or `["-i", path]` for a file with a header). `dualMono`: a
+    /// mono input is measured as played on two channels.
+    public static func measure(_ input: [String], dualMono: Bool = false) async throws -> Figures {
+        let filter = "ebur128=peak=true" + (dualMono ? ":dualmono=true" : "")
+        let output = try await Tool.run("ffmpeg", ["-hide_banner", "-nostats"] + input + ["-af", filter, "-f", "null", "-"])
         let lines = output.stderr.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let summary = lines.lastIndex(where: { $0.hasSuffix("Summary:") }) else {
             throw FFmpegLoudnessError(text: output.stderr)

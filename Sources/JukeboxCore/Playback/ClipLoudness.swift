@@ -154,6 +154,10 @@ public actor ClipLoudness {
         return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
     }
 
+    /// The figures' file format. 2: a mono clip is measured as it is heard, on both channels
+    /// (figures of version 1 are 3 LU too quiet for mono clips, and are measured again).
+    static let formatVersion = 2
+
     private struct Stored: Codable {
         var version: Int
         var figures: [String: Figure]
@@ -169,8 +173,12 @@ public actor ClipLoudness {
         case .failure(let error):
             if !error.isMissing { logger.warning("cannot read the loudness figures \(file): \(error); clips are measured again") }
         case .success(let bytes):
-            guard let stored = try? JSONDecoder().decode(Stored.self, from: Data(bytes)), stored.version == 1 else {
+            guard let stored = try? JSONDecoder().decode(Stored.self, from: Data(bytes)) else {
                 logger.warning("the loudness figures \(file) are not ones this daemon wrote; clips are measured again")
+                return
+            }
+            guard stored.version == Self.formatVersion else {
+                logger.info("the loudness figures \(file) are from another version of jukeboxd; clips are measured again")
                 return
             }
             figures = stored.figures
@@ -184,7 +192,7 @@ public actor ClipLoudness {
         guard let file else { return }
         var bytes: [UInt8] = []
         while true {
-            guard let encoded = try? JSONEncoder().encode(Stored(version: 1, figures: figures, order: order)) else { return }
+            guard let encoded = try? JSONEncoder().encode(Stored(version: Self.formatVersion, figures: figures, order: order)) else { return }
             bytes = Array(encoded)
             guard bytes.count > limits.fileBytes, !order.isEmpty else { break }
             // Roughly in proportion, and at least one.
