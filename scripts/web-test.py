@@ -5,6 +5,7 @@ stops the daemon; exits non-zero with the reason when a flow fails.
 
 Usage: web-test.py --base URL --password PW --jukebox PATH --socket PATH --state PATH --wav PATH [--authority CA] [--screenshots DIR]
        web-test.py --flow restart --password PW --jukebox PATH --socket PATH [--authority CA]
+       web-test.py --flow record --base URL --password PW --jukebox PATH --socket PATH --speech WAV [--authority CA]
 
 With --authority, the page is served over HTTPS and Chromium trusts that certificate authority
 the way a user's browser does: it is added to an NSS database (certutil, from libnss3-tools)
@@ -13,8 +14,13 @@ in a home folder of the test's own, not waved through with --ignore-certificate-
 The restart flow plays clips c0 and c1 by tapping them, across a restart of the daemon that
 the caller makes: it reads the base URL on its standard input, prints "played c0", waits for
 "stopped", prints "banner shown", waits for "started", and ends with "all flows passed".
+
+The record flow records a clip with Chromium's fake microphone, which plays the WAV file given
+with --speech: it checks the level meter and the timer, that the silence before and after the
+words is trimmed, saves the clip with a title and a weight, taps it, and prints
+"queued ID" (ID: the saved clip's) before "all flows passed"; the caller hears it played.
 """
-import argparse, json, os, shutil, subprocess, sys, tempfile, time
+import argparse, json, math, os, shutil, struct, subprocess, sys, tempfile, time, wave
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -30,10 +36,10 @@ def main():
     # process): Chromium cannot run in folders it made without search permission.
     os.umask(0o022)
     parser = argparse.ArgumentParser()
-    parser.add_argument("--flow", choices=["controls", "restart"], default="controls")
+    parser.add_argument("--flow", choices=["controls", "restart", "record"], default="controls")
     for name in ["--password", "--jukebox", "--socket"]:
         parser.add_argument(name, required=True)
-    for name in ["--base", "--wav", "--state", "--screenshots", "--authority"]:
+    for name in ["--base", "--wav", "--state", "--screenshots", "--authority", "--speech"]:
         parser.add_argument(name)
     args = parser.parse_args()
     # The restart flow is told the address once the daemon listens, and so has made its
@@ -58,6 +64,10 @@ def main():
     options = webdriver.ChromeOptions()
     for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=390,844"]:
         options.add_argument(flag)
+    if args.speech:
+        # A microphone that hears the file (looping), granted without asking.
+        for flag in ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream", f"--use-file-for-fake-audio-capture={args.speech}"]:
+            options.add_argument(flag)
     options.binary_location = "/usr/bin/chromium"
     browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     # A phone's viewport: 390 × 844 CSS pixels, whatever the window's frame takes.
@@ -280,9 +290,91 @@ def main():
         tap("Play c1")
         eventually(lambda: history_has("c1: completed"), "c1 played after the restart", seconds=10)
 
+    def log_in():
+        browser.get(base + "/")
+        wait.until(ready.visibility_of_element_located((By.ID, "login")))
+        browser.find_element(By.ID, "password").send_keys(args.password)
+        browser.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
+        WebDriverWait(browser, 60).until(ready.visibility_of_element_located((By.ID, "app")))
+
+    def speech_figures(path):
+        # The file's length, and where its words begin and end (the first and last sample
+        # louder than -40 dBFS), in seconds.
+        with wave.open(path) as file:
+            rate, channels, width = file.getframerate(), file.getnchannels(), file.getsampwidth()
+            frames = file.readframes(file.getnframes())
+        if width != 2:
+            sys.exit(f"{path}: expected 16-bit samples")
+        samples = struct.unpack(f"<{len(frames) // 2}h", frames)[::channels]
+        loud = [i for i, sample in enumerate(samples) if abs(sample) > 32768 * 10 ** (-40 / 20)]
+        return len(samples) / rate, loud[0] / rate, loud[-1] / rate
+
+    def record_flow():
+        length, words_begin, words_end = speech_figures(args.speech)
+        log_in()
+        steady(lambda: press(browser.find_element(By.ID, "record")), "Record…")
+        eventually(lambda: shown("recorder"), "the recorder")
+        contrast_meets_aa("the recorder")
+        # The level meter, read every 50 ms while recording.
+        browser.execute_script("window.levels = []; window.levelTimer = setInterval(() => window.levels.push(document.getElementById('record-level').value), 50);")
+        steady(lambda: browser.find_element(By.ID, "record-toggle").click(), "Record")
+        eventually(lambda: text_of("#record-toggle") == "Stop", "recording under way")
+        # The microphone hears the file from its start: stop half a second before its end, so
+        # the recording holds the silence before the words, the words, and silence after them.
+        stop_at = length - 0.5
+        eventually(lambda: text_of("#record-time") == f"0:{int(stop_at):02d}", f"the timer at 0:{int(stop_at):02d}", seconds=stop_at + 5)
+        time.sleep(stop_at - int(stop_at))
+        shot("recording")
+        steady(lambda: browser.find_element(By.ID, "record-toggle").click(), "Stop")
+        eventually(lambda: text_of("#record-toggle") == "Record again", "the recording stopped", seconds=10)
+        levels = browser.execute_script("clearInterval(window.levelTimer); return window.levels")
+        if max(levels) < 0.5:
+            sys.exit(f"the level meter never showed the words (at most {max(levels):.2f}, of 1)")
+        start = float(browser.find_element(By.ID, "trim-start").get_attribute("value"))
+        end = float(browser.find_element(By.ID, "trim-end").get_attribute("value"))
+        recorded = float(browser.find_element(By.ID, "trim-end").get_attribute("max"))
+        words = words_end - words_begin
+        print(f"recorded {recorded:.2f} s; kept {start:.2f} to {end:.2f} s ({end - start:.2f} s) for {words:.2f} s of words")
+        if start < 0.3:
+            sys.exit(f"the silence before the words was not trimmed: the clip starts at {start:.2f} s")
+        if end > recorded - 0.1:
+            sys.exit(f"the silence after the words was not trimmed: the clip ends at {end:.2f} s of {recorded:.2f} s")
+        if not (words - 0.2 <= end - start <= words + 0.8):
+            sys.exit(f"{end - start:.2f} s kept for {words:.2f} s of words")
+        if "Keeps" not in text_of("#trim-text"):
+            sys.exit(f"the recorder does not say what it keeps: {text_of('#trim-text')!r}")
+        shot("recorded")
+        contrast_meets_aa("the recorded clip")
+        browser.find_element(By.ID, "record-title").send_keys("Water the plants")
+        weight = browser.find_element(By.ID, "record-weight")
+        weight.clear()
+        weight.send_keys("2")
+        steady(lambda: press(browser.find_element(By.ID, "record-save")), "Save the recording")
+        eventually(lambda: not shown("recorder") or "problem" in browser.find_element(By.ID, "record-message").get_attribute("class"),
+                   "the recorder closed after Save", seconds=15)
+        if shown("recorder"):
+            sys.exit(f"the recording was not saved: {text_of('#record-message')}")
+        eventually(lambda: "Added Water the plants." in text_of("#toasts"), f"the toast for the recording (the page says {text_of('#toasts')!r}; login shown: {shown('login')})")
+        clip = next((c for c in jukebox("clips")["clips"] if c["title"] == "Water the plants"), None)
+        if not clip:
+            sys.exit(f"the recording is not in the session: {jukebox('clips')}")
+        written = next((c for c in jukebox("session")["document"]["clips"] if c.get("title") == "Water the plants"), {})
+        if written.get("weight") != 2:
+            sys.exit(f"the recording is in the session file as {written}, not with weight 2")
+        if abs(clip["duration"] - (end - start)) > 0.1:
+            sys.exit(f"the saved clip is {clip['duration']:.2f} s long, not the {end - start:.2f} s kept")
+        tap("Play Water the plants")
+        print(f"queued {clip['id']}", flush=True)
+        eventually(lambda: history_has("Water the plants: completed"), "the recording played", seconds=15)
+        shot("recording-played")
+
     try:
         if args.flow == "restart":
             restart_flow()
+            print("all flows passed")
+            return
+        if args.flow == "record":
+            record_flow()
             print("all flows passed")
             return
         browser.get(args.base + "/")

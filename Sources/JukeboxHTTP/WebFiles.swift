@@ -444,7 +444,7 @@ function showWindows(id, windows) {
   const list = $(id);
   const rows = element("div", "rows");
   (windows || []).forEach((window, index) => rows.append(windowRow(list, window, index)));
-  const add = button(`Add ${list.dataset.name === "Window" ? "a window" : "hours"}`, `Add to ${list.dataset.name.toLowerCase()}`, async () => {
+  const add = button(list.dataset.add || "Add hours", `Add to ${list.dataset.name.toLowerCase()}`, async () => {
     rows.append(windowRow(list, { from: "09:00", to: "17:00" }, rows.children.length));
   });
   list.replaceChildren(rows, add);
@@ -566,37 +566,308 @@ $("say").addEventListener("submit", async (event) => {
   }
 });
 
+// A clip sent to POST /clips, as the file input and the recorder both send one: resolves to the
+// clip jukeboxd added, or rejects with the refusal. The upload's progress goes to `progress`.
+function sendClip(body, name, fields, progress) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    // Spaces as %20: the server reads a query's "+" as itself.
+    const query = Object.entries({ name, ...fields }).map(([key, value]) => `${key}=${encodeURIComponent(value)}`).join("&");
+    request.open("POST", `/clips?${query}`);
+    request.upload.onprogress = (event) => { if (event.lengthComputable && progress) progress(event.loaded / event.total); };
+    request.onload = () => {
+      if (request.status === 401) return reject(new Unauthorized());
+      let answer = {};
+      try { answer = JSON.parse(request.responseText || "{}"); } catch { answer = {}; }
+      if (request.status === 201) resolve(answer.clip);
+      else reject(Failure.answered(answer, request.status));
+    };
+    request.onerror = () => reject(new Failure("unreachable", `${name} could not be sent`));
+    request.send(body);
+  });
+}
+
 $("add").addEventListener("click", () => $("upload").click());
-$("upload").addEventListener("change", () => {
+$("upload").addEventListener("change", async () => {
   const file = $("upload").files[0];
   if (!file) return;
-  const request = new XMLHttpRequest();
-  request.open("POST", `/clips?name=${encodeURIComponent(file.name)}`);
   $("upload-progress").value = 0;
   done("upload-message", `Sending ${file.name}…`);
-  request.upload.onprogress = (event) => { if (event.lengthComputable) $("upload-progress").value = event.loaded / event.total; };
-  const overrides = { "unplayable-clip": `${file.name} is not sound jukeboxd can play. Nothing was added.` };
-  request.onload = () => {
-    $("upload").value = "";
-    if (request.status === 401) return showLogin();
-    let answer = {};
-    try { answer = JSON.parse(request.responseText || "{}"); } catch { answer = {}; }
-    if (request.status === 201) {
-      $("upload-progress").value = 1;
-      done("upload-message", `Added ${answer.clip.title}.`);
-      toast(`Added ${answer.clip.title}.`);
-    } else {
-      $("upload-progress").value = 0;
-      problem("upload-message", Failure.answered(answer, request.status), overrides);
-    }
-    refreshSoon();
-  };
-  request.onerror = () => {
-    $("upload").value = "";
+  try {
+    const clip = await sendClip(file, file.name, {}, (part) => { $("upload-progress").value = part; });
+    $("upload-progress").value = 1;
+    done("upload-message", `Added ${clip.title}.`);
+    toast(`Added ${clip.title}.`);
+  } catch (error) {
     $("upload-progress").value = 0;
-    problem("upload-message", new Failure("unreachable", `${file.name} could not be sent`));
-  };
-  request.send(file);
+    problem("upload-message", error, { "unplayable-clip": `${file.name} is not sound jukeboxd can play. Nothing was added.` });
+  } finally {
+    $("upload").value = "";
+    refreshSoon();
+  }
+});
+
+// MARK: - Recording a clip
+
+// A recording is at most this long; it stops by itself then.
+const MAX_RECORDING = 300;
+// Leading and trailing silence goes: what is quieter than this, and 40 dB under the loudest
+// moment, is silence. A little is kept before and after the sound, so no word is cut.
+const SILENCE_DB = -50;
+const KEEP_BEFORE = 0.15;
+const KEEP_AFTER = 0.25;
+
+let recording = null;
+let recorded = null;
+let preview = null;
+
+// What the browser records in: Opus in WebM (Chrome, Firefox), AAC in MP4 (Safari).
+function recordingType() {
+  return ["audio/webm;codecs=opus", "audio/mp4", "audio/ogg;codecs=opus"].find((type) => MediaRecorder.isTypeSupported(type)) || "";
+}
+
+function seconds(value) {
+  return `${value.toFixed(1)} s`;
+}
+
+// The recording, mixed to one channel.
+function mono(buffer) {
+  const samples = new Float32Array(buffer.length);
+  for (let channel = 0; channel < buffer.numberOfChannels; channel += 1) {
+    const data = buffer.getChannelData(channel);
+    for (let i = 0; i < data.length; i += 1) samples[i] += data[i] / buffer.numberOfChannels;
+  }
+  return samples;
+}
+
+// The loudest sample of each 10 ms.
+function peaks(samples, rate) {
+  const block = Math.max(1, Math.round(rate / 100));
+  const result = new Float32Array(Math.ceil(samples.length / block));
+  for (let i = 0; i < samples.length; i += 1) result[Math.floor(i / block)] = Math.max(result[Math.floor(i / block)], Math.abs(samples[i]));
+  return result;
+}
+
+// Where the sound begins and ends, in seconds; null when nothing but silence was heard.
+function soundBetween(blockPeaks, duration) {
+  const loudest = blockPeaks.reduce((a, b) => Math.max(a, b), 0);
+  const floor = Math.max(10 ** (SILENCE_DB / 20), loudest * 10 ** (-40 / 20));
+  const first = blockPeaks.findIndex((peak) => peak > floor);
+  if (loudest === 0 || first < 0) return null;
+  let last = blockPeaks.length - 1;
+  while (blockPeaks[last] <= floor) last -= 1;
+  return { start: Math.max(0, first / 100 - KEEP_BEFORE), end: Math.min(duration, (last + 1) / 100 + KEEP_AFTER) };
+}
+
+function drawWave() {
+  const canvas = $("record-wave");
+  const context = canvas.getContext("2d");
+  const style = getComputedStyle(document.documentElement);
+  context.clearRect(0, 0, canvas.width, canvas.height);
+  if (!recorded) return;
+  const { blockPeaks, duration } = recorded;
+  const start = Number($("trim-start").value), end = Number($("trim-end").value);
+  const middle = canvas.height / 2;
+  for (let x = 0; x < canvas.width; x += 1) {
+    const from = Math.floor((x / canvas.width) * blockPeaks.length), to = Math.max(from + 1, Math.floor(((x + 1) / canvas.width) * blockPeaks.length));
+    const peak = blockPeaks.subarray(from, to).reduce((a, b) => Math.max(a, b), 0);
+    const at = (x / canvas.width) * duration;
+    context.fillStyle = at >= start && at <= end ? style.getPropertyValue("--accent") : style.getPropertyValue("--line");
+    const height = Math.max(1, peak * middle);
+    context.fillRect(x, middle - height, 1, height * 2);
+  }
+}
+
+function showTrim() {
+  const start = Number($("trim-start").value), end = Number($("trim-end").value);
+  $("trim-text").textContent = `Keeps ${seconds(end - start)}, from ${seconds(start)} to ${seconds(end)}.`;
+  drawWave();
+}
+
+for (const id of ["trim-start", "trim-end"]) {
+  $(id).addEventListener("input", () => {
+    // The two handles never cross: at least a tenth of a second is kept.
+    const start = $("trim-start"), end = $("trim-end");
+    if (Number(end.value) - Number(start.value) < 0.1) $(id).value = id === "trim-start" ? Number(end.value) - 0.1 : Number(start.value) + 0.1;
+    showTrim();
+    stopPreview();
+  });
+}
+
+function resetRecorder() {
+  recorded = null;
+  $("record-toggle").textContent = "Record";
+  $("record-toggle").disabled = false;
+  $("record-time").textContent = clock(0);
+  $("record-level").value = 0;
+  for (const id of ["trim-start", "trim-end", "record-preview", "record-save"]) $(id).disabled = true;
+  $("trim-text").textContent = "Nothing recorded yet.";
+  $("record-title").value = "";
+  $("record-weight").value = 1;
+  showWindows("record-windows", []);
+  done("record-message", "");
+  drawWave();
+}
+
+$("record").addEventListener("click", () => {
+  // Browsers give a page the microphone only over HTTPS (or on the machine itself).
+  if (!window.isSecureContext || !navigator.mediaDevices || !window.MediaRecorder) {
+    problem("upload-message", new Failure("insecure", "the page was not opened over HTTPS, so the browser gives it no microphone"),
+      { insecure: "Recording needs the page opened over HTTPS: see “Trusting the page” in jukeboxd's web guide." });
+    return;
+  }
+  resetRecorder();
+  $("recorder").showModal();
+});
+
+async function startRecording() {
+  const stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
+  const context = new AudioContext();
+  const analyser = context.createAnalyser();
+  analyser.fftSize = 2048;
+  context.createMediaStreamSource(stream).connect(analyser);
+  const type = recordingType();
+  const recorder = new MediaRecorder(stream, type ? { mimeType: type } : {});
+  const chunks = [];
+  recorder.ondataavailable = (event) => { if (event.data.size) chunks.push(event.data); };
+  const began = performance.now();
+  const frame = new Float32Array(analyser.fftSize);
+  // The level (peak, from -60 to 0 dBFS) and the time, ten times a second.
+  const timer = setInterval(() => {
+    analyser.getFloatTimeDomainData(frame);
+    const peak = frame.reduce((a, b) => Math.max(a, Math.abs(b)), 0);
+    $("record-level").value = peak > 0 ? Math.max(0, 1 + (20 * Math.log10(peak)) / 60) : 0;
+    const elapsed = (performance.now() - began) / 1000;
+    $("record-time").textContent = clock(elapsed);
+    if (elapsed >= MAX_RECORDING) stopRecording().catch((error) => problem("record-message", error));
+  }, 100);
+  recorder.start(250);
+  recording = { stream, context, recorder, chunks, timer };
+  $("record-toggle").textContent = "Stop";
+}
+
+async function stopRecording() {
+  if (!recording) return;
+  const { stream, context, recorder, chunks, timer } = recording;
+  recording = null;
+  clearInterval(timer);
+  $("record-toggle").disabled = true;
+  const stopped = new Promise((resolve) => recorder.addEventListener("stop", resolve, { once: true }));
+  recorder.stop();
+  await stopped;
+  for (const track of stream.getTracks()) track.stop();
+  $("record-level").value = 0;
+  try {
+    const blob = new Blob(chunks, { type: recorder.mimeType });
+    const buffer = await context.decodeAudioData(await blob.arrayBuffer());
+    const samples = mono(buffer);
+    const blockPeaks = peaks(samples, buffer.sampleRate);
+    recorded = { samples, rate: buffer.sampleRate, duration: buffer.duration, blockPeaks };
+  } finally {
+    context.close();
+    $("record-toggle").textContent = "Record again";
+    $("record-toggle").disabled = false;
+  }
+  const sound = soundBetween(recorded.blockPeaks, recorded.duration);
+  for (const id of ["trim-start", "trim-end"]) {
+    $(id).max = recorded.duration.toFixed(2);
+    $(id).disabled = !sound;
+  }
+  if (!sound) {
+    recorded = null;
+    drawWave();
+    problem("record-message", new Failure("silent", "the recording's every sample is below -50 dBFS"),
+      { silent: "Nothing was heard. Is the microphone muted? Record again." });
+    return;
+  }
+  $("trim-start").value = sound.start.toFixed(2);
+  $("trim-end").value = sound.end.toFixed(2);
+  $("record-preview").disabled = false;
+  $("record-save").disabled = false;
+  done("record-message", "");
+  showTrim();
+}
+
+$("record-toggle").addEventListener("click", () => {
+  stopPreview();
+  (recording ? stopRecording() : startRecording()).catch((error) => {
+    const denied = error && error.name === "NotAllowedError";
+    problem("record-message", new Failure(denied ? "no-microphone" : "recording-failed", String(error.message || error)),
+      { "no-microphone": "The browser did not give the page the microphone. Allow it in the site's settings, then record again.",
+        "recording-failed": "The recording did not work. Record again." });
+  });
+});
+
+// The kept part, played on the phone.
+function stopPreview() {
+  if (!preview) return;
+  preview.close();
+  preview = null;
+  $("record-preview").textContent = "Listen";
+}
+
+$("record-preview").addEventListener("click", () => {
+  if (preview) return stopPreview();
+  const start = Number($("trim-start").value), end = Number($("trim-end").value);
+  preview = new AudioContext();
+  const buffer = preview.createBuffer(1, recorded.samples.length, recorded.rate);
+  buffer.copyToChannel(recorded.samples, 0);
+  const source = preview.createBufferSource();
+  source.buffer = buffer;
+  source.connect(preview.destination);
+  source.onended = stopPreview;
+  source.start(0, start, end - start);
+  $("record-preview").textContent = "Stop listening";
+});
+
+// The kept part as a 16-bit WAV file, at the rate it was recorded in.
+function wav(samples, rate) {
+  const bytes = new DataView(new ArrayBuffer(44 + samples.length * 2));
+  const text = (at, word) => { for (let i = 0; i < word.length; i += 1) bytes.setUint8(at + i, word.charCodeAt(i)); };
+  text(0, "RIFF"); bytes.setUint32(4, 36 + samples.length * 2, true); text(8, "WAVE");
+  text(12, "fmt "); bytes.setUint32(16, 16, true); bytes.setUint16(20, 1, true); bytes.setUint16(22, 1, true);
+  bytes.setUint32(24, rate, true); bytes.setUint32(28, rate * 2, true); bytes.setUint16(32, 2, true); bytes.setUint16(34, 16, true);
+  text(36, "data"); bytes.setUint32(40, samples.length * 2, true);
+  for (let i = 0; i < samples.length; i += 1) bytes.setInt16(44 + i * 2, Math.round(Math.max(-1, Math.min(1, samples[i])) * 32767), true);
+  return new Blob([bytes], { type: "audio/wav" });
+}
+
+// A file name from the title: "Water the plants" → water-the-plants.wav.
+function fileName(title) {
+  const words = title.toLowerCase().normalize("NFKD").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
+  return `${words || "recording"}.wav`;
+}
+
+$("record-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  stopPreview();
+  const title = $("record-title").value.trim();
+  if (!recorded || !title) return;
+  const start = Math.round(Number($("trim-start").value) * recorded.rate), end = Math.round(Number($("trim-end").value) * recorded.rate);
+  $("record-save").disabled = true;
+  done("record-message", `Saving ${title}…`);
+  try {
+    const clip = await sendClip(wav(recorded.samples.subarray(start, end), recorded.rate), fileName(title), { title });
+    // The weight and the windows, once the clip is in the session.
+    const change = { id: clip.id };
+    if (Number($("record-weight").value) !== 1) change.weight = Number($("record-weight").value);
+    const windows = $("record-windows").read();
+    if (windows.length) change.windows = windows;
+    if (Object.keys(change).length > 1) await rpc("updateClip", change);
+    $("recorder").close();
+    toast(`Added ${clip.title}.`);
+  } catch (error) {
+    problem("record-message", error, { "unplayable-clip": "jukeboxd could not read the recording. Nothing was added; record again." });
+  } finally {
+    $("record-save").disabled = !recorded;
+    refreshSoon();
+  }
+});
+
+$("record-cancel").addEventListener("click", () => $("recorder").close());
+$("recorder").addEventListener("close", () => {
+  stopPreview();
+  if (recording) stopRecording().catch(() => {});
 });
 
 // MARK: - Following the daemon
@@ -784,13 +1055,14 @@ start();
   <main>
     <section id="view-clips" class="view" role="tabpanel" aria-labelledby="tab-clips">
       <h2 id="clips-title">Clips</h2>
-      <ul id="clips" class="cards"></ul>
       <div class="row">
         <button id="add" type="button">Add a clip…</button>
+        <button id="record" type="button">Record…</button>
         <input id="upload" type="file" accept="audio/*" class="visually-hidden" tabindex="-1" aria-label="Add a clip">
         <progress id="upload-progress" max="1" value="0" aria-label="Upload"></progress>
       </div>
       <p id="upload-message" class="status" role="status"></p>
+      <ul id="clips" class="cards"></ul>
     </section>
 
     <section id="view-queue" class="view" role="tabpanel" aria-labelledby="tab-queue" hidden>
@@ -884,6 +1156,37 @@ start();
     </form>
   </dialog>
 
+  <dialog id="recorder" aria-labelledby="recorder-title">
+    <form id="record-form" method="dialog">
+      <h2 id="recorder-title">Record a clip</h2>
+      <div class="row">
+        <button type="button" id="record-toggle" class="primary">Record</button>
+        <span id="record-time" class="clock">0:00</span>
+        <meter id="record-level" min="0" max="1" value="0" aria-label="Level"></meter>
+      </div>
+      <canvas id="record-wave" width="560" height="64" aria-hidden="true"></canvas>
+      <div class="trim">
+        <label>Start <input id="trim-start" aria-label="Trim start (seconds)" type="range" min="0" max="1" step="0.01" value="0" disabled></label>
+        <label>End <input id="trim-end" aria-label="Trim end (seconds)" type="range" min="0" max="1" step="0.01" value="1" disabled></label>
+      </div>
+      <div class="row">
+        <button type="button" id="record-preview" disabled>Listen</button>
+        <span id="trim-text" class="quiet">Nothing recorded yet.</span>
+      </div>
+      <label>Title <input id="record-title" required></label>
+      <label>Weight <input id="record-weight" type="number" min="1" max="1000" value="1"></label>
+      <fieldset>
+        <legend>Windows <span class="quiet">(none: any time)</span></legend>
+        <div id="record-windows" class="windows" data-name="Recording window" data-add="Add a window"></div>
+      </fieldset>
+      <div class="row">
+        <button type="submit" value="save" class="primary" id="record-save" disabled>Save</button>
+        <button type="button" id="record-cancel">Cancel</button>
+      </div>
+      <p id="record-message" class="status" role="alert"></p>
+    </form>
+  </dialog>
+
   <dialog id="editor" aria-labelledby="editor-title">
     <form id="clip-form" method="dialog">
       <h2 id="editor-title">Edit</h2>
@@ -894,7 +1197,7 @@ start();
       </div>
       <fieldset>
         <legend>Windows <span class="quiet">(none: any time)</span></legend>
-        <div id="clip-windows" class="windows" data-name="Window"></div>
+        <div id="clip-windows" class="windows" data-name="Window" data-add="Add a window"></div>
       </fieldset>
       <label>Fixed times <input id="clip-at" placeholder="07:55@mon-fri, *:00" aria-label="Fixed times (empty: none)"></label>
       <div class="row">
@@ -1026,6 +1329,12 @@ dialog label { display: block; margin: .4rem 0; }
 .window .days { display: flex; gap: .15rem; margin-top: .3rem; }
 .window .days button { flex: 1; padding: .2rem 0; min-width: 2.75rem; font-size: .85rem; }
 #say-text { flex: 1; min-width: 0; }
+/* The recorder: its buttons keep their width whatever they say, so nothing beside them moves. */
+#record-toggle, #record-preview { min-width: 9rem; }
+#record-time { font-variant-numeric: tabular-nums; min-width: 3rem; }
+#record-level { flex: 1; height: 1.5rem; }
+#record-wave { display: block; width: 100%; height: 4rem; border: 1px solid var(--line); border-radius: .5rem; }
+.trim label { display: flex; align-items: center; gap: .5rem; }
 
 """##),
         "/sw.js": ("text/javascript; charset=utf-8", ##"""
