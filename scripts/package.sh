@@ -4,9 +4,9 @@
 #   scripts/package.sh amd64 [DISTRO]   # DISTRO: trixie (the default) or bookworm
 # and prints the .deb's path as its last line. arm64 is cross-built with Debian's own Swift
 # (scripts/cross-build.sh); amd64 is built with this machine's Swift toolchain. The package's
-# Depends come from dpkg-shlibdeps, run in a root of that distribution and architecture, so
-# they name that distribution's libraries; lintian checks the result. Needs root (or sudo):
-# debootstrap and chroot.
+# Depends come from dpkg-shlibdeps, run in a root of that distribution (with the package's
+# architecture added to it), so they name that distribution's libraries; lintian checks the
+# result. Needs root (or sudo): debootstrap and chroot.
 #
 # The package installs /usr/bin/jukeboxd and /usr/bin/jukebox (stripped, Swift runtime linked
 # in); the systemd unit, enabled and started; /etc/jukeboxd/session.json (a conffile) that
@@ -83,12 +83,22 @@ install -m 0755 packaging/deb/postinst packaging/deb/prerm packaging/deb/postrm 
 echo /etc/jukeboxd/session.json > "$stage/DEBIAN/conffiles"
 
 # 3. Depends, from the libraries the daemon loads, as the distribution's packages provide
-#    them: dpkg-shlibdeps in a root of that distribution and architecture.
-base=$(target_root "$distro" "$arch")
+#    them: dpkg-shlibdeps in a root of that distribution, of this machine's architecture, with
+#    the package's architecture added (multiarch) when it is another. The libraries' symbols
+#    files are the same either way, and nothing is emulated to read them.
+host_arch=$(dpkg --print-architecture)
+base=$(target_root "$distro" "$host_arch")
 shlibs_root="$work/roots/$distro-$arch-shlibs"
 if [ ! -e "$shlibs_root/.complete" ]; then
     copy_root "$base" "$shlibs_root"
-    in_target "$shlibs_root" "apt-get update -qq && apt-get install -y -qq dpkg-dev binutils libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev" >&2
+    libraries="libasound2-dev:$arch libsndfile1-dev:$arch libsoxr-dev:$arch libebur128-dev:$arch libstdc++6:$arch libgcc-s1:$arch"
+    if [ "$arch" = "$host_arch" ]; then
+        in_target "$shlibs_root" "apt-get update -qq && apt-get install -y -qq dpkg-dev binutils $libraries" >&2
+    else
+        # The package's architecture's objdump, which dpkg-shlibdeps runs for its binaries.
+        binutils=binutils-$(dpkg-architecture -a"$arch" -qDEB_HOST_GNU_TYPE 2>/dev/null | tr _ -)
+        in_target "$shlibs_root" "dpkg --add-architecture $arch && apt-get update -qq && apt-get install -y -qq dpkg-dev $binutils $libraries" >&2
+    fi
     touch "$shlibs_root/.complete"
 fi
 # Mounted here, not in the command substitution below, so that this shell unmounts it.
@@ -97,7 +107,7 @@ rm -rf "$shlibs_root/tmp/shlibs"
 mkdir -p "$shlibs_root/tmp/shlibs/debian"
 printf 'Source: jukeboxd\n\nPackage: jukeboxd\nArchitecture: any\n' > "$shlibs_root/tmp/shlibs/debian/control"
 cp "$stage/usr/bin/jukeboxd" "$stage/usr/bin/jukebox" "$shlibs_root/tmp/shlibs/"
-depends=$(in_target "$shlibs_root" "cd /tmp/shlibs && dpkg-shlibdeps -O jukeboxd jukebox 2>/dev/null" | sed -n 's/^shlibs:Depends=//p')
+depends=$(in_target "$shlibs_root" "cd /tmp/shlibs && DEB_HOST_ARCH=$arch dpkg-shlibdeps -O jukeboxd jukebox 2>/dev/null" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "package: dpkg-shlibdeps found no libraries for jukeboxd" >&2; exit 70; }
 
 cat > "$stage/DEBIAN/control" <<CONTROL
