@@ -715,13 +715,22 @@ $("record").addEventListener("click", () => {
 });
 
 async function startRecording() {
+  // As recorded, without the processing meant for calls: the loudness is evened on the Pi.
   const stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
-  const context = new AudioContext();
+  let context, recorder;
+  try {
+    context = new AudioContext();
+    const type = recordingType();
+    recorder = new MediaRecorder(stream, type ? { mimeType: type } : {});
+  } catch (error) {
+    // The microphone is let go of at once, not left on.
+    for (const track of stream.getTracks()) track.stop();
+    if (context) context.close();
+    throw error;
+  }
   const analyser = context.createAnalyser();
   analyser.fftSize = 2048;
   context.createMediaStreamSource(stream).connect(analyser);
-  const type = recordingType();
-  const recorder = new MediaRecorder(stream, type ? { mimeType: type } : {});
   const chunks = [];
   recorder.ondataavailable = (event) => { if (event.data.size) chunks.push(event.data); };
   const began = performance.now();
@@ -738,6 +747,7 @@ async function startRecording() {
   recorder.start(250);
   recording = { stream, context, recorder, chunks, timer };
   $("record-toggle").textContent = "Stop";
+  $("trim-text").textContent = "Recording…";
 }
 
 async function stopRecording() {

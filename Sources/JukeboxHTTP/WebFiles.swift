@@ -721,13 +721,22 @@ $("record").addEventListener("click", () => {
 });
 
 async function startRecording() {
+  // As recorded, without the processing meant for calls: the loudness is evened on the Pi.
   const stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
-  const context = new AudioContext();
+  let context, recorder;
+  try {
+    context = new AudioContext();
+    const type = recordingType();
+    recorder = new MediaRecorder(stream, type ? { mimeType: type } : {});
+  } catch (error) {
+    // The microphone is let go of at once, not left on.
+    for (const track of stream.getTracks()) track.stop();
+    if (context) context.close();
+    throw error;
+  }
   const analyser = context.createAnalyser();
   analyser.fftSize = 2048;
   context.createMediaStreamSource(stream).connect(analyser);
-  const type = recordingType();
-  const recorder = new MediaRecorder(stream, type ? { mimeType: type } : {});
   const chunks = [];
   recorder.ondataavailable = (event) => { if (event.data.size) chunks.push(event.data); };
   const began = performance.now();
@@ -744,6 +753,7 @@ async function startRecording() {
   recorder.start(250);
   recording = { stream, context, recorder, chunks, timer };
   $("record-toggle").textContent = "Stop";
+  $("trim-text").textContent = "Recording…";
 }
 
 async function stopRecording() {
@@ -1334,7 +1344,13 @@ dialog label { display: block; margin: .4rem 0; }
 #record-time { font-variant-numeric: tabular-nums; min-width: 3rem; }
 #record-level { flex: 1; height: 1.5rem; }
 #record-wave { display: block; width: 100%; height: 4rem; border: 1px solid var(--line); border-radius: .5rem; }
-.trim label { display: flex; align-items: center; gap: .5rem; }
+/* The two handles in one column, whatever their labels' widths. */
+.trim { display: grid; grid-template-columns: auto 1fr; gap: 0 .75rem; align-items: center; }
+.trim label { display: contents; }
+/* What cannot be used yet (the recorder's, before there is a recording) looks it. */
+button:disabled, input:disabled { opacity: .5; cursor: not-allowed; }
+/* What the recorder keeps, on a line of its own under Listen, whatever it says. */
+#trim-text { flex-basis: 100%; min-height: 1.4em; }
 
 """##),
         "/sw.js": ("text/javascript; charset=utf-8", ##"""

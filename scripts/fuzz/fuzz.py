@@ -11,10 +11,11 @@
   mqtt     starts a mosquitto broker of its own and one jukeboxd connected to it, and publishes
            mutated payloads to every command topic (and to topics that are not commands); the
            daemon must stay up, keep answering `status`, and stay within a memory bound.
-  http     starts one jukeboxd with the web remote on 127.0.0.1 (open: no password, so the
-           requests reach the handlers) and sends it mutated raw HTTP requests from
-           corpus/http/: JSON-RPC, logins, uploads and multipart forms, with broken heads,
-           lengths and bodies; the same checks.
+  http     starts two jukeboxd with the web remote on 127.0.0.1 (open: no password, so the
+           requests reach the handlers), one serving plain HTTP and one HTTPS, and sends them
+           mutated raw HTTP requests from corpus/http/: JSON-RPC, logins, uploads and
+           multipart forms, with broken heads, lengths and bodies (to the HTTPS port as plain
+           bytes, which it reads to redirect them); the same checks.
 
 Deterministic for a given --seed. A failing input is saved under --out and named in the
 output, so it can be replayed by hand. Exits 1 on the first failure.
@@ -440,18 +441,25 @@ def mutate_http(data, rng):
 
 def fuzz_http(binary, deadline, rng, out):
     seeds = [open(os.path.join(CORPUS, "http", name), "rb").read() for name in sorted(os.listdir(os.path.join(CORPUS, "http")))]
-    daemon = Daemon(binary, {"maxUploadSize": 100000, "http": {"listen": "127.0.0.1:0"}})
-    sent = 0
+    # Three of four requests go to the API over plain HTTP (what HTTPS carries is handled the
+    # same); the rest go, as plain bytes, to a daemon serving HTTPS, whose port reads a plain
+    # request's head to answer it with a redirect.
+    daemons = {"plain": Daemon(binary, {"maxUploadSize": 100000, "http": {"listen": "127.0.0.1:0", "https": False}}),
+               "https port": Daemon(binary, {"maxUploadSize": 100000, "http": {"listen": "127.0.0.1:0"}})}
+    sent = {name: 0 for name in daemons}
     try:
-        if not daemon.wait_for("web remote listening on"):
-            fail("http", f"the web remote did not start: {daemon.log()[-500:]}", b"", out)
-        line = next(line for line in daemon.log().splitlines() if "web remote listening on" in line)
-        port = int(line.rsplit("(port ", 1)[1].rstrip(")"))
+        ports = {}
+        for name, daemon in daemons.items():
+            if not daemon.wait_for("web remote listening on"):
+                fail("http", f"the web remote ({name}) did not start: {daemon.log()[-500:]}", b"", out)
+            line = next(line for line in daemon.log().splitlines() if "web remote listening on" in line)
+            ports[name] = int(line.rsplit("(port ", 1)[1].rstrip(")"))
         while time.monotonic() < deadline:
+            name = "plain" if rng.random() < 0.75 else "https port"
             sample = rng.choice(seeds)
             if rng.random() < 0.9:
                 sample = mutate_http(sample, rng)
-            client = socket.create_connection(("127.0.0.1", port), timeout=1)
+            client = socket.create_connection(("127.0.0.1", ports[name]), timeout=1)
             try:
                 client.sendall(sample)
                 if rng.random() < 0.8:
@@ -465,13 +473,16 @@ def fuzz_http(binary, deadline, rng, out):
                 pass
             finally:
                 client.close()
-            sent += 1
-            if sent % 50 == 0:
-                daemon.check("http", sample, out)
-        daemon.check("http", b"", out)
-        print(f"fuzz http: {sent} mutated HTTP requests and forms; jukeboxd up, answering, {resident_kilobytes(daemon.process.pid)} kB resident")
+            sent[name] += 1
+            if sent[name] % 50 == 0:
+                daemons[name].check("http", sample, out)
+        for daemon in daemons.values():
+            daemon.check("http", b"", out)
+        print(f"fuzz http: {sent['plain']} mutated HTTP requests and forms, and {sent['https port']} sent as plain HTTP to the HTTPS port; "
+              f"jukeboxd up, answering, {resident_kilobytes(daemons['plain'].process.pid)} and {resident_kilobytes(daemons['https port'].process.pid)} kB resident")
     finally:
-        daemon.stop()
+        for daemon in daemons.values():
+            daemon.stop()
 
 
 def main():
