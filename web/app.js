@@ -688,26 +688,31 @@ for (const id of ["trim-start", "trim-end"]) {
   });
 }
 
-function resetRecorder() {
+// No recording to trim, hear or save (before the first, and while the next is made).
+function forgetRecording(saying) {
   recorded = null;
+  for (const id of ["trim-start", "trim-end", "record-preview", "record-save"]) $(id).disabled = true;
+  $("trim-text").textContent = saying;
+  drawWave();
+}
+
+function resetRecorder() {
+  forgetRecording("Nothing recorded yet.");
   $("record-toggle").textContent = "Record";
   $("record-toggle").disabled = false;
   $("record-time").textContent = clock(0);
   $("record-level").value = 0;
-  for (const id of ["trim-start", "trim-end", "record-preview", "record-save"]) $(id).disabled = true;
-  $("trim-text").textContent = "Nothing recorded yet.";
   $("record-title").value = "";
   $("record-weight").value = 1;
   showWindows("record-windows", []);
   done("record-message", "");
-  drawWave();
 }
 
 $("record").addEventListener("click", () => {
   // Browsers give a page the microphone only over HTTPS (or on the machine itself).
   if (!window.isSecureContext || !navigator.mediaDevices || !window.MediaRecorder) {
     problem("upload-message", new Failure("insecure", "the page was not opened over HTTPS, so the browser gives it no microphone"),
-      { insecure: "Recording needs the page opened over HTTPS: see “Trusting the page” in jukeboxd's web guide." });
+      { insecure: "Recording needs the page opened over https://: trust jukeboxd's certificate once on this phone (the link at the end of History; “Trusting it on a phone, once” in docs/web.md)." });
     return;
   }
   resetRecorder();
@@ -747,7 +752,8 @@ async function startRecording() {
   recorder.start(250);
   recording = { stream, context, recorder, chunks, timer };
   $("record-toggle").textContent = "Stop";
-  $("trim-text").textContent = "Recording…";
+  // "Record again" replaces the last recording: it cannot be saved while the next is made.
+  forgetRecording("Recording…");
 }
 
 async function stopRecording() {
