@@ -22,18 +22,24 @@ public enum WAVFile {
 
     /// `samples` are interleaved, in -1...1.
     public static func bytes(_ samples: [Double], encoding: Encoding, rate: Int, channels: Int) -> [UInt8] {
-        var data: [UInt8] = []
-        data.reserveCapacity(samples.count * encoding.bytesPerSample)
-        for sample in samples {
-            let clamped = min(max(sample, -1), 1)
-            switch encoding {
-            case .u8: data.append(UInt8(clamping: Int((clamped * 127).rounded()) + 128))
-            case .s16: append(&data, Int64((clamped * 32_767).rounded()), bytes: 2)
-            case .s24: append(&data, Int64((clamped * 8_388_607).rounded()), bytes: 3)
-            case .s32: append(&data, Int64((clamped * 2_147_483_647).rounded()), bytes: 4)
-            case .float32: append(&data, Int64(Float(clamped).bitPattern), bytes: 4)
-            case .float64: append(&data, Int64(bitPattern: clamped.bitPattern), bytes: 8)
+        let width = encoding.bytesPerSample
+        let data = [UInt8](unsafeUninitializedCapacity: samples.count * width) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            samples.withUnsafeBufferPointer { samples in
+                for index in samples.indices {
+                    let clamped = min(max(samples[index], -1), 1)
+                    let value: Int64 = switch encoding {
+                    case .u8: Int64(UInt8(clamping: Int((clamped * 127).rounded()) + 128))
+                    case .s16: Int64((clamped * 32_767).rounded())
+                    case .s24: Int64((clamped * 8_388_607).rounded())
+                    case .s32: Int64((clamped * 2_147_483_647).rounded())
+                    case .float32: Int64(Float(clamped).bitPattern)
+                    case .float64: Int64(bitPattern: clamped.bitPattern)
+                    }
+                    store(value, bytes: width, into: raw, at: index * width)
+                }
             }
+            count = samples.count * width
         }
         return wrap(data, encoding: encoding, rate: rate, channels: channels)
     }
@@ -41,9 +47,20 @@ public enum WAVFile {
     /// A 32-bit float WAV of `samples` as given, unclamped: NaN, ±Inf and overs included, as
     /// a broken encoder or a corrupt file may hold them.
     public static func rawFloat32(_ samples: [Float], rate: Int, channels: Int) -> [UInt8] {
-        var data: [UInt8] = []
-        for sample in samples { append(&data, Int64(sample.bitPattern), bytes: 4) }
+        let data = [UInt8](unsafeUninitializedCapacity: samples.count * 4) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            for (index, sample) in samples.enumerated() { store(Int64(sample.bitPattern), bytes: 4, into: raw, at: index * 4) }
+            count = samples.count * 4
+        }
         return wrap(data, encoding: .float32, rate: rate, channels: channels)
+    }
+
+    /// The low `bytes` bytes of `value`, little-endian, at `offset`.
+    static func store(_ value: Int64, bytes: Int, into raw: UnsafeMutableRawBufferPointer, at offset: Int) {
+        let little = UInt64(bitPattern: value).littleEndian
+        withUnsafeBytes(of: little) { source in
+            raw.baseAddress!.advanced(by: offset).copyMemory(from: source.baseAddress!, byteCount: bytes)
+        }
     }
 
     static func wrap(_ data: [UInt8], encoding: Encoding, rate: Int, channels: Int) -> [UInt8] {
@@ -62,19 +79,31 @@ public enum WAVFile {
         return file + data
     }
 
-    /// A sine tone, so each test clip can be told apart by ear and by frequency.
+    /// A sine tone, so each test clip can be told apart by ear and by frequency. The
+    /// second channel and those after it carry it at half the amplitude.
     public static func tone(frequency: Double, frames: Int, rate: Int, channels: Int, amplitude: Double = 0.5) -> [Double] {
-        (0..<frames).flatMap { frame in
-            let value = amplitude * sin(2 * Double.pi * frequency * Double(frame) / Double(rate))
-            return (0..<channels).map { channel in channel == 0 ? value : value * 0.5 }
+        [Double](unsafeUninitializedCapacity: frames * channels) { buffer, count in
+            var index = 0
+            for frame in 0..<frames {
+                let value = amplitude * sin(2 * Double.pi * frequency * Double(frame) / Double(rate))
+                for channel in 0..<channels {
+                    buffer[index] = channel == 0 ? value : value * 0.5
+                    index += 1
+                }
+            }
+            count = index
         }
     }
 
     /// The 16-bit little-endian PCM a 16-bit WAV of `samples` holds: what ALSA should receive.
     public static func pcm16(_ samples: [Double]) -> [UInt8] {
-        var data: [UInt8] = []
-        for sample in samples { append(&data, Int64((min(max(sample, -1), 1) * 32_767).rounded()), bytes: 2) }
-        return data
+        [UInt8](unsafeUninitializedCapacity: samples.count * 2) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            for (index, sample) in samples.enumerated() {
+                store(Int64((min(max(sample, -1), 1) * 32_767).rounded()), bytes: 2, into: raw, at: index * 2)
+            }
+            count = samples.count * 2
+        }
     }
 
     static func append(_ data: inout [UInt8], _ value: Int64, bytes: Int) {
