@@ -9,13 +9,22 @@
 #     answers `jukebox status` from a member of the jukeboxd group;
 #   - remove keeps the session and the state; purge removes both.
 #   scripts/package-test.sh DEB [DISTRO]     # DISTRO: trixie (the default) or bookworm
+#   scripts/package-test.sh --prepare DISTRO ARCH
+# --prepare only makes the fresh root that a later run copies (debootstrap; for arm64, its
+# second stage under qemu-user), so that CI can make it while other steps run.
 # Needs root (or sudo) for the chroot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deb=$(realpath "${1:?usage: scripts/package-test.sh DEB [DISTRO]}")
-distro=${2:-trixie}
 if [ "$(id -u)" -ne 0 ]; then exec sudo "$0" "$@"; fi
 . scripts/cross-common.sh
+if [ "${1:-}" = --prepare ]; then
+    started=$SECONDS
+    base=$(target_root "${2:?usage: scripts/package-test.sh --prepare DISTRO ARCH}" "${3:?usage: scripts/package-test.sh --prepare DISTRO ARCH}")
+    echo "package-test: $base is ready ($((SECONDS - started)) s)"
+    exit 0
+fi
+deb=$(realpath "${1:?usage: scripts/package-test.sh DEB [DISTRO]}")
+distro=${2:-trixie}
 arch=$(dpkg-deb -f "$deb" Architecture)
 [ "$arch" = arm64 ] && register_aarch64
 started=$(date +%s)

@@ -60,7 +60,7 @@ struct WebAPI: Sendable {
             switch request.uri.path {
             case "/rpc": return await rpc(request)
             case "/events": return events()
-            default: return await upload(request, query: request.uri.queryParameters)
+            default: return await upload(request, query: request.uri.query ?? "")
             }
         case (.get, "/ca.crt"):
             // Public, as any certificate is: a phone fetches it before it trusts anything.
@@ -122,7 +122,7 @@ struct WebAPI: Sendable {
                 if case .object(let fields) = value, case .string(let password)? = fields["password"] { password } else { nil }
             }
         } else {
-            password = Self.formField("password", in: text)
+            password = try? Self.formField("password", in: text)?.get()
         }
         guard let password else { return Self.problem(.badRequest, "send the password as password=… (a form) or {\"password\": …}") }
         switch await auth.login(password: password, from: context.clientAddress) {
@@ -136,12 +136,17 @@ struct WebAPI: Sendable {
         }
     }
 
-    /// A field of an `application/x-www-form-urlencoded` body.
-    static func formField(_ name: String, in body: String) -> String? {
-        for pair in body.split(separator: "&") {
+    /// A value whose percent escapes are broken, or whose bytes are not UTF-8.
+    struct BrokenField: Error {}
+
+    /// The first field `name` of `application/x-www-form-urlencoded` text (a form's body, or
+    /// a query, as browsers write both: `+` for a space): nil when there is none.
+    static func formField(_ name: String, in text: String) -> Result<String, BrokenField>? {
+        for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0] == name else { continue }
-            return percentDecoded(parts[1])
+            guard parts[0] == name else { continue }
+            guard parts.count == 2 else { return .success("") }
+            return percentDecoded(parts[1]).map { .success($0) } ?? .failure(BrokenField())
         }
         return nil
     }
@@ -227,14 +232,24 @@ struct WebAPI: Sendable {
     /// `POST /clips?name=NAME[&id=…&title=…]` with the file as the body, or a
     /// `multipart/form-data` form with a `file` part: the same upload path as the socket's
     /// (same checks, same conversion, same limits).
-    private func upload(_ request: Request, query: HummingbirdCore.FlatDictionary<Substring, Substring>) async -> Response {
+    private func upload(_ request: Request, query: String) async -> Response {
         var fields: [String: String] = [:]
-        for key in Self.formFields { if let value = query[Substring(key)] { fields[key] = String(value) } }
+        for key in Self.formFields + ["name"] {
+            switch Self.formField(key, in: query) {
+            case nil: continue
+            case .success(let value) where value.utf8.count > Self.maxFormFieldSize:
+                return Self.problem(.badRequest, "the query's \(key) is over \(Self.maxFormFieldSize) bytes")
+            case .success(let value): fields[key] = value
+            case .failure:
+                return Self.problem(.badRequest, "the query's \(key) is not percent-encoded UTF-8 text: encode it as encodeURIComponent does (a space as %20 or +)")
+            }
+        }
+        let name = fields.removeValue(forKey: "name")
         let received: Result<ClipUpload, Refusal>
         if let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/") {
             received = await receiveForm(request, contentType: type, fields: &fields)
         } else {
-            received = await receiveBody(request, name: query["name"].map(String.init))
+            received = await receiveBody(request, name: name)
         }
         let upload: ClipUpload
         switch received {

@@ -243,6 +243,17 @@ struct WebAPITests {
             let added = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=water.wav&title=Again", "--data-binary", "@-"], input: web.tone)
             #expect(added.status == 201, "\(added.body)")
             #expect(added.body.contains(#""file":"water-2.wav""#) && added.body.contains(#""title":"Again""#), "\(added.body)")
+            // The query is read as browsers write it (URLSearchParams, a form sent by GET): `+`
+            // is a space, and %2B a plus. A title of 1 KiB is taken; one byte more is refused.
+            let spaced = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=plants.wav&title=Water+the+plants%2B", "--data-binary", "@-"], input: web.tone)
+            #expect(spaced.status == 201 && spaced.body.contains(#""title":"Water the plants+""#), "\(spaced.body)")
+            let atLimit = String(repeating: "t", count: 1024)
+            let long = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=long.wav&title=\(atLimit)", "--data-binary", "@-"], input: web.tone)
+            #expect(long.status == 201 && long.body.contains(atLimit), "\(long.body.prefix(300))")
+            let tooLong = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=toolong.wav&title=\(atLimit)t", "--data-binary", "@-"], input: web.tone)
+            #expect(tooLong.status == 400 && tooLong.body.contains("the query's title is over 1024 bytes"), "\(tooLong.body)")
+            let broken = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=broken.wav&title=50%zz", "--data-binary", "@-"], input: web.tone)
+            #expect(broken.status == 400 && broken.body.contains("the query's title is not percent-encoded UTF-8 text"), "\(broken.body)")
             let refused = try await Self.curl(Self.bearer + ["-X", "POST", "\(base)/clips?name=notes.wav", "--data-binary", "@-"], input: Array("not audio".utf8))
             #expect(refused.status == 422)
             #expect(refused.body.contains("unplayable-clip"))
@@ -251,6 +262,7 @@ struct WebAPITests {
         }
         #expect(try web.folder.read("water-2.wav") == web.tone)
         #expect(!FileManager.default.fileExists(atPath: web.folder.file("notes.wav")))
+        for refused in ["toolong.wav", "broken.wav"] { #expect(!FileManager.default.fileExists(atPath: web.folder.file(refused)), "\(refused)") }
     }
 
     /// What a browser's file input sends: a multipart form, read as it arrives, with the
