@@ -144,8 +144,7 @@ struct WebAPI: Sendable {
     static func formField(_ name: String, in text: String) -> Result<String, BrokenField>? {
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts[0] == name else { continue }
-            guard parts.count == 2 else { return .success("") }
+            guard parts.count == 2, parts[0] == name else { continue }
             return percentDecoded(parts[1]).map { .success($0) } ?? .failure(BrokenField())
         }
         return nil
