@@ -19,11 +19,10 @@ register_aarch64
 # `import Foundation` pulls in (it adds attachments of Foundation types, which no test uses),
 # so the bundle is built without cross-import overlays. Its C (BoringSSL, above all) is
 # optimised, as a debug build's is not: the web remote's 600 000-round password hash takes 7 s
-# under qemu so, and 20 s at -O0, for the same build time. No index store is written: only an
-# editor would read it.
+# under qemu so, and 20 s at -O0, for the same build time.
 pkgconfig="$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgconfig"
 in_root "cd $PWD && PKG_CONFIG_PATH=$pkgconfig swift build --scratch-path /build-arm64-tests --swift-sdk aarch64-unknown-linux-gnu \
-    --build-tests --disable-index-store -Xcc -O2 -Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays"
+    --build-tests -Xcc -O2 -Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays"
 products="$root/build-arm64-tests/aarch64-unknown-linux-gnu/debug"
 
 # Every aarch64 program, the tests and the daemons they start, runs under qemu-user (through

@@ -5,6 +5,5 @@
 # longer by hand: scripts/fuzz.sh --seconds 600 --seed 7. Builds the debug binaries first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Without an index store (only an editor reads one), as scripts/test.sh builds the tests.
-swift build --disable-index-store --product jukeboxd >/dev/null
+swift build --product jukeboxd >/dev/null
 exec python3 scripts/fuzz/fuzz.py --bin .build/debug "$@"

@@ -15,6 +15,5 @@ scripts/fuzz.sh --seconds 80
 # own, after the rest: on two cores, the rest of the suite beside them (browsers, TLS
 # handshakes, ffmpeg) can take the CPU from them for seconds. Arguments go to both passes.
 timed='\.(RealTimeTests|SnapcastTests|AnnouncementTests|WebPageTests|MQTTClientTests)/'
-# No index store is written (only an editor reads one), as scripts/fuzz.sh built jukeboxd.
-swift test --disable-index-store --skip "$timed" "$@"
-swift test --disable-index-store --filter "$timed" "$@"
+swift test --skip "$timed" "$@"
+swift test --filter "$timed" "$@"
