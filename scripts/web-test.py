@@ -32,8 +32,8 @@ from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
 def main():
-    # The test process may hand down a private umask for a moment (it creates sockets in
-    # process): Chromium cannot run in folders it made without search permission.
+    # Whatever umask the test run hands down: Chromium cannot run in folders it made
+    # without search permission.
     os.umask(0o022)
     parser = argparse.ArgumentParser()
     parser.add_argument("--flow", choices=["controls", "restart", "record"], default="controls")

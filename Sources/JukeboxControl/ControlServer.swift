@@ -61,11 +61,14 @@ public struct ControlServer: Service {
     public func run() async throws {
         // Accepted connections come out as plain channels, each wrapped in an NIOAsyncChannel
         // by its own task; `InboundHold` keeps what arrives in between (see there why).
-        let server = try await SocketFile.withPrivateCreation { try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        try SocketFile.removeStale(path)
+        let descriptor = try SocketFile.bindPrivately(path)
+        defer { unlink(path) }
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             // A client may send its requests and shut its writing side (socat, `nc -N`);
             // it still gets its answers.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
+            .bind(descriptor) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let hold = InboundHold()
                     let raw = RawBytes()
@@ -74,8 +77,7 @@ public struct ControlServer: Service {
                     try channel.pipeline.syncOperations.addHandler(hold)
                     return AcceptedChannel(channel: channel, hold: hold, raw: raw)
                 }
-            } }
-        defer { unlink(path) }
+            }
         try SocketFile.restrict(path, group: group)
         logger.info("control socket listening on \(path)")
         onListening()

@@ -33,13 +33,7 @@ public enum SocketFile {
         if isLive(path) {
             throw ControlSocketError(message: "another jukeboxd is already running on \(path); stop it first, or give this one its own --socket (and its own --state)", exitCode: 75)
         }
-        var info = stat()
-        if lstat(path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFSOCK else {
-                throw ControlSocketError(message: "\(path) exists and is not a socket; remove it or choose another --socket", exitCode: 73)
-            }
-            unlink(path)
-        }
+        try removeStale(path)
         let folder = FilePath.directory(of: path)
         let uid = UInt32(geteuid())
         let isPrivate = folder == SocketPath.privateFolder(uid: uid)
@@ -57,18 +51,46 @@ public enum SocketFile {
         return made
     }
 
+    /// Removes the socket file a daemon that died left at `path`; anything else there is an
+    /// error, and is left alone.
+    public static func removeStale(_ path: String) throws(ControlSocketError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+            throw ControlSocketError(message: "\(path) exists and is not a socket; remove it or choose another --socket", exitCode: 73)
+        }
+        if unlink(path) != 0, errno != ENOENT {
+            throw ControlSocketError(message: "cannot remove the old socket file \(path): \(FileReadError(errno: errno)); remove it, or choose another --socket", exitCode: 73)
+        }
+    }
+
     /// Removes a folder `prepare` made, once the socket in it is gone; one that holds
     /// anything else stays.
     public static func removeFolder(_ folder: String) { rmdir(folder) }
 
-    /// Runs `bind` with a umask that leaves the new socket file open to its owner alone, so
-    /// it is never connectable by anyone else, not even between its creation and the
-    /// `restrict` that follows (a umask of 000 would otherwise leave it open to all for that
-    /// moment). The umask is the process's, so it is put back at once.
-    public static func withPrivateCreation<T>(_ bind: () async throws -> T) async rethrows -> T {
-        let previous = umask(0o177)
-        defer { umask(previous) }
-        return try await bind()
+    /// Makes the listening socket file at `path`, open to its owner alone from the moment it
+    /// exists, so it is never connectable by anyone else, not even between its creation and
+    /// the `restrict` that follows (under a umask of 000 it would otherwise be open to all for
+    /// that moment). On Linux the file `bind` makes takes the socket's own mode, less the
+    /// umask, so the socket is given mode 0600 first: the process's umask, which every thread
+    /// shares, is never changed. Returns the bound descriptor, for the server to listen on.
+    public static func bindPrivately(_ path: String) throws(ControlSocketError) -> CInt {
+        guard var address = UnixSocketAddress(path), !path.hasPrefix("@") else {
+            throw ControlSocketError(message: "control socket path \"\(path)\" is not a file path of at most 107 bytes; choose another --socket", exitCode: 64)
+        }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw ControlSocketError(message: "cannot make the control socket \(path): \(FileReadError(errno: errno))", exitCode: 71)
+        }
+        guard fchmod(descriptor, 0o600) == 0, address.withSockaddr({ bind(descriptor, $0, $1) }) == 0 else {
+            let failure = errno
+            close(descriptor)
+            throw ControlSocketError(
+                message: failure == EADDRINUSE
+                    ? "cannot make the control socket \(path): something else made that file meanwhile; remove it, or choose another --socket"
+                    : "cannot make the control socket \(path): \(FileReadError(errno: failure))", exitCode: 73)
+        }
+        return descriptor
     }
 
     /// The id of the group named by `--socket-group`; checked at start-up too, so a misspelt
@@ -87,7 +109,7 @@ public enum SocketFile {
                 throw ControlSocketError(message: "cannot give \(path) to group \"\(group)\": \(FileReadError(errno: errno))", exitCode: 77)
             }
         }
-        // Binding made it 0600 (see `withPrivateCreation`); without 0660 the group would be
+        // Binding made it 0600 (see `bindPrivately`); without 0660 the group would be
         // refused, so a failure here stops the start rather than leaving it unusable.
         if chmod(path, 0o660) != 0 {
             throw ControlSocketError(message: "cannot set the mode of \(path) to 0660: \(FileReadError(errno: errno))", exitCode: 77)

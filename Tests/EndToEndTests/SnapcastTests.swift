@@ -246,7 +246,7 @@ struct SnapcastTests {
             try home.write("s.json", text: """
                 { "interval": { "min": "1h", "max": "1h" }, "output": { "type": "snapcast", "pipe": "\(home.file("locked/fifo"))" }, "clips": [ { "file": "c0.wav" } ] }
                 """)
-            // Modes set outright: another test may hold a private umask while these are made.
+            // Modes set outright, whatever the test run's umask.
             for name in ["s.json", "c0.wav"] {
                 #expect(chown(home.file(name), user.uid, user.gid) == 0 && chmod(home.file(name), 0o644) == 0)
             }

@@ -50,7 +50,7 @@ struct SocketSecurityTests {
             chmod(folder.file("private"), 0o700)
             mkdir(folder.file("private/clips"), 0o755)
             try folder.write("p.json", text: #"{ "clipsDirectory": "\#(folder.file("private/clips"))", "clips": [ { "file": "\#(folder.file("a.wav"))" } ] }"#)
-            // Readable by the outsider, whatever umask another test has set meanwhile.
+            // Readable by the outsider, whatever the test run's umask.
             chmod(folder.file("p.json"), 0o644)
             chmod(folder.file("a.wav"), 0o644)
             let checked = try await outsider.run([binaries + "/jukeboxd", "--check", folder.file("p.json")])
@@ -71,7 +71,7 @@ struct SocketSecurityTests {
             mkdir(folder.file("open"), 0o777)
             chmod(folder.file("open"), 0o1777)
             mkdir(folder.file("theirs"), 0o700)
-            // Set outright: another test in this process may hold a private umask meanwhile.
+            // Set outright, whatever the test run's umask.
             chmod(folder.file("theirs"), 0o700)
             chown(folder.file("theirs"), squatter.uid, squatter.gid)
             let socket = folder.file("open/j.sock")
@@ -180,7 +180,7 @@ struct SocketSecurityTests {
             let tone = WAVFile.bytes(WAVFile.tone(frequency: 330, frames: 4000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
             try folder.write("service/a.wav", tone)
             try folder.write("service/s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "a.wav" } ] }"#)
-            // Modes set outright: other tests in this process change the umask for a moment.
+            // Modes set outright, whatever the test run's umask.
             for path in [clips, clips + "/a.wav", clips + "/s.json"] {
                 chown(path, service.uid, service.gid)
                 chmod(path, path == clips ? 0o755 : 0o644)

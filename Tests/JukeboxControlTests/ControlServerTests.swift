@@ -320,6 +320,67 @@ extension ControlServerTests {
 }
 
 extension ControlServerTests {
+    /// The socket file used to be made under a private umask held across an `await`: the
+    /// umask is the whole process's, so whatever another task created meanwhile (a state file,
+    /// an upload) lost its group and other bits. The socket itself is now given its mode.
+    @Test func theSocketFileIsMadePrivateWithoutTouchingTheUmask() throws {
+        let umaskBefore = try Self.processUmask()
+        // Under this umask a socket made without its own mode would be open to others.
+        #expect(umaskBefore & 0o077 != 0o077, "the test needs a umask that lets group or other bits through")
+        let descriptor = try SocketFile.bindPrivately(path)
+        defer { close(descriptor); unlink(path) }
+        var info = stat()
+        #expect(lstat(path, &info) == 0)
+        #expect(info.st_mode & S_IFMT == S_IFSOCK)
+        #expect(info.st_mode & 0o777 == 0o600)
+        #expect(try Self.processUmask() == umaskBefore)
+        // Bound, so the path is taken; the server listens on it, then opens it to the group.
+        let again = #expect(throws: ControlSocketError.self) { _ = try SocketFile.bindPrivately(path) }
+        #expect(again?.message == "cannot make the control socket \(path): something else made that file meanwhile; remove it, or choose another --socket")
+        #expect(again?.exitCode == 73)
+        try SocketFile.restrict(path, group: nil)
+        #expect(lstat(path, &info) == 0 && info.st_mode & 0o777 == 0o660)
+    }
+
+    @Test func aSocketPathThatIsNotAFilePathIsRefused() {
+        for bad in ["@jukeboxd", "/tmp/" + String(repeating: "s", count: 103)] {
+            let error = #expect(throws: ControlSocketError.self) { _ = try SocketFile.bindPrivately(bad) }
+            #expect(error?.message == "control socket path \"\(bad)\" is not a file path of at most 107 bytes; choose another --socket")
+            #expect(error?.exitCode == 64)
+        }
+    }
+
+    /// A stale socket is replaced; anything else at the path is named and left as it was.
+    @Test func onlyAStaleSocketIsRemoved() throws {
+        let stale = try SocketFile.bindPrivately(path)
+        close(stale)
+        try SocketFile.removeStale(path)
+        var info = stat()
+        #expect(lstat(path, &info) != 0 && errno == ENOENT)
+        try fixture.folder.write("control.sock", text: "notes")
+        let error = #expect(throws: ControlSocketError.self) { try SocketFile.removeStale(path) }
+        #expect(error?.message == "\(path) exists and is not a socket; remove it or choose another --socket")
+        #expect(error?.exitCode == 73)
+        #expect(try fixture.folder.read("control.sock") == Array("notes".utf8))
+    }
+
+    /// The umask, as the kernel reports it (reading it with umask(2) would set it meanwhile).
+    static func processUmask() throws -> mode_t {
+        let descriptor = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while case let count = chunk.withUnsafeMutableBytes({ read(descriptor, $0.baseAddress, $0.count) }), count > 0 {
+            bytes += chunk[..<count]
+        }
+        let status = String(decoding: bytes, as: UTF8.self)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
+        return try #require(mode_t(String(line.dropFirst("Umask:".count).filter { !$0.isWhitespace }), radix: 8))
+    }
+}
+
+extension ControlServerTests {
     /// A client that stops sending in the middle of an upload is cut off once the stall
     /// timeout passes, and the part it sent is removed.
     @Test func aStalledUploadIsClosedAndItsPartRemoved() async throws {
