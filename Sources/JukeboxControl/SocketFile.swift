@@ -27,9 +27,7 @@ public enum SocketFile {
     /// socket, and leaves the machine as it found it.
     @discardableResult
     public static func prepare(_ path: String) throws(ControlSocketError) -> String? {
-        guard UnixSocketAddress(path) != nil else {
-            throw ControlSocketError(message: "control socket path \"\(path)\" is too long (at most 107 bytes); choose a shorter --socket", exitCode: 64)
-        }
+        _ = try fileAddress(path)
         if isLive(path) {
             throw ControlSocketError(message: "another jukeboxd is already running on \(path); stop it first, or give this one its own --socket (and its own --state)", exitCode: 75)
         }
@@ -49,6 +47,15 @@ public enum SocketFile {
             throw ControlSocketError(message: "refusing the control socket folder: \(problem); remove it, or give --socket elsewhere", exitCode: 77)
         }
         return made
+    }
+
+    /// The address of the socket file at `path`: a path short enough for a Unix socket, and
+    /// not an abstract name (`@…`), which has no file to give a mode or a group.
+    static func fileAddress(_ path: String) throws(ControlSocketError) -> UnixSocketAddress {
+        guard let address = UnixSocketAddress(path), !path.hasPrefix("@") else {
+            throw ControlSocketError(message: "control socket path \"\(path)\" is not a file path of at most 107 bytes; choose another --socket", exitCode: 64)
+        }
+        return address
     }
 
     /// Removes the socket file a daemon that died left at `path`; anything else there is an
@@ -75,9 +82,7 @@ public enum SocketFile {
     /// umask, so the socket is given mode 0600 first: the process's umask, which every thread
     /// shares, is never changed. Returns the bound descriptor, for the server to listen on.
     public static func bindPrivately(_ path: String) throws(ControlSocketError) -> CInt {
-        guard var address = UnixSocketAddress(path), !path.hasPrefix("@") else {
-            throw ControlSocketError(message: "control socket path \"\(path)\" is not a file path of at most 107 bytes; choose another --socket", exitCode: 64)
-        }
+        var address = try fileAddress(path)
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else {
             throw ControlSocketError(message: "cannot make the control socket \(path): \(FileReadError(errno: errno))", exitCode: 71)

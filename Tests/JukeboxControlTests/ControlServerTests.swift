@@ -342,12 +342,21 @@ extension ControlServerTests {
         #expect(lstat(path, &info) == 0 && info.st_mode & 0o777 == 0o660)
     }
 
-    @Test func aSocketPathThatIsNotAFilePathIsRefused() {
+    @Test func aSocketPathThatIsNotAFilePathIsRefused() throws {
         for bad in ["@jukeboxd", "/tmp/" + String(repeating: "s", count: 103)] {
             let error = #expect(throws: ControlSocketError.self) { _ = try SocketFile.bindPrivately(bad) }
             #expect(error?.message == "control socket path \"\(bad)\" is not a file path of at most 107 bytes; choose another --socket")
             #expect(error?.exitCode == 64)
+            // Refused at start-up too, before the daemon restores its queue.
+            let early = #expect(throws: ControlSocketError.self) { try SocketFile.prepare(bad) }
+            #expect(early?.message == error?.message)
         }
+        // At the limit: 107 bytes, the most `sun_path` holds with its NUL.
+        let longest = fixture.folder.file(String(repeating: "s", count: 107 - fixture.folder.path.utf8.count - 1))
+        #expect(longest.utf8.count == 107)
+        let descriptor = try SocketFile.bindPrivately(longest)
+        close(descriptor)
+        unlink(longest)
     }
 
     /// A stale socket is replaced; anything else at the path is named and left as it was.
@@ -366,15 +375,7 @@ extension ControlServerTests {
 
     /// The umask, as the kernel reports it (reading it with umask(2) would set it meanwhile).
     static func processUmask() throws -> mode_t {
-        let descriptor = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while case let count = chunk.withUnsafeMutableBytes({ read(descriptor, $0.baseAddress, $0.count) }), count > 0 {
-            bytes += chunk[..<count]
-        }
-        let status = String(decoding: bytes, as: UTF8.self)
+        let status = String(decoding: try FilePath.read("/proc/self/status", limit: 65_536), as: UTF8.self)
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
         return try #require(mode_t(String(line.dropFirst("Umask:".count).filter { !$0.isWhitespace }), radix: 8))
     }

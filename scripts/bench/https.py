@@ -13,6 +13,7 @@
 Usage: /usr/bin/python3 https.py --bin DIR [--handshakes N] [--runs N]   (Debian's python3, with python3-selenium)
 """
 import argparse, json, os, shutil, statistics, struct, subprocess, sys, tempfile, time
+from pageload import READY, chromium, loads_in_one_browser
 
 def wav(path):
     frames = 8000
@@ -67,21 +68,6 @@ def handshakes(daemon, count):
     cpu = (daemon.cpu_seconds() - before) / count * 1000
     return statistics.median(times), cpu
 
-def chromium():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=390,844"]:
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-
-READY = "const t = performance.getEntriesByType('navigation')[0]; return t.domContentLoadedEventEnd - t.startTime;"
-CONTENTFUL_PAINT = """const done = arguments[arguments.length - 1];
-    const find = () => performance.getEntriesByName('first-contentful-paint')[0];
-    if (find()) return done(find().startTime);
-    new PerformanceObserver(() => find() && done(find().startTime)).observe({ type: 'paint', buffered: true });"""
-
 def page_loads(daemon, loads=10):
     """(cold DOMContentLoaded, cold first paint, warm DOMContentLoaded, warm first contentful paint), medians in ms."""
     home = tempfile.mkdtemp(prefix="bench-home-")
@@ -103,19 +89,8 @@ def page_loads(daemon, loads=10):
                 paint.append(browser.execute_script("const p = performance.getEntriesByName('first-paint')[0]; return p ? p.startTime : -1;"))
             finally:
                 browser.quit()
-        # One browser, the page loaded again: the first load fills the caches and is left out.
-        warm_ready, warm_paint = [], []
-        browser = chromium()
-        try:
-            for _ in range(loads + 1):
-                browser.get(daemon.base + "/?" + str(time.time()))
-                warm_ready.append(browser.execute_script(READY))
-                warm_paint.append(browser.execute_async_script(CONTENTFUL_PAINT))
-        finally:
-            browser.quit()
         # The first cold load warms Chromium's own caches (of the binary, not of the page).
-        return (statistics.median(ready[1:]), statistics.median(paint[1:]),
-                statistics.median(warm_ready[1:]), statistics.median(warm_paint[1:]))
+        return (statistics.median(ready[1:]), statistics.median(paint[1:])) + loads_in_one_browser(daemon.base, loads)
     finally:
         if previous is not None:
             os.environ["HOME"] = previous

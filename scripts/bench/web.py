@@ -6,7 +6,8 @@ plain HTTP (scripts/bench/https.py measures what HTTPS adds).
 
 Usage: /usr/bin/python3 web.py --bin DIR [--seconds N]   (Debian's python3, which has python3-selenium)
 """
-import argparse, json, os, shutil, socket, statistics, struct, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, socket, struct, subprocess, sys, tempfile, time
+from pageload import loads_in_one_browser
 
 def wav(path):
     frames = 8000
@@ -63,27 +64,7 @@ def main():
         socket_p50, socket_p99 = samples[len(samples) // 2], samples[int(len(samples) * 0.99)]
         # The page in headless Chromium at phone size: DOMContentLoaded and first contentful
         # paint, median of 10 loads (the first, which fills the caches, is left out).
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-        options = webdriver.ChromeOptions()
-        for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=390,844"]:
-            options.add_argument(flag)
-        options.binary_location = "/usr/bin/chromium"
-        browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        loads, paints = [], []
-        try:
-            for _ in range(11):
-                browser.get(base + "/?" + str(time.time()))
-                loads.append(browser.execute_script(
-                    "const t = performance.getEntriesByType('navigation')[0]; return t.domContentLoadedEventEnd - t.startTime;"))
-                paints.append(browser.execute_async_script("""const done = arguments[arguments.length - 1];
-                    const find = () => performance.getEntriesByName('first-contentful-paint')[0];
-                    if (find()) return done(find().startTime);
-                    new PerformanceObserver(() => find() && done(find().startTime)).observe({ type: 'paint', buffered: true });"""))
-        finally:
-            browser.quit()
-        load = statistics.median(loads[1:])
-        paint = statistics.median(paints[1:])
+        load, paint = loads_in_one_browser(base)
         print(f"| `POST /rpc` `status`, 1 keep-alive connection (wrk) | p50 {figures[1][0]:.2f} ms, p99 {figures[1][1]:.2f} ms | socket p50 {socket_p50:.2f} ms, p99 {socket_p99:.2f} ms | p50 ≤ 1 ms | {'met' if figures[1][0] <= 1 else 'not met'} |")
         print(f"| `POST /rpc` `status`, 32 connections (wrk) | {figures[32][2]:.0f} requests/s, p50 {figures[32][0]:.2f} ms, p99 {figures[32][1]:.2f} ms | | | |")
         print(f"| page load (DOMContentLoaded, headless Chromium at 390 × 844, median of 10) | {load:.1f} ms | | ≤ 150 ms | {'met' if load <= 150 else 'not met'} |")
