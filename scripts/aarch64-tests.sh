@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
 # Cross-builds the test bundle for aarch64 with the SDK of scripts/cross-sdk.sh, and runs it
 # under qemu-user: the same suites as `swift test`, built by Debian's Swift 6.2.3, on an
-# emulated aarch64 CPU, with the aarch64 daemon and client that the end-to-end suites start.
+# emulated aarch64 CPU, with the release aarch64 daemon and client (those of the arm64
+# package) that the end-to-end suites start.
 # What the tests run besides (curl, mosquitto, PulseAudio, Chromium…) is this machine's own.
 #   scripts/aarch64-tests.sh [--skip SUITE]… [--filter REGEX]
+#   scripts/aarch64-tests.sh --build
 # --skip leaves out the suites (or tests) whose names match; .ci/run says which, and why.
 # --filter runs only the suites whose names match (to try one suite again).
+# --build only builds the test bundle (.ci/run does so while other steps run).
 # Needs root (or sudo) for the chroot the build runs in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" -ne 0 ]; then exec sudo "$0" "$@"; fi
+skips=()
+left_out='^$'
+only='.'
+build_only=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --skip) skips+=(--skip "$2"); left_out="$left_out|$2"; shift 2 ;;
+        --filter) only="$2"; shift 2 ;;
+        --build) build_only=yes; shift ;;
+        *) echo "usage: scripts/aarch64-tests.sh [--skip REGEX]… [--filter REGEX] | --build" >&2; exit 64 ;;
+    esac
+done
 scripts/install-deps.sh --tests >&2
 scripts/cross-sdk.sh
 . scripts/cross-common.sh
-register_aarch64
 
 # Debian's packages lack lib_Testing_Foundation.so, the overlay that `import Testing` beside
 # `import Foundation` pulls in (it adds attachments of Foundation types, which no test uses),
@@ -24,6 +38,14 @@ pkgconfig="$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgco
 in_root "cd $PWD && PKG_CONFIG_PATH=$pkgconfig swift build --scratch-path /build-arm64-tests --swift-sdk aarch64-unknown-linux-gnu \
     --build-tests -Xcc -O2 -Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays"
 products="$root/build-arm64-tests/aarch64-unknown-linux-gnu/debug"
+[ -n "$build_only" ] && { echo "aarch64-tests: built $products/jukeboxdPackageTests.xctest"; exit 0; }
+
+# The end-to-end suites start the release programs that go into the arm64 package, as
+# scripts/cross-build.sh makes them (at once, if they are current), rather than the debug
+# ones beside the bundle: they are what a Raspberry Pi runs, and under qemu they make the
+# suites that start them a third to a half quicker.
+scripts/cross-build.sh
+register_aarch64
 
 # Every aarch64 program, the tests and the daemons they start, runs under qemu-user (through
 # binfmt_misc) against the sysroot. Tests that start a program as another user clear its
@@ -40,6 +62,7 @@ if [ ! -e "$interp" ] && [ ! -L "$interp" ]; then
     made_interp=yes
 fi
 export QEMU_LD_PREFIX="$root$sysroot"
+export JUKEBOXD_TEST_BINARIES="$work/aarch64"
 finish() {
     if [ -n "$made_interp" ]; then rm -f "$interp"; rmdir /etc/qemu-binfmt 2>/dev/null || true; fi
     unmount_all
@@ -49,16 +72,6 @@ bundle="$products/jukeboxdPackageTests.xctest"
 
 # One suite at a time, each in its own process (its tests in parallel, as `swift test` runs
 # them): all of them at once on an emulated CPU would run most past their time limits.
-skips=()
-left_out='^$'
-only='.'
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --skip) skips+=(--skip "$2"); left_out="$left_out|$2"; shift 2 ;;
-        --filter) only="$2"; shift 2 ;;
-        *) echo "usage: scripts/aarch64-tests.sh [--skip REGEX]… [--filter REGEX]" >&2; exit 64 ;;
-    esac
-done
 logs="$work/aarch64-tests"
 rm -rf "$logs"
 mkdir -p "$logs"

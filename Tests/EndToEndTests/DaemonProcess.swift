@@ -2,13 +2,17 @@ import Foundation
 import JukeboxTestSupport
 import Subprocess
 
-/// Runs the built binaries (they sit beside the test bundle). Uses swift-subprocess, whose
-/// pipes are close-on-exec, so a child started by one test never holds another test's pipe
-/// open, which would keep that test waiting for an end of output that never comes.
+/// Runs the built binaries. Uses swift-subprocess, whose pipes are close-on-exec, so a child
+/// started by one test never holds another test's pipe open, which would keep that test
+/// waiting for an end of output that never comes.
 enum DaemonProcess {
-    static var binaryDirectory: String {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
-    }
+    /// Where `jukeboxd` and `jukebox` are: the folder that JUKEBOXD_TEST_BINARIES names
+    /// (scripts/aarch64-tests.sh names the release programs that go into the arm64 package),
+    /// or else beside the test bundle.
+    static let binaryDirectory: String = {
+        if let named = ProcessInfo.processInfo.environment["JUKEBOXD_TEST_BINARIES"], !named.isEmpty { return named }
+        return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+    }()
 
     struct Outcome {
         /// The exit status, or nil if the process was killed by a signal.
