@@ -5,26 +5,12 @@
 # package) that the end-to-end suites start.
 # What the tests run besides (curl, mosquitto, PulseAudio, Chromium…) is this machine's own.
 #   scripts/aarch64-tests.sh [--skip SUITE]… [--filter REGEX]
-#   scripts/aarch64-tests.sh --build
 # --skip leaves out the suites (or tests) whose names match; .ci/run says which, and why.
 # --filter runs only the suites whose names match (to try one suite again).
-# --build only builds the test bundle (.ci/run does so while other steps run).
 # Needs root (or sudo) for the chroot the build runs in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" -ne 0 ]; then exec sudo "$0" "$@"; fi
-skips=()
-left_out='^$'
-only='.'
-build_only=
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --skip) skips+=(--skip "$2"); left_out="$left_out|$2"; shift 2 ;;
-        --filter) only="$2"; shift 2 ;;
-        --build) build_only=yes; shift ;;
-        *) echo "usage: scripts/aarch64-tests.sh [--skip REGEX]… [--filter REGEX] | --build" >&2; exit 64 ;;
-    esac
-done
 scripts/install-deps.sh --tests >&2
 scripts/cross-sdk.sh
 . scripts/cross-common.sh
@@ -38,7 +24,6 @@ pkgconfig="$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgco
 in_root "cd $PWD && PKG_CONFIG_PATH=$pkgconfig swift build --scratch-path /build-arm64-tests --swift-sdk aarch64-unknown-linux-gnu \
     --build-tests -Xcc -O2 -Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays"
 products="$root/build-arm64-tests/aarch64-unknown-linux-gnu/debug"
-[ -n "$build_only" ] && { echo "aarch64-tests: built $products/jukeboxdPackageTests.xctest"; exit 0; }
 
 # The end-to-end suites start the release programs that go into the arm64 package, as
 # scripts/cross-build.sh makes them (at once, if they are current), rather than the debug
@@ -70,30 +55,49 @@ finish() {
 trap finish EXIT
 bundle="$products/jukeboxdPackageTests.xctest"
 
-# One suite at a time, each in its own process (its tests in parallel, as `swift test` runs
-# them): all of them at once on an emulated CPU would run most past their time limits.
+# Each suite in its own process (its tests in parallel, as `swift test` runs them): all of
+# them at once on an emulated CPU would run most past their time limits. The end-to-end
+# suites run one at a time, as they start daemons, brokers and browsers and keep to the
+# clock. The other modules' suites run two at a time: under emulation, most of such a suite's
+# time is the test bundle starting, on one core.
+skips=()
+left_out='^$'
+only='.'
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --skip) skips+=(--skip "$2"); left_out="$left_out|$2"; shift 2 ;;
+        --filter) only="$2"; shift 2 ;;
+        *) echo "usage: scripts/aarch64-tests.sh [--skip REGEX]… [--filter REGEX]" >&2; exit 64 ;;
+    esac
+done
 logs="$work/aarch64-tests"
 rm -rf "$logs"
 mkdir -p "$logs"
 started=$SECONDS
-failed=()
-ran=0
-suites=0
-# The suites with a test left to run (the listing does not apply --skip).
-for suite in $("$bundle" --testing-library swift-testing --list-tests | grep -Ev "$left_out" | sed 's|/.*||' | sort -u | grep -E "$only"); do
-    begun=$SECONDS
-    if "$bundle" --testing-library swift-testing --filter "^$suite/" "${skips[@]}" > "$logs/$suite.log" 2>&1; then
-        outcome=passed
-    else
+run_suite() {  # SUITE: runs it, prints a line, and leaves SUITE.failed beside its log if it failed
+    local suite=$1 begun=$SECONDS outcome=passed tests
+    if ! "$bundle" --testing-library swift-testing --filter "^$suite/" "${skips[@]}" > "$logs/$suite.log" 2>&1; then
         outcome=FAILED
-        failed+=("$suite")
+        : > "$logs/$suite.failed"
         grep -E '✘|↳' "$logs/$suite.log" | head -n 40 >&2
     fi
     tests=$(sed -n 's/^[^ ]* Test run with \([0-9]*\) tests\? .*/\1/p' "$logs/$suite.log" | tail -n 1)
-    tests=${tests:-0}
-    ran=$((ran + tests))
-    suites=$((suites + 1))
-    echo "aarch64-tests: $suite $outcome ($tests tests, $((SECONDS - begun)) s)"
+    echo "aarch64-tests: $suite $outcome (${tests:-0} tests, $((SECONDS - begun)) s)${CI_STARTED_AT:+, $(( $(date +%s) - CI_STARTED_AT )) s into CI}"
+    return 0
+}
+# The suites with a test left to run (the listing does not apply --skip).
+for suite in $("$bundle" --testing-library swift-testing --list-tests | grep -Ev "$left_out" | sed 's|/.*||' | sort -u | grep -E "$only"); do
+    case "$suite" in
+        EndToEndTests.*) wait; run_suite "$suite" ;;
+        *)
+            while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+            run_suite "$suite" &
+            ;;
+    esac
 done
+wait
+ran=$(cat "$logs"/*.log 2>/dev/null | sed -n 's/^[^ ]* Test run with \([0-9]*\) tests\? .*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
+suites=$(find "$logs" -name '*.log' | wc -l)
+failed=($(find "$logs" -name '*.failed' -printf '%f\n' | sed 's/\.failed$//' | sort))
 echo "aarch64-tests: $ran tests in $suites suites ran under qemu-user in $((SECONDS - started)) s; ${#failed[@]} suites failed${failed[*]:+: ${failed[*]}} (logs in $logs)"
 [ ${#failed[@]} -eq 0 ]

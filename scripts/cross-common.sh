@@ -47,9 +47,7 @@ in_root() {
     mount_once "$PWD" "$root$PWD" --bind
     if [ -d /opt/swift-packages ]; then
         mount_once /opt/swift-packages "$root/opt/swift-packages" --bind -o ro
-        # Replaced whole, never rewritten in place: another build in the root may be reading it.
-        printf '[url "/opt/swift-packages/"]\n\tinsteadOf = https://github.com/\n[safe]\n\tdirectory = *\n' > "$root/etc/gitconfig.$$"
-        mv -f "$root/etc/gitconfig.$$" "$root/etc/gitconfig"
+        printf '[url "/opt/swift-packages/"]\n\tinsteadOf = https://github.com/\n[safe]\n\tdirectory = *\n' > "$root/etc/gitconfig"
     fi
     chroot "$root" /bin/bash -c "$1"
 }
