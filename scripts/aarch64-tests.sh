@@ -74,6 +74,8 @@ logs="$work/aarch64-tests"
 rm -rf "$logs"
 mkdir -p "$logs"
 started=$SECONDS
+# The number of tests in a run's summary line.
+counted='s/^[^ ]* Test run with \([0-9]*\) tests\? .*/\1/p'
 run_suite() {  # SUITE: runs it, prints a line, and leaves SUITE.failed beside its log if it failed
     local suite=$1 begun=$SECONDS outcome=passed tests
     if ! "$bundle" --testing-library swift-testing --filter "^$suite/" "${skips[@]}" > "$logs/$suite.log" 2>&1; then
@@ -81,7 +83,7 @@ run_suite() {  # SUITE: runs it, prints a line, and leaves SUITE.failed beside i
         : > "$logs/$suite.failed"
         grep -E '✘|↳' "$logs/$suite.log" | head -n 40 >&2
     fi
-    tests=$(sed -n 's/^[^ ]* Test run with \([0-9]*\) tests\? .*/\1/p' "$logs/$suite.log" | tail -n 1)
+    tests=$(sed -n "$counted" "$logs/$suite.log" | tail -n 1)
     echo "aarch64-tests: $suite $outcome (${tests:-0} tests, $((SECONDS - begun)) s)${CI_STARTED_AT:+, $(( $(date +%s) - CI_STARTED_AT )) s into CI}"
     return 0
 }
@@ -96,7 +98,7 @@ for suite in $("$bundle" --testing-library swift-testing --list-tests | grep -Ev
     esac
 done
 wait
-ran=$(cat "$logs"/*.log 2>/dev/null | sed -n 's/^[^ ]* Test run with \([0-9]*\) tests\? .*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
+ran=$(cat "$logs"/*.log 2>/dev/null | sed -n "$counted" | awk '{ n += $1 } END { print n + 0 }')
 suites=$(find "$logs" -name '*.log' | wc -l)
 failed=($(find "$logs" -name '*.failed' -printf '%f\n' | sed 's/\.failed$//' | sort))
 echo "aarch64-tests: $ran tests in $suites suites ran under qemu-user in $((SECONDS - started)) s; ${#failed[@]} suites failed${failed[*]:+: ${failed[*]}} (logs in $logs)"
