@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Runs the aarch64 build (scripts/cross-build.sh) under qemu-user against its trixie arm64
-# sysroot, and the x86_64 release build natively, through the same steps: `--check` of the
-# demo session, then four clips drawn from its shuffle bag with `--seed 1` (`jukebox pick`
-# while paused; the windows taken out, so the hour does not matter), each after the cue, with
-# the session's volume and gains, played into ALSA's `file` plugin. The two outputs must be the same byte for
-# byte: a slip in char signedness, float rounding or byte order on either side shows here.
+# sysroot, and the x86_64 debug build (the tests') natively, through the same steps: `--check`
+# of the demo session, then four clips drawn from its shuffle bag with `--seed 1` (`jukebox
+# pick` while paused; the windows taken out, so the hour does not matter), each after the cue,
+# with the session's volume and gains, played into ALSA's `file` plugin. The two outputs must be
+# the same byte for byte: a slip in char signedness, float rounding or byte order on either
+# side shows here, and so does one between optimised and unoptimised code, or between the two
+# Swift compilers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/cross-common.sh
 trap - EXIT
 arm="$work/aarch64"
-x86=.build/release
+x86=.build/debug
 [ -x "$arm/jukeboxd" ] || { echo "aarch64-smoke: no $arm/jukeboxd; run scripts/cross-build.sh first" >&2; exit 66; }
-[ -x "$x86/jukeboxd" ] || swift build -c release --static-swift-stdlib
+swift build --product jukeboxd >&2
+swift build --product jukebox >&2
 qemu="qemu-aarch64-static -L $root$sysroot"
 
 work_dir=$(mktemp -d)

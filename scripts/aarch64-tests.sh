@@ -1,29 +1,55 @@
 #!/usr/bin/env bash
-# Cross-builds the test bundle for aarch64 with the SDK of scripts/cross-sdk.sh, and runs it
-# under qemu-user: the same suites as `swift test`, built by Debian's Swift 6.2.3, on an
-# emulated aarch64 CPU, with the release aarch64 daemon and client (those of the arm64
-# package) that the end-to-end suites start.
-# What the tests run besides (curl, mosquitto, PulseAudio, Chromium…) is this machine's own.
-#   scripts/aarch64-tests.sh [--skip SUITE]… [--filter REGEX]
+# Runs the test suites against jukeboxd built for aarch64, under qemu-user:
+#   scripts/aarch64-tests.sh [--end-to-end] [--skip REGEX]… [--filter REGEX]
+# By default it cross-builds the test bundle with the SDK of scripts/cross-sdk.sh (Debian's
+# Swift 6.2.3) and runs every suite on an emulated aarch64 CPU: run it before a release
+# (docs/ci.md). With --end-to-end it builds no aarch64 test bundle: this machine's own test
+# bundle (`swift build --build-tests`) runs the end-to-end suites natively, and the programs they
+# start are aarch64 ones that binfmt_misc hands to qemu-user. That is what CI runs.
+# Either way the end-to-end suites start the release aarch64 daemon and client (those of the
+# arm64 package), and what the tests run besides (curl, mosquitto, PulseAudio, Chromium…) is
+# this machine's own.
 # --skip leaves out the suites (or tests) whose names match; .ci/run says which, and why.
 # --filter runs only the suites whose names match (to try one suite again).
-# Needs root (or sudo) for the chroot the build runs in.
+# Needs root (or sudo) for the chroot the builds run in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+skips=()
+left_out='^$'
+only='.'
+suites='.'
+native=
+for argument in "$@"; do [ "$argument" = --end-to-end ] && native=yes; done
+# This machine's test bundle, built by whoever ran this (not by root through sudo, which
+# would leave .build/ to root).
+if [ -n "$native" ] && [ -z "${SUDO_USER:-}" ]; then swift build --build-tests; fi
 if [ "$(id -u)" -ne 0 ]; then exec sudo "$0" "$@"; fi
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --end-to-end) suites='^EndToEndTests\.'; shift ;;
+        --skip) skips+=(--skip "$2"); left_out="$left_out|$2"; shift 2 ;;
+        --filter) only="$2"; shift 2 ;;
+        *) echo "usage: scripts/aarch64-tests.sh [--end-to-end] [--skip REGEX]… [--filter REGEX]" >&2; exit 64 ;;
+    esac
+done
 scripts/install-deps.sh --tests >&2
 scripts/cross-sdk.sh
 . scripts/cross-common.sh
 
-# Debian's packages lack lib_Testing_Foundation.so, the overlay that `import Testing` beside
-# `import Foundation` pulls in (it adds attachments of Foundation types, which no test uses),
-# so the bundle is built without cross-import overlays. Its C (BoringSSL, above all) is
-# optimised, as a debug build's is not: the web remote's 600 000-round password hash takes 7 s
-# under qemu so, and 20 s at -O0, for the same build time.
-pkgconfig="$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgconfig"
-in_root "cd $PWD && PKG_CONFIG_PATH=$pkgconfig swift build --scratch-path /build-arm64-tests --swift-sdk aarch64-unknown-linux-gnu \
-    --build-tests -Xcc -O2 -Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays"
-products="$root/build-arm64-tests/aarch64-unknown-linux-gnu/debug"
+if [ -n "$native" ]; then
+    bundle=.build/debug/jukeboxdPackageTests.xctest
+    [ -x "$bundle" ] || { echo "aarch64-tests: no $bundle; run swift build --build-tests first" >&2; exit 66; }
+else
+    # Debian's packages lack lib_Testing_Foundation.so, the overlay that `import Testing` beside
+    # `import Foundation` pulls in (it adds attachments of Foundation types, which no test uses),
+    # so the bundle is built without cross-import overlays. Its C (BoringSSL, above all) is
+    # optimised, as a debug build's is not: the web remote's 600 000-round password hash takes 7 s
+    # under qemu so, and 20 s at -O0, for the same build time.
+    pkgconfig="$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgconfig"
+    in_root "cd $PWD && PKG_CONFIG_PATH=$pkgconfig swift build --scratch-path /build-arm64-tests --swift-sdk aarch64-unknown-linux-gnu \
+        --build-tests -Xcc -O2 -Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays"
+    bundle="$root/build-arm64-tests/aarch64-unknown-linux-gnu/debug/jukeboxdPackageTests.xctest"
+fi
 
 # The end-to-end suites start the release programs that go into the arm64 package, as
 # scripts/cross-build.sh makes them (at once, if they are current), rather than the debug
@@ -32,8 +58,8 @@ products="$root/build-arm64-tests/aarch64-unknown-linux-gnu/debug"
 scripts/cross-build.sh
 register_aarch64
 
-# Every aarch64 program, the tests and the daemons they start, runs under qemu-user (through
-# binfmt_misc) against the sysroot. Tests that start a program as another user clear its
+# Every aarch64 program (the daemons and clients the tests start, and the tests themselves
+# unless --end-to-end) runs under qemu-user through binfmt_misc, against the sysroot. Tests that start a program as another user clear its
 # environment, so the sysroot is named where qemu looks without one, /etc/qemu-binfmt/aarch64,
 # for the length of the run (unless something is there already). The programs' RUNPATH names
 # the Swift runtime by its path in the sid root, which the sysroot maps onto itself.
@@ -53,23 +79,12 @@ finish() {
     unmount_all
 }
 trap finish EXIT
-bundle="$products/jukeboxdPackageTests.xctest"
 
 # Each suite in its own process (its tests in parallel, as `swift test` runs them): all of
 # them at once on an emulated CPU would run most past their time limits. The end-to-end
 # suites run one at a time, as they start daemons, brokers and browsers and keep to the
 # clock. The other modules' suites run two at a time: under emulation, most of such a suite's
 # time is the test bundle starting, on one core.
-skips=()
-left_out='^$'
-only='.'
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --skip) skips+=(--skip "$2"); left_out="$left_out|$2"; shift 2 ;;
-        --filter) only="$2"; shift 2 ;;
-        *) echo "usage: scripts/aarch64-tests.sh [--skip REGEX]… [--filter REGEX]" >&2; exit 64 ;;
-    esac
-done
 logs="$work/aarch64-tests"
 rm -rf "$logs"
 mkdir -p "$logs"
@@ -88,7 +103,7 @@ run_suite() {  # SUITE: runs it, prints a line, and leaves SUITE.failed beside i
     return 0
 }
 # The suites with a test left to run (the listing does not apply --skip).
-for suite in $("$bundle" --testing-library swift-testing --list-tests | grep -Ev "$left_out" | sed 's|/.*||' | sort -u | grep -E "$only"); do
+for suite in $("$bundle" --testing-library swift-testing --list-tests | grep -Ev "$left_out" | sed 's|/.*||' | sort -u | grep -E "$suites" | grep -E "$only"); do
     case "$suite" in
         EndToEndTests.*) wait; run_suite "$suite" ;;
         *)

@@ -22,8 +22,9 @@ mkdir -p "$work"
 mirror=$(debian_mirror)
 [ -n "$mirror" ] || { echo "cross-sdk: no Debian archive found in /etc/apt/sources.list{,.d}; add one" >&2; exit 69; }
 
-# 1. The sid root with Debian's Swift and lld.
-if [ ! -x "$root/usr/bin/swift" ]; then
+# 1. The sid root with Debian's Swift and lld. (Its /usr/bin/swift is a link to an absolute
+#    path, which names the host's own folder when read from outside the root.)
+if [ ! -x "$root/usr/libexec/swift/bin/swift" ]; then
     if [ ! -x "$root/usr/bin/apt-get" ]; then
         remove_root "$root"
         debootstrap --variant=minbase sid "$root" "$mirror"

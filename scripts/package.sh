@@ -15,7 +15,11 @@
 # /var/lib/jukeboxd: remove keeps them, purge removes them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: scripts/package.sh arm64|amd64 [trixie|bookworm]" >&2; exit 64; }
+usage() { echo "usage: scripts/package.sh [--prepare] arm64|amd64 [trixie|bookworm]" >&2; exit 64; }
+# --prepare only makes the root that Depends are found in (below), so that CI can make it while
+# other steps run.
+prepare=
+[ "${1:-}" = --prepare ] && { prepare=yes; shift; }
 arch=${1:-}
 distro=${2:-trixie}
 case "$arch" in arm64 | amd64) ;; *) usage ;; esac
@@ -27,6 +31,38 @@ fi
 if [ "$(id -u)" -ne 0 ]; then exec sudo "$0" "$@"; fi
 . scripts/cross-common.sh
 scripts/install-deps.sh debootstrap dpkg-dev lintian binutils-aarch64-linux-gnu qemu-user-static >&2
+
+# The root that the package's Depends are found in: one of the distribution, of this
+# machine's architecture, with the package's architecture added (multiarch) when it is
+# another, and dpkg-shlibdeps. The libraries' symbols files are the same either way, and
+# nothing is emulated to read them. Made once; prints its folder.
+shlibs_root() {
+    local host_arch dir base libraries binutils
+    host_arch=$(dpkg --print-architecture)
+    dir="$work/roots/$distro-$arch-shlibs"
+    if [ ! -e "$dir/.complete" ]; then
+        base=$(target_root "$distro" "$host_arch")
+        copy_root "$base" "$dir"
+        libraries="libasound2-dev:$arch libsndfile1-dev:$arch libsoxr-dev:$arch libebur128-dev:$arch libstdc++6:$arch libgcc-s1:$arch"
+        if [ "$arch" = "$host_arch" ]; then
+            (in_target "$dir" "apt-get update -qq && apt-get install -y -qq dpkg-dev binutils $libraries") >&2
+        else
+            # The package's architecture's objdump, which dpkg-shlibdeps runs for its binaries.
+            binutils=binutils-$(dpkg-architecture -a"$arch" -qDEB_HOST_GNU_TYPE 2>/dev/null | tr _ -)
+            (in_target "$dir" "dpkg --add-architecture $arch && apt-get update -qq && apt-get install -y -qq dpkg-dev $binutils $libraries") >&2
+        fi
+        # Mounted by a subshell (in_target), so unmounted here.
+        unmount_inside "$dir"
+        touch "$dir/.complete"
+    fi
+    echo "$dir"
+}
+if [ -n "$prepare" ]; then
+    started=$SECONDS
+    dir=$(shlibs_root)
+    echo "package: $dir is ready ($((SECONDS - started)) s)"
+    exit 0
+fi
 
 version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/JukeboxProtocol/Version.swift)
 changelog_version=$(sed -n '1s/^jukeboxd (\([^)]*\)).*/\1/p' packaging/deb/changelog)
@@ -68,13 +104,14 @@ doc="$stage/usr/share/doc/jukeboxd"
 install -D -m 0644 packaging/deb/copyright "$doc/copyright"
 gzip -9n < packaging/deb/changelog > "$doc/changelog.gz"
 for file in README.md docs/*.md; do gzip -9n < "$file" > "$doc/$(basename "$file").gz"; done
-# Manual pages, from each program's own help (ArgumentParser's generate-manual, built for
-# this machine; it runs an arm64 program through qemu-user).
-swift build -c release --product generate-manual >&2
+# Manual pages, from each program's own help (ArgumentParser's generate-manual, a debug build
+# for this machine beside the tests', as it only prints; it runs an arm64 program through
+# qemu-user).
+swift build --product generate-manual >&2
 released=$(date -u -d "$(dpkg-parsechangelog -l packaging/deb/changelog -S Date)" +%F)
 install -d "$stage/usr/share/man/man1" "$out/man"
 for program in jukeboxd jukebox; do
-    QEMU_LD_PREFIX="$root$sysroot" .build/release/generate-manual "$bin/$program" --date "$released" -o "$out/man" >&2
+    QEMU_LD_PREFIX="$root$sysroot" .build/debug/generate-manual "$bin/$program" --date "$released" -o "$out/man" >&2
     gzip -9n < "$out/man/$program.1" > "$stage/usr/share/man/man1/$program.1.gz"
 done
 install -D -m 0644 packaging/deb/lintian-overrides "$stage/usr/share/lintian/overrides/jukeboxd"
@@ -83,24 +120,8 @@ install -m 0755 packaging/deb/postinst packaging/deb/prerm packaging/deb/postrm 
 echo /etc/jukeboxd/session.json > "$stage/DEBIAN/conffiles"
 
 # 3. Depends, from the libraries the daemon loads, as the distribution's packages provide
-#    them: dpkg-shlibdeps in a root of that distribution, of this machine's architecture, with
-#    the package's architecture added (multiarch) when it is another. The libraries' symbols
-#    files are the same either way, and nothing is emulated to read them.
-host_arch=$(dpkg --print-architecture)
-base=$(target_root "$distro" "$host_arch")
-shlibs_root="$work/roots/$distro-$arch-shlibs"
-if [ ! -e "$shlibs_root/.complete" ]; then
-    copy_root "$base" "$shlibs_root"
-    libraries="libasound2-dev:$arch libsndfile1-dev:$arch libsoxr-dev:$arch libebur128-dev:$arch libstdc++6:$arch libgcc-s1:$arch"
-    if [ "$arch" = "$host_arch" ]; then
-        in_target "$shlibs_root" "apt-get update -qq && apt-get install -y -qq dpkg-dev binutils $libraries" >&2
-    else
-        # The package's architecture's objdump, which dpkg-shlibdeps runs for its binaries.
-        binutils=binutils-$(dpkg-architecture -a"$arch" -qDEB_HOST_GNU_TYPE 2>/dev/null | tr _ -)
-        in_target "$shlibs_root" "dpkg --add-architecture $arch && apt-get update -qq && apt-get install -y -qq dpkg-dev $binutils $libraries" >&2
-    fi
-    touch "$shlibs_root/.complete"
-fi
+#    them (dpkg-shlibdeps in the root above).
+shlibs_root=$(shlibs_root)
 # Mounted here, not in the command substitution below, so that this shell unmounts it.
 mount_once proc "$shlibs_root/proc" -t proc
 rm -rf "$shlibs_root/tmp/shlibs"
