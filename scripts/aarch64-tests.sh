@@ -59,10 +59,11 @@ scripts/cross-build.sh
 register_aarch64
 
 # Every aarch64 program (the daemons and clients the tests start, and the tests themselves
-# unless --end-to-end) runs under qemu-user through binfmt_misc, against the sysroot. Tests that start a program as another user clear its
-# environment, so the sysroot is named where qemu looks without one, /etc/qemu-binfmt/aarch64,
-# for the length of the run (unless something is there already). The programs' RUNPATH names
-# the Swift runtime by its path in the sid root, which the sysroot maps onto itself.
+# unless --end-to-end) runs under qemu-user through binfmt_misc, against the sysroot. Tests
+# that start a program as another user clear its environment, so the sysroot is named where
+# qemu looks without one, /etc/qemu-binfmt/aarch64, for the length of the run (unless
+# something is there already). The programs' RUNPATH names the Swift runtime by its path in
+# the sid root, which the sysroot maps onto itself.
 mkdir -p "$root$sysroot/opt"
 ln -sfn .. "$root$sysroot/opt/jukeboxd-sysroot-arm64"
 interp=/etc/qemu-binfmt/aarch64
