@@ -23,12 +23,20 @@ struct FFmpegConverter: AudioConverter {
         return nil
     }
 
+    /// The containers a recording or an upload can honestly be, by ffmpeg's names for their
+    /// demuxers: MP4/M4A/MOV, Matroska/WebM, Ogg, MP3, raw AAC (ADTS), FLAC and WAV. Nothing
+    /// that names other files (HLS and other playlists, concat, image sequences) is read.
+    static let containers = "mov,matroska,ogg,mp3,aac,flac,wav"
+
     func convertToFLAC(_ input: String, _ output: String, limits: UploadLimits) async throws(ConversionFailure) {
         // -t: a second past the longest clip accepted, so a longer one is seen to be longer
-        // and refused rather than cut; -fs: no more bytes than an upload may bring.
+        // and refused rather than cut; -fs: no more bytes than an upload may bring. The one
+        // input is read as a file, in one of `containers`, and nothing else is opened: an
+        // upload that names another file is refused alike whether that file exists or not.
         let seconds = limits.length.components.seconds + 1
         let arguments = [
-            executable, "-nostdin", "-hide_banner", "-loglevel", "error", "-n", "-i", input,
+            executable, "-nostdin", "-hide_banner", "-loglevel", "error", "-n",
+            "-protocol_whitelist", "file", "-format_whitelist", Self.containers, "-i", input,
             "-map", "0:a:0", "-map_metadata", "-1", "-t", "\(seconds)", "-c:a", "flac", "-fs", "\(limits.size)", "-f", "flac", output,
         ]
         let result = await queue.run { () -> Result<ChildProcess.Outcome, ChildProcess.SpawnFailure> in

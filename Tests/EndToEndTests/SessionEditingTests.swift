@@ -87,6 +87,31 @@ struct SessionEditingTests {
         #expect(try strays().isEmpty)
     }
 
+    /// An upload that names other files (an HLS playlist sent as an M4A) is refused without
+    /// ffmpeg reading them: a private file does not become a clip, and the refusal is the same
+    /// whether the file it names exists or not, so it tells nothing about what is there.
+    @Test(.enabled(if: ffmpeg != nil, "ffmpeg is not installed: the uploads cannot be converted (scripts/test.sh installs it)"))
+    func anUploadThatNamesOtherFilesReadsNone() async throws {
+        try await encode("diary.aac", codec: ["-c:a", "aac"])
+        try FileManager.default.createDirectory(atPath: home.file("private"), withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.moveItem(atPath: home.file("diary.aac"), toPath: home.file("private/diary.aac"))
+        func playlist(naming file: String) -> String { "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1,\n\(file)\n#EXT-X-ENDLIST\n" }
+        try home.write("notes.m4a", text: playlist(naming: home.file("private/diary.aac")))
+        try home.write("other.m4a", text: playlist(naming: home.file("private/missing.aac")))
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { [self] _ in
+            (try await jukebox(["add", home.file("notes.m4a")]), try await jukebox(["add", home.file("other.m4a")]))
+        }
+        let (present, missing) = run.result
+        #expect(present.status == 1, "\(present)")
+        #expect(missing.status == 1, "\(missing)")
+        #expect(!present.stderr.contains("diary"), "\(present.stderr)")
+        #expect(present.stderr.replacing("notes", with: "NAME") == missing.stderr.replacing("other", with: "NAME"), "\(present.stderr)\n\(missing.stderr)")
+        #expect(present.stderr.contains("converting it with ffmpeg failed"), "\(present.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("notes") || $0.hasPrefix("other") }.isEmpty)
+        #expect(try strays().isEmpty)
+        #expect(!(try String(decoding: folder.read("s.json"), as: UTF8.self).contains("notes")))
+    }
+
     /// A 2.9 MB WebM of 1 h was stored as a 230 MB FLAC: what ffmpeg writes is bounded by the
     /// session's maxUploadLength and maxUploadSize, and what goes past them is refused and
     /// leaves nothing.
