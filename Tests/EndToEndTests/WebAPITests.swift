@@ -326,6 +326,16 @@ struct WebAPITests {
         let unprotected = try await DaemonProcess.run([web.folder.file("open.json"), "--socket", web.socket, "--state", web.folder.file("state.json")])
         #expect(unprotected.status == 78)
         #expect(unprotected.stderr.contains("would be open to the whole network without a password"))
+        // Without a password: a name that only looks like a loopback address may stand for any
+        // address, and is refused; another address of 127.0.0.0/8 is loopback, and served.
+        let passwordless = [web.folder.file("open.json"), "--socket", web.socket, "--state", web.folder.file("state.json"), "--device", "null"]
+        for name in ["127.jukebox.lan", "127.0.0.1.nip.io", "127.1", "[::ffff:127.0.0.1]"] {
+            let named = try await DaemonProcess.run(passwordless + ["--http", "\(name):0"])
+            #expect(named.status == 78, "\(name): \(named.stderr)")
+            #expect(named.stderr.contains("would be open to the whole network without a password"), "\(name): \(named.stderr)")
+        }
+        let served = try await DaemonProcess.withDaemon(passwordless + ["--http", "127.0.0.2:0"], ready: "web remote listening") { _ in }
+        #expect(served.status == 0, "\(served.lines)")
     }
 }
 
