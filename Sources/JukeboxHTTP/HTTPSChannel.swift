@@ -1,4 +1,5 @@
 import HummingbirdCore
+import JukeboxCore
 import Logging
 import NIOCore
 import NIOSSL
@@ -157,7 +158,7 @@ struct PlainHTTPAnswer: Sendable {
         guard let host = request.host, !host.isEmpty, host.count <= 255, host.utf8.allSatisfy(Self.isHostByte) else {
             return Self.answer("400 Bad Request", "text/plain; charset=utf-8", Array("The request has no usable Host header.\n".utf8))
         }
-        if loopbackOnly, !WebHosts.isLoopback(WebHosts.name(host)) {
+        if loopbackOnly, !WebSettings.isLoopback(WebHosts.name(host)) {
             return Self.answer("421 Misdirected Request", "text/plain; charset=utf-8", Array("This web remote answers on this machine only.\n".utf8))
         }
         let path = request.path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"

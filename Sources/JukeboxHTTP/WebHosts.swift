@@ -27,7 +27,7 @@ struct WebHosts: Sendable {
         }
         guard loopbackOnly else { return nil }
         let name = Self.name(authority)
-        guard Self.isLoopback(name) else {
+        guard WebSettings.isLoopback(name) else {
             return WebAPI.problem(.misdirectedRequest, "this web remote listens on this machine only, and answers as localhost or 127.0.0.1, not as \(name.prefix(100))")
         }
         return nil
@@ -57,11 +57,5 @@ struct WebHosts: Sendable {
         }
         if text.hasSuffix(".") { text = text.dropLast() }
         return String(text)
-    }
-
-    static func isLoopback(_ name: String) -> Bool {
-        if name == "localhost" || name == "::1" { return true }
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil && $0.allSatisfy(\.isASCII) }
     }
 }

@@ -1,5 +1,3 @@
-import Glibc
-
 /// The web remote (the session's `http` section, or `--http`): where it listens, the file
 /// with its password, and whether it serves HTTPS.
 public struct WebSettings: Sendable, Equatable {
@@ -33,16 +31,16 @@ public struct WebSettings: Sendable, Equatable {
         self.init(host: host, port: port, passwordFile: passwordFile)
     }
 
-    /// Only this machine can connect: no password is needed. Decided by the address the
-    /// listener is bound to, so only by an address written as one (127.0.0.0/8 or ::1) or
-    /// `localhost`: a name such as `127.jukebox.lan` can stand for any address.
-    public var isLoopback: Bool {
-        if host == "localhost" { return true }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
-        var v6 = in6_addr()
-        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
-        return withUnsafeBytes(of: &v6) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
+    /// Only this machine can connect: no password is needed.
+    public var isLoopback: Bool { Self.isLoopback(host) }
+
+    /// Whether `name` is `localhost` or a loopback address written as one: 127.0.0.0/8 in four
+    /// decimal parts, or `::1`. A name that only looks like one, such as `127.jukebox.lan`, can
+    /// stand for any address. The listener's address and a request's `Host` are judged alike.
+    public static func isLoopback(_ name: String) -> Bool {
+        if name == "localhost" || name == "::1" { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil && $0.allSatisfy(\.isASCII) }
     }
 
     public var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
