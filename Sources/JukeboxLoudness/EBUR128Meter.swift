@@ -73,8 +73,8 @@ final class MeterState: @unchecked Sendable {
             var value = 0.0
             if ebur128_true_peak(state, UInt32(channel), &value) == EBUR128_SUCCESS.rawValue { peak = max(peak, value) }
         }
-        let truePeak = peak > 0 ? 20 * Glibc.log10(peak) : -200
-        return Loudness(integrated: integrated.isFinite ? integrated : nil, truePeak: truePeak)
+        let truePeak = peak > 0 ? 20 * Glibc.log10(peak) : Loudness.noPeak
+        return Loudness(integrated: integrated, truePeak: truePeak)
     }
 }
 

@@ -162,6 +162,7 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
             var data = [Float](repeating: 0, count: count)
             frames = Int(data.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, sf_count_t(maxFrames)) })
             data.removeLast(count - frames * channels)
+            SampleMath.makeFinite(&data)
             samples = .float32(data)
         }
         if frames == 0 {

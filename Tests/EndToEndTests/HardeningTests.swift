@@ -52,6 +52,37 @@ struct HardeningTests {
         #expect(values[21] == 32_767, "an over saturates")
     }
 
+    /// At 100 % volume and 0 dB the player leaves samples as decoded, and a device that takes
+    /// floats (here ALSA's `plug`, converting to S16 itself) would be sent a NaN unchanged: a
+    /// full-scale click (−32768) in a quiet clip. NaN plays as silence whatever the gain.
+    @Test func aNaNReachesAFloatDeviceAsSilence() async throws {
+        var samples = WAVFile.tone(frequency: 440, frames: 4000, rate: 8000, channels: 1, amplitude: 0.1).map { Float($0) }
+        for index in stride(from: 1, to: samples.count, by: 50) { samples[index] = index % 100 == 1 ? .nan : .infinity }
+        try folder.write("nan.wav", WAVFile.rawFloat32(samples, rate: 8000, channels: 1))
+        try folder.write("s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "nan.wav" } ] }"#)
+        let out = folder.file("out.raw")
+        let environment = try alsaConfig("""
+            pcm.floats { type plug slave { pcm { type file slave.pcm "null" file "\(out)" format "raw" } format S16_LE rate 8000 channels 1 } }
+            """)
+        let arguments = [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "floats"]
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: environment) { [self] (log: LogLines) async throws -> Bool in
+            #expect(try await jukebox("play", "nan").status == 0)
+            return await log.waitFor("played nan")
+        }
+        #expect(run.result)
+        #expect(run.status == 0)
+        let written = try folder.read("out.raw")
+        let values = stride(from: 0, to: written.count, by: 2).map { Int16(bitPattern: UInt16(written[$0]) | UInt16(written[$0 + 1]) << 8) }
+        #expect(values.count == samples.count)
+        for index in stride(from: 1, to: min(values.count, samples.count), by: 100) {
+            #expect(values[index] == 0, "NaN at sample \(index) plays as silence, not \(values[index])")
+        }
+        for index in stride(from: 51, to: min(values.count, samples.count), by: 100) {
+            #expect(values[index] >= 32_766, "+Inf at sample \(index) plays at full scale, not \(values[index])")
+        }
+        #expect(values[2] != 0 && abs(Int(values[2])) < 4_000, "the tone around them is as recorded: \(values[2])")
+    }
+
     /// A clip that takes the daemon down while it plays must not do so for ever: the start of
     /// the first entry after a restart is saved before it plays, and an entry that was playing
     /// at two crashes in a row goes to the history as failed. The crash is a SIGKILL while the

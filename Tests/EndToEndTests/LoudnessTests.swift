@@ -94,6 +94,58 @@ struct LoudnessTests {
         }
     }
 
+    /// A float file may hold NaN or ±Inf (a broken encoder, a corrupt file). It is measured as
+    /// it is played, NaN as silence and ±Inf as full scale, so one bad sample neither makes a
+    /// clip play 16 dB over the target nor breaks the report and the saved figures.
+    @Test func aNaNOrAnInfiniteSampleIsMeasuredAsItIsPlayed() async throws {
+        let tone = WAVFile.tone(frequency: 440, frames: Self.rate * 3, rate: Self.rate, channels: 2, amplitude: 0.03).map { Float($0) }
+        var nan = tone, infinite = tone, late = tone
+        nan[10] = .nan
+        infinite[10] = .infinity
+        late[tone.count / 2] = -.nan
+        try folder.write("clean.wav", WAVFile.rawFloat32(tone, rate: Self.rate, channels: 2))
+        try folder.write("nan.wav", WAVFile.rawFloat32(nan, rate: Self.rate, channels: 2))
+        try folder.write("inf.wav", WAVFile.rawFloat32(infinite, rate: Self.rate, channels: 2))
+        try folder.write("late.wav", WAVFile.rawFloat32(late, rate: Self.rate, channels: 2))
+        try folder.write("f.json", text: """
+            { "interval": { "min": "1h", "max": "1h" }, "loudness": -18,
+              "clips": [ { "file": "clean.wav" }, { "file": "nan.wav" }, { "file": "inf.wav" }, { "file": "late.wav" } ] }
+            """)
+        let output = folder.file("nan.raw")
+        let arguments = [folder.file("f.json"), "--socket", socket, "--state", folder.file("f-state.json"), "--device", "file:FILE=\(output),FORMAT=raw"]
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { [self] (log: LogLines) async throws in
+            #expect(await log.waitFor("measured the loudness of 4 clips"))
+            let shown = try await jukebox("--json", "loudness")
+            #expect(shown.status == 0, "\(shown.stderr)")
+            let result = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+            let clips = try #require(result["clips"] as? [[String: Any]])
+            func gain(_ clip: String) throws -> Double {
+                let figures = try #require(clips.first { $0["clip"] as? String == clip }, "\(shown.stdout)")
+                #expect(figures["measured"] as? Bool == true, "\(figures)")
+                return try #require(figures["gain"] as? Double, "\(figures)")
+            }
+            let clean = try gain("clean")
+            #expect(clean > 10, "a quiet recording is brought up: \(clean)")
+            #expect(abs(try gain("nan") - clean) < 0.1, "one NaN is one silent sample")
+            #expect(abs(try gain("late") - clean) < 0.1, "a NaN mid-clip leaves the rest measured")
+            // +Inf is a full-scale sample: the peak ceiling holds the gain at −1 dB.
+            #expect(abs(try gain("inf") - -1) < 0.1)
+            let text = try await jukebox("loudness")
+            #expect(text.status == 0, "\(text.stderr)")
+            #expect(text.stdout.contains("inf ") && text.stdout.contains("plays at -1.0 dB"), "\(text.stdout)")
+            #expect(try await jukebox("play", "nan").status == 0)
+            #expect(await log.waitFor("played nan"))
+        }
+        #expect(run.status == 0)
+        // The figures were saved: every clip is in the file.
+        let saved = try String(decoding: folder.read("f-state.loudness.json"), as: UTF8.self)
+        for clip in ["clean", "nan", "inf", "late"] { #expect(saved.contains("\(clip).wav"), "\(saved)") }
+        // And played at the target, as the clean copy would (a float clip reaches the file
+        // device as floats).
+        let heard = try await FFmpegLoudness.measure(["-f", "f32le", "-ar", "\(Self.rate)", "-ac", "2", "-i", output])
+        #expect(abs(heard.integrated - -18) <= 1, "nan.wav played at \(heard)")
+    }
+
     @Test func withoutATargetNothingIsMeasuredOrWritten() async throws {
         try folder.write("plain.json", text: #"{ "clips": [ { "file": "quiet.wav" } ] }"#)
         let arguments = [folder.file("plain.json"), "--socket", socket, "--state", folder.file("plain-state.json"), "--device", "null"]

@@ -45,3 +45,19 @@ struct SampleMathFaultTests {
         #expect(SampleMath.saturating(value) == expected)
     }
 }
+
+@Suite("Samples as they are played and measured", .timeLimit(.minutes(1)))
+struct FiniteSampleTests {
+    @Test func nanIsSilenceInfinityIsFullScaleAndOversStayForTheGain() {
+        var samples: [Float] = [.nan, -.nan, .signalingNaN, .infinity, -.infinity, 2, -3, 0.25, .greatestFiniteMagnitude]
+        SampleMath.makeFinite(&samples)
+        #expect(samples == [0, 0, 0, 1, -1, 2, -3, 0.25, .greatestFiniteMagnitude])
+    }
+
+    @Test func figuresAreAlwaysFinite() {
+        #expect(Loudness(integrated: .nan, truePeak: .infinity) == Loudness(integrated: nil, truePeak: 0))
+        #expect(Loudness(integrated: -.infinity, truePeak: -.infinity) == Loudness(integrated: nil, truePeak: Loudness.noPeak))
+        #expect(Loudness(integrated: -20, truePeak: .nan).gain(toward: -18) == 2)
+        #expect(Loudness(integrated: -20, truePeak: .infinity).gain(toward: -18) == -1)
+    }
+}

@@ -7,10 +7,16 @@ public struct Loudness: Sendable, Equatable, Codable {
     /// The highest true peak (between samples, 4× oversampled), in dBTP.
     public var truePeak: Double
 
+    /// Figures are always finite, so they can be saved, shown and turned into a gain: a
+    /// loudness that is not a number counts as silence, and a peak that is not one as full
+    /// scale (+∞) or none (−∞, NaN).
     public init(integrated: Double?, truePeak: Double) {
-        self.integrated = integrated
-        self.truePeak = truePeak
+        self.integrated = integrated.flatMap { $0.isFinite ? $0 : nil }
+        self.truePeak = truePeak.isFinite ? truePeak : (truePeak > 0 ? 0 : Self.noPeak)
     }
+
+    /// The true peak of digital silence.
+    public static let noPeak = -200.0
 
     /// The highest true peak a normalised clip may have: a little headroom so that a DAC's
     /// reconstruction and a lossy stream (Snapcast) never clip.

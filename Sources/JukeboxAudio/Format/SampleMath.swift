@@ -109,6 +109,17 @@ public enum SampleMath {
         return I(rounded)
     }
 
+    /// Float samples as they are played and measured: NaN as silence, ±Inf as full scale (±1),
+    /// and every finite sample, overs included, as it is (a gain below 0 dB may still bring an
+    /// over back). The decoder applies this to every block it reads, so the player at any gain,
+    /// the loudness meter and Snapcast all take the same samples.
+    public static func makeFinite(_ samples: inout [Float]) {
+        guard samples.contains(where: { !$0.isFinite }) else { return }
+        for i in samples.indices where !samples[i].isFinite {
+            samples[i] = samples[i].isNaN ? 0 : (samples[i] > 0 ? 1 : -1)
+        }
+    }
+
     /// A float sample held to -1...1, with NaN as silence and ±Inf at full scale.
     @inline(__always)
     static func clampedUnit(_ value: Float) -> Float {

@@ -192,7 +192,10 @@ public actor ClipLoudness {
         guard let file else { return }
         var bytes: [UInt8] = []
         while true {
-            guard let encoded = try? JSONEncoder().encode(Stored(version: Self.formatVersion, figures: figures, order: order)) else { return }
+            guard let encoded = try? JSONEncoder().encode(Stored(version: Self.formatVersion, figures: figures, order: order)) else {
+                logger.warning("cannot save the loudness figures: they could not be written as JSON; clips are measured again at the next start")
+                return
+            }
             bytes = Array(encoded)
             guard bytes.count > limits.fileBytes, !order.isEmpty else { break }
             // Roughly in proportion, and at least one.
