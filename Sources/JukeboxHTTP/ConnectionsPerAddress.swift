@@ -9,10 +9,18 @@ import Synchronization
 /// connection the web remote serves: a client that opens many and trickles a byte now and
 /// then would otherwise lock everyone else out. An IPv6 address counts by its /64 network,
 /// which one machine usually has whole.
+///
+/// A few addresses together could still fill the server (four at a quarter each), so the
+/// last `reserve` places are kept for addresses that hold no connection yet: someone new
+/// always gets in.
 final class ConnectionsPerAddress: Sendable {
     let limit: Int
+    /// Connections served at once, in all.
+    let total: Int
+    /// Of `total`, the places only an address with no connection open may take.
+    let reserve: Int
     private let logger: Logger
-    private let open = Mutex([String: Int]())
+    private let open = Mutex((byAddress: [String: Int](), all: 0))
     /// Addresses told of in the log, so a flood is one line an address per burst.
     private let told = Mutex(Set<String>())
 
@@ -20,28 +28,41 @@ final class ConnectionsPerAddress: Sendable {
     /// to one server, and the event stream holds one).
     static func limit(serving total: Int) -> Int { max(8, total / 4) }
 
-    init(limit: Int, logger: Logger) {
+    /// An eighth of what the server serves, and at least one.
+    static func reserve(serving total: Int) -> Int { max(1, total / 8) }
+
+    init(limit: Int, total: Int, logger: Logger) {
         self.limit = limit
+        self.total = total
+        self.reserve = Self.reserve(serving: total)
         self.logger = logger
     }
 
-    /// Counts a new connection from `address`; false when that address has `limit` open.
+    /// Counts a new connection from `address`; false when that address has `limit` open, or
+    /// holds some and only the reserved places are left.
     func opened(_ address: String) -> Bool {
-        let accepted = open.withLock { open in
-            guard open[address, default: 0] < limit else { return false }
-            open[address, default: 0] += 1
-            return true
+        let refusal = open.withLock { open -> String? in
+            let held = open.byAddress[address, default: 0]
+            guard held < limit else { return "it has \(limit) open, the most one address may have" }
+            guard held == 0 || open.all < total - reserve else {
+                return "it has \(held) open, and the last \(reserve) of the \(total) places are kept for addresses that have none"
+            }
+            open.byAddress[address] = held + 1
+            open.all += 1
+            return nil
         }
-        if !accepted, told.withLock({ $0.count < 1000 && $0.insert(address).inserted }) {
-            logger.warning("the web remote refuses more connections from \(address): it has \(limit) open, the most one address may have")
+        guard let refusal else { return true }
+        if told.withLock({ $0.count < 1000 && $0.insert(address).inserted }) {
+            logger.warning("the web remote refuses more connections from \(address): \(refusal)")
         }
-        return accepted
+        return false
     }
 
     func closed(_ address: String) {
         let left = open.withLock { open -> Int in
-            let left = open[address, default: 1] - 1
-            open[address] = left > 0 ? left : nil
+            let left = open.byAddress[address, default: 1] - 1
+            open.byAddress[address] = left > 0 ? left : nil
+            open.all = max(0, open.all - 1)
             return left
         }
         if left <= limit / 2 { _ = told.withLock { $0.remove(address) } }

@@ -3,20 +3,26 @@ import JukeboxCore
 import Logging
 import NIOCore
 import NIOSSL
+import NIOTLS
 import Synchronization
 
-/// The TLS context new connections get. Replaced when the certificate is renewed, so a
-/// renewal needs no restart; connections already open keep the one they began with.
+/// The TLS context new connections get, and the names its certificate covers. Replaced when
+/// the certificate is renewed, so a renewal needs no restart; connections already open keep
+/// the one they began with.
 final class TLSContextBox: Sendable {
-    private let context: Mutex<NIOSSLContext>
+    private let served: Mutex<(context: NIOSSLContext, covered: CoveredNames)>
 
-    init(_ context: NIOSSLContext) {
-        self.context = Mutex(context)
+    init(_ identity: WebIdentity) throws {
+        served = Mutex((try Self.context(for: identity), identity.covered))
     }
 
-    var current: NIOSSLContext { context.withLock { $0 } }
+    var current: NIOSSLContext { served.withLock { $0.context } }
+    var covered: CoveredNames { served.withLock { $0.covered } }
 
-    func replace(with context: NIOSSLContext) { self.context.withLock { $0 = context } }
+    func replace(with identity: WebIdentity) throws {
+        let context = try Self.context(for: identity)
+        served.withLock { $0 = (context, identity.covered) }
+    }
 
     /// TLS 1.2 and 1.3, the server's chain and key.
     static func context(for identity: WebIdentity) throws -> NIOSSLContext {
@@ -44,7 +50,11 @@ struct HTTPSChannel<Base: ServerChildChannel & HTTPChannelHandler>: ServerChildC
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(TLSOrPlainHandler(context: tls.current, plain: plain), position: .first)
+            let sniffer = TLSOrPlainHandler(context: tls.current, plain: plain)
+            try channel.pipeline.syncOperations.addHandler(sniffer, position: .first)
+            // After the sniffer, so after the TLS handler it puts in its place: it sees the
+            // handshake end.
+            try channel.pipeline.syncOperations.addHandler(HandshakeDeadline(), position: .after(sniffer))
         }.flatMap {
             base.setup(channel: channel, logger: logger)
         }
@@ -109,14 +119,47 @@ final class TLSOrPlainHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Where `\r\n\r\n` ends, or nil.
+    /// Where the head's empty line ends, or nil: `\r\n\r\n`, or the bare `\n\n` some
+    /// clients send.
     static func endOfHead(_ bytes: ByteBufferView.SubSequence) -> Int? {
         let array = Array(bytes)
-        guard array.count >= 4 else { return nil }
-        for index in 3..<array.count where array[index] == 10 && array[index - 1] == 13 && array[index - 2] == 10 && array[index - 3] == 13 {
-            return index + 1
+        guard array.count >= 2 else { return nil }
+        for index in 1..<array.count where array[index] == 10 {
+            if array[index - 1] == 10 || (index >= 2 && array[index - 1] == 13 && array[index - 2] == 10) { return index + 1 }
         }
         return nil
+    }
+}
+
+/// A connection that has not finished its TLS handshake, or sent a plain request's head,
+/// within `limit` is closed: a client that sends a few bytes of a handshake and stops would
+/// otherwise hold its place for the whole idle timeout (30 s), and a few addresses doing so
+/// could hold every place there is.
+final class HandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    /// A handshake is one or two round trips; a phone on a weak signal needs well under a second.
+    static let limit: TimeAmount = .seconds(5)
+
+    private var timer: Scheduled<Void>?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let channel = context.channel
+        timer = context.eventLoop.scheduleTask(in: Self.limit) { channel.close(promise: nil) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event {
+            timer?.cancel()
+            timer = nil
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }
 
@@ -130,6 +173,8 @@ struct PlainHTTPAnswer: Sendable {
     let authority: @Sendable () -> [UInt8]?
     /// Only loopback names are answered (as `WebHosts`).
     let loopbackOnly: Bool
+    /// The names the certificate served now covers: the only ones a request is sent on to.
+    let covered: @Sendable () -> CoveredNames
 
     struct Request {
         var method = ""
@@ -164,6 +209,10 @@ struct PlainHTTPAnswer: Sendable {
         let path = request.path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
         if path == "/ca.crt", request.method == "GET" || request.method == "HEAD", let certificate = authority() {
             return Self.answer("200 OK", "application/x-x509-ca-cert", certificate, extra: ["Content-Disposition: attachment; filename=\"jukeboxd-ca.crt\""], headOnly: request.method == "HEAD")
+        }
+        let name = WebHosts.name(host)
+        guard covered().covers(name) else {
+            return Self.answer("400 Bad Request", "text/plain; charset=utf-8", Array("This is an HTTPS port, and its certificate is not for the name \(name): use https:// with a name it is for.\n".utf8))
         }
         // Only the path's own characters go into the Location header.
         let safePath = request.path.utf8.count <= 2048 && request.path.utf8.allSatisfy { $0 > 32 && $0 < 127 } ? request.path : "/"

@@ -67,6 +67,7 @@ public struct WebCertificateStore: Sendable {
         return try WebIdentity(
             chainPEM: [Self.pem(server!.certificate), Self.pem(authority.certificate)], keyPEM: server!.keyPEM,
             notAfter: server!.certificate.notValidAfter, names: wanted.described,
+            covered: CoveredNames(dnsNames: wanted.dnsNames, addresses: wanted.addresses),
             authority: WebIdentity.Authority(path: caCertificatePath, fingerprint: Self.fingerprint(authority.certificate), notAfter: authority.certificate.notValidAfter),
             madeAuthority: madeAuthority, renewed: renewed)
     }
@@ -97,7 +98,7 @@ public struct WebCertificateStore: Sendable {
         let names = ((try? certificates[0].extensions.subjectAlternativeNames).map { $0.map(ServerNames.text(of:)) } ?? []).joined(separator: ", ")
         return WebIdentity(
             chainPEM: documents.map(\.pemString), keyPEM: keyText, notAfter: certificates[0].notValidAfter,
-            names: names.isEmpty ? "\(certificates[0].subject)" : names, authority: nil)
+            names: names.isEmpty ? "\(certificates[0].subject)" : names, covered: CoveredNames(of: certificates[0]), authority: nil)
     }
 
     // MARK: - Reading
@@ -262,6 +263,8 @@ public struct WebIdentity: Sendable {
     public var notAfter: Date
     /// The names and addresses it serves, for the log.
     public var names: String
+    /// The same, for the plain-HTTP redirect to check a request's `Host` against.
+    var covered: CoveredNames
     /// nil for a certificate of the user's own (`http.certificate`).
     public var authority: Authority?
     public var madeAuthority = false

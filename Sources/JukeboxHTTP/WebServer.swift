@@ -72,7 +72,7 @@ public struct WebServer: Service {
         if settings.https {
             let identity = try await io.run { [self] () throws(WebCertificateError) in try self.identity(previous: nil) }
             do {
-                tls = (TLSContextBox(try TLSContextBox.context(for: identity)), identity)
+                tls = (try TLSContextBox(identity), identity)
             } catch {
                 throw WebCertificateError(message: "cannot serve HTTPS with the web remote's certificate: \(error)")
             }
@@ -90,11 +90,11 @@ public struct WebServer: Service {
         // wakes the daemon once a second for as long as it runs (about 360 context switches a
         // minute while idle); the Date header is made per response instead.
         let total = Self.maxConnections(openFileLimit: DescriptorLimit.openFiles)
-        let perAddress = ConnectionsPerAddress(limit: ConnectionsPerAddress.limit(serving: total), logger: logger)
+        let perAddress = ConnectionsPerAddress(limit: ConnectionsPerAddress.limit(serving: total), total: total, logger: logger)
         let configuration = HTTP1Channel.Configuration(additionalChannelHandlers: [AddressLimitHandler(perAddress)], idleTimeout: Self.idleTimeout)
         let builder: HTTPServerBuilder
         if let tls {
-            let plain = PlainHTTPAnswer(authority: api.authority, loopbackOnly: settings.isLoopback)
+            let plain = PlainHTTPAnswer(authority: api.authority, loopbackOnly: settings.isLoopback, covered: { tls.box.covered })
             builder = HTTPServerBuilder { responder in
                 HTTPSChannel(base: HTTP1Channel(responder: responder, configuration: configuration), tls: tls.box, plain: plain)
             }
@@ -172,7 +172,7 @@ public struct WebServer: Service {
             case .success(let identity):
                 guard identity.renewed || identity.madeAuthority || identity.chainPEM != current.chainPEM else { continue }
                 do {
-                    box.replace(with: try TLSContextBox.context(for: identity))
+                    try box.replace(with: identity)
                     current = identity
                     announce(identity)
                 } catch {

@@ -133,6 +133,82 @@ struct WebHardeningTests {
     }
 }
 
+extension WebHardeningTests {
+    /// From four addresses, 64 connections each that sent 6 bytes of a TLS record and
+    /// nothing more made every other client wait 29.5 s, and reopening every 29 s kept the
+    /// page down. A handshake now has 5 s to finish, and the last places are kept for
+    /// addresses that hold no connection.
+    @Test func fourAddressesStallingTheirHandshakesLockNoOneOut() async throws {
+        let web = try WebDaemon(scheme: .https)
+        try await web.run { base, log in
+            let port = Int(Self.port(base))
+            let held = Descriptors()
+            defer { held.closeAll() }
+            let opened = ContinuousClock.now
+            let stalled = try await Loopback.offThePool { () -> [Int32] in
+                var first: [Int32] = []
+                for from in UInt8(10)...13 {
+                    for index in 0..<64 {
+                        let descriptor = Loopback.connect(port: port, from: from)
+                        guard descriptor >= 0 else { continue }
+                        held.add(descriptor)
+                        let record: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01]
+                        _ = record.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                        if index == 0 { first.append(descriptor) }
+                    }
+                }
+                return first
+            }
+            #expect(stalled.count == 4)
+            // Someone else is served at once, over HTTPS.
+            let other = try await Tool.run("curl", ["-s", "--max-time", "4", "--interface", "127.0.0.2", "--cacert", web.authority, "-o", "/dev/null", "-w", "%{http_code}", "\(base)/"])
+            #expect(other.stdout == "200", "curl exit \(other.status), \(other.stdout)")
+            #expect(await log.waitFor("the last 32 of the 256 places are kept for addresses that have none"))
+            // And every stalled handshake is ended by the server within its 5 s.
+            let ends = try await Loopback.offThePool { () -> [Duration] in
+                stalled.map { descriptor in
+                    var timeout = timeval(tv_sec: 20, tv_usec: 0)
+                    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    var byte: UInt8 = 0
+                    _ = read(descriptor, &byte, 1)
+                    return ContinuousClock.now - opened
+                }
+            }
+            for end in ends { #expect(end >= .seconds(4) && end < .seconds(12), "a stalled handshake ended after \(end)") }
+        }
+    }
+
+    /// Off loopback, a plain request to the HTTPS port with `Host: evil.example` was sent to
+    /// `https://evil.example/`. It is sent on only for a name the certificate is for.
+    @Test func thePlainHTTPRedirectGoesOnlyToNamesTheCertificateIsFor() async throws {
+        let web = try WebDaemon(scheme: .https)
+        try web.folder.write("lan.json", text: """
+            { "interval": { "min": "1h", "max": "1h" }, "http": { "listen": "0.0.0.0:0", "passwordFile": "password" }, "clips": [ { "file": "water.wav" } ] }
+            """)
+        let arguments = [web.folder.file("lan.json"), "--socket", web.socket, "--state", web.folder.file("state.json"), "--device", "null"]
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "web remote listening on") { log in
+            let line = await log.lines.first { $0.contains("web remote listening on") } ?? ""
+            let port = line.split(separator: "(port ").last.map { String($0.dropLast()) } ?? ""
+            let plain = "http://127.0.0.1:\(port)"
+            for host in ["evil.example", "evil.example:\(port)", "localhost.evil.example", "10.99.99.99", "[2001:db8::1]:\(port)"] {
+                let answer = try await WebAPITests.curl(["-H", "Host: \(host)", "\(plain)/clips"])
+                #expect(answer.status == 400, "\(host): \(answer.status) \(answer.headers)")
+                #expect(answer.headers["location"] == nil, "\(host)")
+                #expect(answer.body.contains("its certificate is not for the name"), "\(answer.body)")
+            }
+            for host in ["localhost:\(port)", "127.0.0.1:\(port)", "LOCALHOST.:\(port)"] {
+                let answer = try await WebAPITests.curl(["-H", "Host: \(host)", "\(plain)/clips"])
+                #expect(answer.status == 301, "\(host): \(answer.status)")
+                #expect(answer.headers["location"] == "https://\(host)/clips", "\(host)")
+            }
+            // A head ended by bare line feeds is answered at once, not after the idle timeout.
+            let bare = try await Loopback.request(port: Int(port) ?? 0, "GET /clips HTTP/1.1\nHost: localhost\n\n")
+            #expect(bare.hasPrefix("HTTP/1.1 301"), "\(bare.prefix(200))")
+        }
+        #expect(run.status == 0)
+    }
+}
+
 /// Descriptors a test holds open, closed at its end.
 final class Descriptors: Sendable {
     private let list = Mutex<[Int32]>([])

@@ -48,6 +48,28 @@ public enum Loopback {
         try await ThreadTask(work).value
     }
 
+    /// Sends `text` to `port` and returns everything read until the server closes, or until
+    /// `timeout` seconds pass without a byte ("" when the connection fails).
+    public static func request(port: Int, _ text: String, timeout: Int = 10) async throws -> String {
+        try await offThePool {
+            let descriptor = connect(port: port)
+            guard descriptor >= 0 else { return "" }
+            defer { close(descriptor) }
+            var limit = timeval(tv_sec: timeout, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(descriptor, &buffer, buffer.count)
+                guard count > 0 else { break }
+                received += buffer.prefix(count)
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+    }
+
     static func address(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
