@@ -35,6 +35,8 @@ extension RPCError {
             self.init(code: -32010, message: message, data: .init(reason: "upload-too-large"))
         case .uploadRefused:
             self.init(code: -32011, message: message, data: .init(reason: "upload-failed"))
+        case .uploadsBusy:
+            self.init(code: -32013, message: message, data: .init(reason: "uploads-busy"))
         }
     }
 }

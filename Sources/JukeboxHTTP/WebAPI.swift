@@ -385,9 +385,12 @@ struct WebAPI: Sendable {
         case .unplayable, .editInvalid: .unprocessableContent
         case .sessionChangedOnDisk, .revisionMismatch: .conflict
         case .stateNotSaved, .sessionNotSaved, .uploadRefused: .internalServerError
+        case .uploadsBusy: .serviceUnavailable
         default: .badRequest
         }
-        return errorResponse(status, RPCError(error))
+        var response = errorResponse(status, RPCError(error))
+        if case .uploadsBusy(_, let seconds) = error { response.headers[.retryAfter] = "\(seconds)" }
+        return response
     }
 
     static func problem(_ status: HTTPResponse.Status, _ message: String) -> Response {

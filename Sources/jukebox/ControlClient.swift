@@ -108,7 +108,7 @@ final class ControlClient {
                 throw ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand (are jukebox and jukeboxd from the same build?)", exitCode: 76)
             }
             guard response.id == .number(id) else { continue }
-            if let error = response.error { throw ClientError(message: "jukebox: \(error.message)", exitCode: 1, refusal: error) }
+            if let error = response.error { throw ClientError(message: "jukebox: \(error.message)", exitCode: error.data.reason == "uploads-busy" ? 75 : 1, refusal: error) }
             guard let result = response.result else {
                 throw ClientError(message: "jukebox: jukeboxd sent an empty answer (are jukebox and jukeboxd from the same build?)", exitCode: 76)
             }
@@ -130,7 +130,7 @@ final class ControlClient {
             guard reply["id"] == .number(Double(id)) else { continue }
             if reply["error"] != nil {
                 guard let response = try? JSONDecoder().decode(Response<Empty>.self, from: Data(line)), let error = response.error else { throw unreadable }
-                throw ClientError(message: "jukebox: \(error.message)", exitCode: 1, refusal: error)
+                throw ClientError(message: "jukebox: \(error.message)", exitCode: error.data.reason == "uploads-busy" ? 75 : 1, refusal: error)
             }
             guard let result = reply["result"] else {
                 throw ClientError(message: "jukebox: jukeboxd sent an empty answer (are jukebox and jukeboxd from the same build?)", exitCode: 76)

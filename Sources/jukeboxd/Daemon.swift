@@ -120,6 +120,11 @@ struct Daemon {
     ) async throws {
         AlsaSink.routeLibraryMessages(to: logger)
         let session = catalog.session
+        let folder = session.clipsDirectory
+        let leftovers = await BlockingWorkQueue(label: "jukeboxd.start").run { ClipUpload.removeLeftovers(in: folder) }
+        if leftovers > 0 {
+            logger.notice("removed \(Plural.count(leftovers, "unfinished upload file")) that an earlier run left in the clips folder \(folder)")
+        }
         let core = Core(
             catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeSink: Self.makeSink,
             stateFile: StateFile(path: statePath), loadSession: { () throws(SessionLoadError) -> Session in try self.loadSession() },
@@ -163,11 +168,23 @@ struct Daemon {
                     .init(service: ReloadOnHangup(core: core, logger: logger)),
                     .init(service: SystemdService(
                         notifier: notifier, core: core, watchdog: SystemdNotifier.watchdogInterval(), ready: ready, logger: logger)),
+                    // Last, so the first to hear of a stop.
+                    .init(service: EndProgramsAtStop()),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             ))
         try await group.run()
         logger.info("stopped")
+    }
+}
+
+/// Ends every program the daemon started (ffmpeg converting an upload, a speech engine, a
+/// hook) the moment a stop begins, so none holds the stop up for its time limit; the
+/// request that was waiting for it is answered with why.
+struct EndProgramsAtStop: Service {
+    func run() async throws {
+        try? await gracefulShutdown()
+        await BlockingWorkQueue(label: "jukeboxd.stop").run { ChildProcess.endAll() }
     }
 }

@@ -4,10 +4,14 @@ import JukeboxProtocol
 
 /// Converts uploads libsndfile cannot read (a phone's M4A/AAC, a browser's WebM/Opus) to FLAC
 /// with ffmpeg. ffmpeg runs from an argument list, never through a shell, with no input,
-/// on its own thread, and is killed if it takes longer than `timeLimit`.
+/// on its own thread, and is killed if it takes longer than `timeLimit(length:)`, or when the
+/// daemon stops.
 struct FFmpegConverter: AudioConverter {
-    /// Longer than any clip of `maxUploadSize` takes to convert on a Pi.
-    static let timeLimit: Duration = .seconds(120)
+    /// How long ffmpeg may take for an upload of at most `length` of audio: ten times faster
+    /// than real time, and 10 s more. A Raspberry Pi converts a phone's AAC or a browser's
+    /// Opus to FLAC at well over 30 times real time; an input that ffmpeg reads at the pace
+    /// it plays (a live stream) is stopped close to the longest recording that is accepted.
+    static func timeLimit(length: Duration) -> Duration { .seconds(10) + length / 10 }
     /// How much of ffmpeg's own message is kept for the error.
     static let maxMessage = 2048
 
@@ -39,8 +43,9 @@ struct FFmpegConverter: AudioConverter {
             "-protocol_whitelist", "file", "-format_whitelist", Self.containers, "-i", input,
             "-map", "0:a:0", "-map_metadata", "-1", "-t", "\(seconds)", "-c:a", "flac", "-fs", "\(limits.size)", "-f", "flac", output,
         ]
+        let limit = Self.timeLimit(length: limits.length)
         let result = await queue.run { () -> Result<ChildProcess.Outcome, ChildProcess.SpawnFailure> in
-            Result { () throws(ChildProcess.SpawnFailure) in try ChildProcess.run(arguments, timeLimit: Self.timeLimit, outputLimit: Self.maxMessage) }
+            Result { () throws(ChildProcess.SpawnFailure) in try ChildProcess.run(arguments, timeLimit: limit, outputLimit: Self.maxMessage) }
         }
         switch result {
         case .failure(let failure): throw ConversionFailure("\(failure)")
@@ -50,7 +55,8 @@ struct FFmpegConverter: AudioConverter {
             case .exited(0): return
             case .exited(let status): throw ConversionFailure("ffmpeg exited with status \(status)\(said)")
             case .signalled(let signal): throw ConversionFailure("ffmpeg was killed by signal \(signal)")
-            case .timedOut: throw ConversionFailure("ffmpeg took longer than \(DurationText.format(Self.timeLimit)) and was stopped")
+            case .timedOut: throw ConversionFailure("ffmpeg took longer than \(DurationText.format(limit)) and was stopped")
+            case .stopped: throw ConversionFailure("ffmpeg was ended: jukeboxd is stopping")
             }
         }
     }

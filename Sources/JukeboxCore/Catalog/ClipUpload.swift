@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Logging
+import Synchronization
 
 /// A clip file arriving from a client, piece by piece. The bytes go to a hidden temporary file
 /// in the clips folder; once all have come, `Core.addClip(upload:…)` checks that the file
@@ -23,27 +24,82 @@ public actor ClipUpload {
     private let io: BlockingWorkQueue
     private let logger: Logger
     private var descriptor: Int32
+    /// Open, with an `flock`, from the start to the end of the upload (stored or not): how a
+    /// later start tells a temporary file that is in use from one an earlier run left.
+    private var lock: Int32
+    /// Its place among the uploads received at once (`UploadGate`).
+    private let ticket: UploadGate.Ticket
     public private(set) var received = 0
     private var finished = false
 
+    /// The names of an upload's temporary files: `.upload-HEX.part`, and the `.flac` ffmpeg
+    /// makes of it.
+    static let temporaryPrefix = ".upload-"
+
     /// Starts an upload of `size` bytes (`exact`), or of at most `size`, into `clipsDirectory`.
-    init(name: String, size: Int, exact: Bool = true, clipsDirectory: String, io: BlockingWorkQueue, logger: Logger) throws(JukeboxError) {
+    init(name: String, size: Int, exact: Bool = true, clipsDirectory: String, ticket: UploadGate.Ticket, io: BlockingWorkQueue, logger: Logger) throws(JukeboxError) {
         self.name = name
         self.logger = logger
         self.size = size
         self.exact = exact
         self.clipsDirectory = clipsDirectory
         self.io = io
+        self.ticket = ticket
         var random = SystemRandomNumberGenerator()
-        let path = "\(clipsDirectory)/.upload-\(String(random.next() as UInt64, radix: 16)).part"
+        let path = "\(clipsDirectory)/\(Self.temporaryPrefix)\(String(random.next() as UInt64, radix: 16)).part"
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             let error = errno
             let hint = FileReadError.isPermission(error) ? " (the daemon's user must be able to write there)" : ""
             throw .uploadRefused("cannot store an upload in the clips folder \(clipsDirectory): \(FileReadError.words(for: error, writing: true))\(hint)")
         }
+        let lock = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if lock >= 0 { flock(lock, LOCK_EX) }
         self.descriptor = descriptor
+        self.lock = lock
         self.temporaryPath = path
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+        if lock >= 0 { close(lock) }
+    }
+
+    /// The upload is over (stored, refused or abandoned): its lock and its place go.
+    func release() {
+        if lock >= 0 { close(lock) }
+        lock = -1
+        ticket.release()
+    }
+
+    /// Removes the temporary files of uploads an earlier run left in `folder` (it was killed
+    /// while receiving or converting one): those no process holds the lock of. Returns how
+    /// many were removed. Blocking.
+    public static func removeLeftovers(in folder: String) -> Int {
+        guard let directory = opendir(folder) else { return 0 }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix(temporaryPrefix), name.hasSuffix(".part") || name.hasSuffix(".part.flac") { names.append(name) }
+        }
+        closedir(directory)
+        var inUse = Set<String>()
+        var removed = 0
+        for name in names.sorted() where name.hasSuffix(".part") {
+            let path = FilePath.join(folder, name)
+            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                inUse.insert(name)
+            } else if unlink(path) == 0 {
+                removed += 1
+            }
+        }
+        for name in names where name.hasSuffix(".part.flac") && !inUse.contains(String(name.dropLast(5))) {
+            if unlink(FilePath.join(folder, name)) == 0 { removed += 1 }
+        }
+        return removed
     }
 
     public var isComplete: Bool { exact ? received == size : received > 0 }
@@ -104,6 +160,7 @@ public actor ClipUpload {
             if descriptor >= 0 { close(descriptor) }
             unlink(path)
         }
+        release()
         // Said once it is true: the partial file is gone.
         if abandoned {
             let of = exact ? " of its \(size)" : ""
@@ -137,5 +194,48 @@ extension String {
         while text.first == " " { text.removeFirst() }
         while text.last == " " { text.removeLast() }
         return String(text)
+    }
+}
+
+/// At most `limit` uploads are received, checked and converted at once, from every front end
+/// together: each holds a temporary file of up to `maxUploadSize` in the clips folder, and
+/// memory while it is decoded. One more is refused at once (`uploadsBusy`: HTTP 503 with
+/// `Retry-After`), never queued behind the others.
+public final class UploadGate: Sendable {
+    public static let limit = 2
+    /// What a refused client is told to wait, in seconds.
+    public static let retryAfter = 10
+
+    private let count = Mutex(0)
+    let limit: Int
+
+    public init(limit: Int = UploadGate.limit) { self.limit = limit }
+
+    /// A place, or nil when `limit` uploads are under way.
+    func enter() -> Ticket? {
+        let entered = count.withLock { count -> Bool in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+        return entered ? Ticket(self) : nil
+    }
+
+    var underWay: Int { count.withLock { $0 } }
+
+    fileprivate func leave() { count.withLock { $0 = max(0, $0 - 1) } }
+
+    /// One upload's place; given back once, at the end of the upload or when it is dropped.
+    final class Ticket: Sendable {
+        private let gate: UploadGate
+        private let held = Mutex(true)
+
+        fileprivate init(_ gate: UploadGate) { self.gate = gate }
+
+        func release() {
+            if held.withLock({ let was = $0; $0 = false; return was }) { gate.leave() }
+        }
+
+        deinit { release() }
     }
 }

@@ -14,13 +14,19 @@ extension SessionEditor {
         let limit = session.maxUploadSize
         guard size > 0 else { throw .invalidParameter("\"size\" must be the file's size in bytes, at least 1") }
         guard size <= limit else { throw .uploadTooLarge(name: ClipUpload.safeName(name), size: size, limit: limit) }
-        return try ClipUpload(name: name, size: size, clipsDirectory: session.clipsDirectory, io: io, logger: logger)
+        return try ClipUpload(name: name, size: size, clipsDirectory: session.clipsDirectory, ticket: try ticket(), io: io, logger: logger)
+    }
+
+    /// A place among the uploads received at once, or `uploadsBusy`.
+    private func ticket() throws(JukeboxError) -> UploadGate.Ticket {
+        guard let ticket = uploads.enter() else { throw .uploadsBusy(limit: uploads.limit, retryAfter: UploadGate.retryAfter) }
+        return ticket
     }
 
     /// Starts an upload whose size is known only once it has all come (a file in a form): up
     /// to the session's `maxUploadSize` bytes may arrive, and more is refused as they come.
     func beginUpload(name: String, in session: Session) throws(JukeboxError) -> ClipUpload {
-        try ClipUpload(name: name, size: session.maxUploadSize, exact: false, clipsDirectory: session.clipsDirectory, io: io, logger: logger)
+        try ClipUpload(name: name, size: session.maxUploadSize, exact: false, clipsDirectory: session.clipsDirectory, ticket: try ticket(), io: io, logger: logger)
     }
 
     /// Takes a finished upload in: the file is decoded completely first; one the decoder
@@ -34,9 +40,11 @@ extension SessionEditor {
         do {
             let stored = try await receive(upload, limits: limits)
             await remove(leftovers)
+            await upload.release()
             return stored
         } catch {
             await remove(leftovers)
+            await upload.release()
             throw error
         }
     }
@@ -67,6 +75,7 @@ extension SessionEditor {
                 throw .unplayable(name, reason: "\(refusal); if it is a recording in another format, install ffmpeg on jukeboxd's machine (sudo apt-get install ffmpeg) so jukeboxd converts it, or convert it to WAV or FLAC yourself")
             }
             let converted = received + ".flac"
+            logger.info("converting the upload \(name) with ffmpeg", metadata: ["file": "\(name)"])
             do {
                 try await converter.convertToFLAC(received, converted, limits: limits)
             } catch {

@@ -24,6 +24,8 @@ public struct SessionEditor: Sendable {
     let logger: Logger
     /// Reads and writes session files and uploads off the cooperative pool.
     let io = BlockingWorkQueue(label: "jukebox.session")
+    /// How many uploads are under way, from every front end.
+    let uploads = UploadGate()
 
     public init(decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, sessionOverrides: @escaping SessionOverrides = { $0 }, logger: Logger) {
         self.decoder = decoder

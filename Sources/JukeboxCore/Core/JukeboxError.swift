@@ -28,6 +28,8 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
     case uploadTooLarge(name: String, size: Int, limit: Int)
     /// An upload that could not be received or stored; nothing of it was kept.
     case uploadRefused(String)
+    /// `limit` uploads are being received or converted already; try again after `retryAfter` seconds.
+    case uploadsBusy(limit: Int, retryAfter: Int)
 
     public var description: String {
         switch self {
@@ -54,6 +56,8 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(name) is \(size) bytes, more than the \(limit) an upload may be (the session's maxUploadSize)"
         case .uploadRefused(let message):
             return message
+        case .uploadsBusy(let limit, let retryAfter):
+            return "\(limit) uploads are being received or converted, the most at once; nothing of this one was kept: send it again in \(retryAfter) s"
         case .sessionNotSaved(let reason):
             return "the edit was not saved, so it was not made, and the session file is unchanged: \(reason)"
         case .revisionMismatch(let given, let current):

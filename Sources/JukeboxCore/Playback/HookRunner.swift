@@ -32,7 +32,7 @@ public actor HookRunner {
         let limit = hooks.timeLimit
         let started = ContinuousClock.now
         let result = await io.run { [environment] () -> Result<ChildProcess.Outcome, ChildProcess.SpawnFailure> in
-            Result { () throws(ChildProcess.SpawnFailure) in try ChildProcess.run(command, environment: environment, timeLimit: limit) }
+            Result { () throws(ChildProcess.SpawnFailure) in try ChildProcess.run(command, environment: environment, timeLimit: limit, whileStopping: true) }
         }
         let took = DurationText.format(ContinuousClock.now - started)
         var metadata: Logger.Metadata = ["hook": "\(moment.rawValue)"]
@@ -47,6 +47,7 @@ public actor HookRunner {
             case .exited(let status): logger.warning("hook \(moment.rawValue) failed with status \(status)\(said); playback goes on", metadata: metadata)
             case .signalled(let signal): logger.warning("hook \(moment.rawValue) was killed by signal \(signal)\(said); playback goes on", metadata: metadata)
             case .timedOut: logger.warning("hook \(moment.rawValue) took longer than \(DurationText.format(limit)) and was stopped\(said); playback goes on", metadata: metadata)
+            case .stopped: logger.info("hook \(moment.rawValue) was ended: jukeboxd is stopping", metadata: metadata)
             }
         }
     }

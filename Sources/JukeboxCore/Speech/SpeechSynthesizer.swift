@@ -140,6 +140,7 @@ public actor SpeechSynthesizer {
         case .exited(let status): "the speech engine \(program) failed with status \(status)\(said)"
         case .signalled(let signal): "the speech engine \(program) was killed by signal \(signal)\(said)"
         case .timedOut: "the speech engine \(program) took longer than \(DurationText.format(limit)) and was stopped (tts.timeLimit)"
+        case .stopped: "the speech engine \(program) was ended: jukeboxd is stopping"
         }
         // What the engine wrote must be there, of a sane size, and audio we can play.
         if problem == nil {

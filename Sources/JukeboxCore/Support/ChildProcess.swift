@@ -37,6 +37,23 @@ public enum ChildProcess {
     /// The programs started here and not yet waited for; any other child of the daemon is an
     /// orphan it adopted.
     private static let started = Mutex(Set<pid_t>())
+    /// Set once the daemon begins to stop (`endAll`).
+    private static let stopping = Mutex(false)
+
+    /// Ends every program running now, at once, and refuses to start more, except those run
+    /// `whileStopping` (hooks: the idle hook that switches an amplifier off still runs). For
+    /// a stop: a conversion or a speech engine would otherwise hold it up for its whole time
+    /// limit. Blocking (it reads /proc): call it off the cooperative pool.
+    public static func endAll() {
+        stopping.withLock { $0 = true }
+        for pid in started.withLock({ Array($0) }) { endEverything(pid) }
+    }
+
+    /// `setpriv`, which starts each program with SIGKILL as its parent-death signal: if the
+    /// daemon is killed outright (SIGKILL, the OOM killer), what it started dies with it
+    /// rather than running on under init. nil where it is not installed (it is part of
+    /// util-linux, which every Debian system has).
+    static let deathSignal: String? = access("/usr/bin/setpriv", X_OK) == 0 ? "/usr/bin/setpriv" : nil
 
     public struct Outcome: Sendable, Equatable {
         public enum Ending: Sendable, Equatable {
@@ -44,6 +61,8 @@ public enum ChildProcess {
             case signalled(Int32)
             /// Killed at the time limit.
             case timedOut
+            /// Killed because the daemon is stopping (`endAll`).
+            case stopped
         }
         public var ending: Ending
         /// What it printed, at most `outputLimit` bytes of it.
@@ -55,7 +74,11 @@ public enum ChildProcess {
     public struct SpawnFailure: Error, Sendable, CustomStringConvertible {
         public var program: String
         public var errno: Int32
-        public var description: String { "\(program) could not be started: \(FileReadError(errno: errno))" }
+        /// Not started because the daemon is stopping.
+        public var stopping = false
+        public var description: String {
+            stopping ? "\(program) was not started: jukeboxd is stopping" : "\(program) could not be started: \(FileReadError(errno: errno))"
+        }
         /// No such program (not installed, or a wrong path).
         public var isMissingProgram: Bool { errno == ENOENT }
     }
@@ -81,11 +104,14 @@ public enum ChildProcess {
     }
 
     /// Runs `arguments` (the first is the program: a path, or a name looked up in `PATH`) with
-    /// `environment` added to the daemon's own, and `input` on its standard input.
+    /// `environment` added to the daemon's own, and `input` on its standard input. Once the
+    /// daemon is stopping, only a program run `whileStopping` is started.
     public static func run(
-        _ arguments: [String], environment: [String: String] = [:], input: [UInt8] = [], timeLimit: Duration, outputLimit: Int = 4096
+        _ arguments: [String], environment: [String: String] = [:], input: [UInt8] = [], timeLimit: Duration, outputLimit: Int = 4096,
+        whileStopping: Bool = false
     ) throws(SpawnFailure) -> Outcome {
         precondition(!arguments.isEmpty)
+        if !whileStopping, stopping.withLock({ $0 }) { throw SpawnFailure(program: arguments[0], errno: ECANCELED, stopping: true) }
         var output: [Int32] = [0, 0]
         var inputPipe: [Int32] = [0, 0]
         // Socket pairs stand in for pipes: they can be made close-on-exec atomically, so a
@@ -122,7 +148,8 @@ public enum ChildProcess {
             entry += 1
         }
         for (key, value) in environment { merged[key] = value }
-        let argv = arguments.map { strdup($0) } + [nil]
+        let launcher = deathSignal.map { [$0, "--pdeathsig", "KILL", "--"] } ?? []
+        let argv = (launcher + arguments).map { strdup($0) } + [nil]
         let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
@@ -139,7 +166,7 @@ public enum ChildProcess {
         // Registered under the lock that the orphan sweep reads, so a program just started is
         // never taken for an orphan.
         let spawned = started.withLock { started in
-            let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+            let result = posix_spawnp(&pid, launcher.first ?? arguments[0], &actions, &attributes, argv, envp)
             if result == 0 { started.insert(pid) }
             return result
         }
@@ -190,7 +217,8 @@ public enum ChildProcess {
             }
         }
         drain()
-        let ending: Outcome.Ending = status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
+        let ending: Outcome.Ending = status & 0x7F == 0 ? .exited((status >> 8) & 0xFF)
+            : stopping.withLock({ $0 }) ? .stopped : .signalled(status & 0x7F)
         return Outcome(ending: ending, output: text(kept))
     }
 
