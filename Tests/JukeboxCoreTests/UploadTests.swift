@@ -158,6 +158,8 @@ struct UploadTests {
     @Test(arguments: [
         ("../../etc/passwd", "passwd"), (".bashrc", "bashrc"), ("a\u{1}b\n.wav", "ab.wav"), ("", "upload"), ("...", "upload"),
         (String(repeating: "x", count: 200) + ".wav", String(repeating: "x", count: 96) + ".wav"),
+        (" .session.json.bak", "session.json.bak"), (". . .x.wav", "x.wav"), (" \u{202E}.x", "x"),
+        ("evil\u{202E}vaw.exe", "evilvaw.exe"), ("a\u{85}b\u{2028}c\u{2029}d\u{200B}.wav", "abcd.wav"), ("👨\u{200D}👩.wav", "👨\u{200D}👩.wav"),
     ])
     func safeNames(name: String, stored: String) {
         #expect(ClipUpload.safeName(name) == stored)

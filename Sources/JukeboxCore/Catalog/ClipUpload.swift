@@ -168,16 +168,35 @@ public actor ClipUpload {
         }
     }
 
+    /// Whether a character may be in a stored name: not a control character (C0, DEL, C1 such
+    /// as U+0085), a line or paragraph separator (U+2028, U+2029), a format character that
+    /// reorders or hides text (U+202E and the other direction marks, U+200B), nor `\`. The
+    /// zero-width joiner stays: emoji sequences are made with it.
+    static func isKept(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar == "\\" { return false }
+        if scalar == "\u{200D}" { return true }
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: return false
+        default: return true
+        }
+    }
+
     /// The longest stored name, in bytes.
     public static let maxNameLength = 100
 
-    /// `name` as it may be stored: no folders, no leading dot, no control characters, at
-    /// most `maxNameLength` bytes (the extension kept); `upload` when nothing is left.
+    /// `name` as it may be stored: no folders, no control, line-breaking or direction-changing
+    /// characters, never starting with a dot or a space (so never hidden), at most
+    /// `maxNameLength` bytes (the extension kept); `upload` when nothing is left.
     public static func safeName(_ name: String) -> String {
         let last = name.split(separator: "/").last.map(String.init) ?? ""
-        var cleaned = String(String.UnicodeScalarView(last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && $0 != "\\" }))
-        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
-        cleaned = cleaned.trimmingSpaces
+        var cleaned = String(String.UnicodeScalarView(last.unicodeScalars.filter(isKept)))
+        // Until nothing changes: " .x" loses its space, then its dot.
+        while true {
+            let before = cleaned
+            while cleaned.hasPrefix(".") { cleaned.removeFirst() }
+            cleaned = cleaned.trimmingSpaces
+            if cleaned == before { break }
+        }
         if cleaned.isEmpty { cleaned = "upload" }
         guard cleaned.utf8.count > maxNameLength else { return cleaned }
         let dot = cleaned.lastIndex(of: ".")

@@ -31,14 +31,14 @@ extension SessionEditor {
 
     /// Takes a finished upload in: the file is decoded completely first; one the decoder
     /// cannot read is converted to FLAC when a converter (ffmpeg) is there. It is then stored
-    /// under a safe name that no file has yet; returns that name. Whatever fails, no file of
-    /// the upload is left behind.
-    func store(_ upload: ClipUpload, limits: UploadLimits) async throws(JukeboxError) -> String {
+    /// under a safe name that no file has yet, and whose clip id is none of `takenIDs`;
+    /// returns that name. Whatever fails, no file of the upload is left behind.
+    func store(_ upload: ClipUpload, limits: UploadLimits, takenIDs: Set<String> = []) async throws(JukeboxError) -> String {
         // The received file and its conversion are removed whatever happens; once stored,
         // the received file has already moved to its name.
         let leftovers = [upload.temporaryPath, upload.temporaryPath + ".flac"]
         do {
-            let stored = try await receive(upload, limits: limits)
+            let stored = try await receive(upload, limits: limits, takenIDs: takenIDs)
             await remove(leftovers)
             await upload.release()
             return stored
@@ -58,7 +58,7 @@ extension SessionEditor {
         await io.run { for path in paths { unlink(path) } }
     }
 
-    private func receive(_ upload: ClipUpload, limits: UploadLimits) async throws(JukeboxError) -> String {
+    private func receive(_ upload: ClipUpload, limits: UploadLimits, takenIDs: Set<String>) async throws(JukeboxError) -> String {
         let received: String
         do {
             received = try await upload.complete()
@@ -95,7 +95,7 @@ extension SessionEditor {
             playable = converted
             name = FilePath.removingExtension(name) + ".flac"
         }
-        return try await store(playable, as: name, in: upload.clipsDirectory)
+        return try await store(playable, as: name, in: upload.clipsDirectory, takenIDs: takenIDs)
     }
 
     /// Reads every frame of the file, within `limits`; nil when it plays, else why not
@@ -136,14 +136,16 @@ extension SessionEditor {
         }
     }
 
-    /// Gives `path` a name in `folder` that no file has: `name`, else `name-2`, `name-3`…
-    /// An existing file is never overwritten (the name is taken with `link`, which fails if
-    /// it exists). Returns the name.
-    private func store(_ path: String, as name: String, in folder: String) async throws(JukeboxError) -> String {
+    /// Gives `path` a name in `folder` that no file has and whose clip id (its name without
+    /// the extension) is none of `takenIDs`: `name`, else `name-2`, `name-3`… (`rec.ogg`
+    /// after `rec.webm` became `rec.flac` is `rec-2.ogg`). An existing file is never
+    /// overwritten (the name is taken with `link`, which fails if it exists). Returns the name.
+    private func store(_ path: String, as name: String, in folder: String, takenIDs: Set<String>) async throws(JukeboxError) -> String {
         let stem = FilePath.removingExtension(name), ext = String(name.dropFirst(stem.count))
         let result: Result<String, JukeboxError> = await io.run {
             for attempt in 1...1000 {
                 let candidate = attempt == 1 ? name : "\(stem)-\(attempt)\(ext)"
+                if takenIDs.contains(SessionReader.defaultID(file: candidate)) { continue }
                 if link(path, FilePath.join(folder, candidate)) == 0 {
                     unlink(path)
                     return .success(candidate)

@@ -47,7 +47,10 @@ extension Core {
     /// `SessionEditor.store`), then added with `fields` (`id`, `title`…) like any edit.
     /// Whatever fails, no file of the upload is left behind.
     public func addClip(upload: ClipUpload, fields: [String: JSONValue], ifRevision: String? = nil) async throws(JukeboxError) -> Acknowledged<SessionEdited> {
-        let stored = try await editor.store(upload, limits: UploadLimits(session))
+        // Without an id given, the clip is named after its file: a name whose id a clip has
+        // already is passed over for a numbered one.
+        let taken = fields["id"] == nil ? Set(session.clips.map(\.id)) : []
+        let stored = try await editor.store(upload, limits: UploadLimits(session), takenIDs: taken)
         var fields = fields
         fields["file"] = .string(stored)
         do {
