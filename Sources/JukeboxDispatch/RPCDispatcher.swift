@@ -206,7 +206,10 @@ public struct RPCDispatcher: Sendable {
                 case .authority(let result): return answer(result)
                 case .off: throw RPCError(code: -32012, message: "the web remote is off: give the session an http section (see docs/web.md)", data: .init(reason: "no-web-ca"))
                 case .plainHTTP: throw RPCError(code: -32012, message: "the web remote serves plain HTTP (the session's http.https is false), so it has no certificate authority", data: .init(reason: "no-web-ca"))
-                case .ownCertificate(let path): throw RPCError(code: -32012, message: "the web remote serves your own certificate, \(path): phones trust whoever issued it", data: .init(reason: "no-web-ca"))
+                case .ownCertificate(let path, let notAfter, let ended):
+                    let end = CivilDate(daysSinceEpoch: Int((notAfter / 86400).rounded(.down)))
+                    let validity = ended ? "which ended on \(end): browsers refuse it; put a renewed one there" : "valid until \(end)"
+                    throw RPCError(code: -32012, message: "the web remote serves your own certificate, \(path), \(validity); phones trust whoever issued it", data: .init(reason: "no-web-ca"))
                 }
             case "subscribe": try params.allow([]); return answer(SubscribeResult(subscribed: true), subscribe: true)
             case "session":

@@ -49,10 +49,17 @@ public struct WebCertificateStore: Sendable {
     public func prepare(names: ServerNames, now: Date) throws(WebCertificateError) -> WebIdentity {
         try makeFolder()
         var madeAuthority = false
+        var keptAside: WebIdentity.KeptAside?
         let authority: (certificate: Certificate, key: P256.Signing.PrivateKey)
-        if let existing = loadAuthority(), existing.certificate.notValidAfter.timeIntervalSince(now) > Self.serverLifetime {
+        switch loadAuthority() {
+        case .loaded(let existing) where existing.certificate.notValidAfter.timeIntervalSince(now) > Self.serverLifetime:
             authority = existing
-        } else {
+        case .damaged(let reason):
+            // Never written over: the old key may be wanted back (from a backup of the rest).
+            keptAside = WebIdentity.KeptAside(paths: moveAside([caCertificatePath, caKeyPath], now: now), reason: reason)
+            authority = try makeAuthority(hostName: names.hostName, now: now)
+            madeAuthority = true
+        default:
             authority = try makeAuthority(hostName: names.hostName, now: now)
             madeAuthority = true
         }
@@ -69,7 +76,7 @@ public struct WebCertificateStore: Sendable {
             notAfter: server!.certificate.notValidAfter, names: wanted.described,
             covered: CoveredNames(dnsNames: wanted.dnsNames, addresses: wanted.addresses),
             authority: WebIdentity.Authority(path: caCertificatePath, fingerprint: Self.fingerprint(authority.certificate), notAfter: authority.certificate.notValidAfter),
-            madeAuthority: madeAuthority, renewed: renewed)
+            madeAuthority: madeAuthority, renewed: renewed, keptAside: keptAside)
     }
 
     /// A certificate (the server's first, then its chain) and key of the user's own, checked
@@ -79,7 +86,7 @@ public struct WebCertificateStore: Sendable {
             do {
                 return String(decoding: try FilePath.read(path, limit: maxFileSize), as: UTF8.self)
             } catch {
-                throw WebCertificateError(message: "http.\(field): \(error)")
+                throw WebCertificateError(message: "http.\(field): cannot read \(path): \(error)")
             }
         }
         let chainText = try read(path, "certificate")
@@ -103,12 +110,36 @@ public struct WebCertificateStore: Sendable {
 
     // MARK: - Reading
 
-    private func loadAuthority() -> (certificate: Certificate, key: P256.Signing.PrivateKey)? {
-        guard let certificate = try? Certificate(pemEncoded: String(decoding: FilePath.read(caCertificatePath, limit: Self.maxFileSize), as: UTF8.self)),
-              let key = try? P256.Signing.PrivateKey(pemRepresentation: String(decoding: FilePath.read(caKeyPath, limit: Self.maxFileSize), as: UTF8.self)),
-              certificate.publicKey == Certificate.PublicKey(key.publicKey)
-        else { return nil }
-        return (certificate, key)
+    enum LoadedAuthority {
+        /// Neither file is there: the first start.
+        case missing
+        /// A file is there and cannot be used: why, in plain words.
+        case damaged(String)
+        case loaded((certificate: Certificate, key: P256.Signing.PrivateKey))
+    }
+
+    private func loadAuthority() -> LoadedAuthority {
+        let present = [caCertificatePath, caKeyPath].filter { (path: String) in access(path, F_OK) == 0 }
+        guard !present.isEmpty else { return .missing }
+        guard present.count == 2 else { return .damaged("\(present[0]) is there without \(present[0] == caKeyPath ? "ca.crt" : "ca.key")") }
+        guard let certificate = try? Certificate(pemEncoded: String(decoding: FilePath.read(caCertificatePath, limit: Self.maxFileSize), as: UTF8.self)) else {
+            return .damaged("\(caCertificatePath) is not a certificate in PEM form")
+        }
+        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: String(decoding: FilePath.read(caKeyPath, limit: Self.maxFileSize), as: UTF8.self)) else {
+            return .damaged("\(caKeyPath) is not a P-256 private key in PEM form")
+        }
+        guard certificate.publicKey == Certificate.PublicKey(key.publicKey) else {
+            return .damaged("\(caKeyPath) is not the key of \(caCertificatePath)")
+        }
+        return .loaded((certificate, key))
+    }
+
+    /// Renames each of `paths` that is there to `PATH.corrupt-TIME`; the new names.
+    private func moveAside(_ paths: [String], now: Date) -> [String] {
+        paths.compactMap { path in
+            let target = "\(path).corrupt-\(Int64(now.timeIntervalSince1970))"
+            return access(path, F_OK) == 0 && rename(path, target) == 0 ? target : nil
+        }
     }
 
     private func loadServer() -> (certificate: Certificate, keyPEM: String)? {
@@ -197,8 +228,12 @@ public struct WebCertificateStore: Sendable {
         guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw WebCertificateError(message: "\(folder) is not a folder: move it away, and jukeboxd makes its certificates there")
         }
-        // Only jukeboxd's user may read the keys, whatever made the folder.
+        // Only jukeboxd's user may read the keys, whatever made the folder or its files.
         if info.st_mode & 0o777 != 0o700 { chmod(folder, 0o700) }
+        for path in [caCertificatePath, caKeyPath, serverCertificatePath, serverKeyPath] {
+            var file = stat()
+            if lstat(path, &file) == 0, file.st_mode & S_IFMT == S_IFREG, file.st_mode & 0o077 != 0 { chmod(path, 0o600) }
+        }
     }
 
     private func write(_ bytes: [UInt8], to path: String) throws(WebCertificateError) {
@@ -269,6 +304,14 @@ public struct WebIdentity: Sendable {
     public var authority: Authority?
     public var madeAuthority = false
     public var renewed = false
+    /// The authority's files that could not be used and were kept aside before a new one
+    /// was made.
+    public var keptAside: KeptAside?
+
+    public struct KeptAside: Sendable, Equatable {
+        public var paths: [String]
+        public var reason: String
+    }
 }
 
 public struct WebCertificateError: Error, Sendable, CustomStringConvertible {

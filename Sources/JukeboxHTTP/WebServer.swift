@@ -142,17 +142,38 @@ public struct WebServer: Service {
 
     private func announce(_ identity: WebIdentity) {
         if let authority = identity.authority {
-            if identity.madeAuthority {
+            if let aside = identity.keptAside {
+                logger.warning("the web remote's certificate authority could not be used (\(aside.reason)); it was kept as \(aside.paths.joined(separator: " and ")), and a new one was made: every phone must trust the new one (docs/web.md, or http://HOST:PORT/ca.crt)")
+            } else if identity.madeAuthority {
                 logger.notice("made the web remote's certificate authority \(authority.path) (SHA-256 \(authority.fingerprint)): trust it once on each phone (docs/web.md, or http://HOST:PORT/ca.crt)")
             }
             if identity.renewed {
                 logger.info("made the web remote's certificate for \(identity.names), valid until \(WebCertificateStore.shortDate(identity.notAfter))")
             }
+            let replaced = identity.keptAside.map { aside in
+                "it replaced one that could not be used (\(aside.reason), kept as \(aside.paths.joined(separator: " and "))) on \(WebCertificateStore.shortDate(clock.now())): every phone must trust this one"
+            }
+            var previous: String?
+            if case .authority(let shown) = core.webCertificate.current, shown.path == authority.path { previous = shown.replaced }
             core.webCertificate.publish(.authority(WebCAResult(
                 path: authority.path, fingerprint: authority.fingerprint, notAfter: authority.notAfter.timeIntervalSince1970,
-                serverNames: identity.names, serverNotAfter: identity.notAfter.timeIntervalSince1970)))
+                serverNames: identity.names, serverNotAfter: identity.notAfter.timeIntervalSince1970, replaced: replaced ?? previous)))
         } else {
-            core.webCertificate.publish(.ownCertificate(path: settings.certificateFile ?? ""))
+            warnIfEnding(identity)
+        }
+    }
+
+    /// A certificate of the user's own that has ended, or ends within 30 days: said at start
+    /// and at each hourly look, with the date. (jukeboxd's own are renewed before they end.)
+    private func warnIfEnding(_ identity: WebIdentity) {
+        let path = settings.certificateFile ?? ""
+        let left = identity.notAfter.timeIntervalSince(clock.now())
+        core.webCertificate.publish(.ownCertificate(path: path, notAfter: identity.notAfter.timeIntervalSince1970, ended: left <= 0))
+        let date = WebCertificateStore.shortDate(identity.notAfter)
+        if left <= 0 {
+            logger.warning("the web remote's certificate \(path) ended on \(date): browsers refuse it; put a renewed one there (jukeboxd reads it within the hour)")
+        } else if left < WebCertificateStore.renewBefore {
+            logger.warning("the web remote's certificate \(path) ends on \(date), in \(Plural.count(Int(left / 86400), "day")): put a renewed one there before then")
         }
     }
 
@@ -170,7 +191,10 @@ public struct WebServer: Service {
             case .failure(let error):
                 logger.error("\(error); HTTPS goes on with the certificate it has, valid until \(WebCertificateStore.shortDate(current.notAfter))")
             case .success(let identity):
-                guard identity.renewed || identity.madeAuthority || identity.chainPEM != current.chainPEM else { continue }
+                guard identity.renewed || identity.madeAuthority || identity.chainPEM != current.chainPEM else {
+                    if identity.authority == nil { warnIfEnding(identity) }
+                    continue
+                }
                 do {
                     try box.replace(with: identity)
                     current = identity

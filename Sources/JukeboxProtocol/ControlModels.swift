@@ -418,13 +418,17 @@ public struct WebCAResult: Sendable, Equatable, Codable {
     /// The names and addresses the server certificate is for.
     public var serverNames: String
     public var serverNotAfter: Double
+    /// Set when this authority replaced one whose files could not be used (kept aside): what
+    /// happened, and that every phone must trust the new one.
+    public var replaced: String?
 
-    public init(path: String, fingerprint: String, notAfter: Double, serverNames: String, serverNotAfter: Double) {
+    public init(path: String, fingerprint: String, notAfter: Double, serverNames: String, serverNotAfter: Double, replaced: String? = nil) {
         self.path = path
         self.fingerprint = fingerprint
         self.notAfter = notAfter
         self.serverNames = serverNames
         self.serverNotAfter = serverNotAfter
+        self.replaced = replaced
     }
 }
 

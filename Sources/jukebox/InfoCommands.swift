@@ -164,7 +164,7 @@ extension JukeboxCLI {
                 "SHA-256 \(result.fingerprint)",
                 "valid until \(Format.moment(result.notAfter))",
                 "server certificate for \(result.serverNames), valid until \(Format.moment(result.serverNotAfter))",
-            ].joined(separator: "\n")
+            ].joined(separator: "\n") + (result.replaced.map { "\nnote: \($0)" } ?? "")
         }
     }
 

@@ -130,6 +130,9 @@ struct Jukeboxd: AsyncParsableCommand {
         } catch let error as WebServerError {
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)
+        } catch let error as WebCertificateError {
+            printError("jukeboxd: \(error)")
+            throw ExitCode(error.exitCode)
         } catch let error as ControlSocketError {
             // Before anything starts (a socket in use, an unknown group), or once bound (the
             // socket could not be given to its group: not a member, say).

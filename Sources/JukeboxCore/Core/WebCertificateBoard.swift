@@ -9,7 +9,8 @@ public final class WebCertificateBoard: Sendable {
         case off
         case plainHTTP
         /// A certificate of the user's own (`http.certificate`): no authority of jukeboxd's.
-        case ownCertificate(path: String)
+        /// `ended`: its end had passed when it was last looked at (at start, then hourly).
+        case ownCertificate(path: String, notAfter: Double, ended: Bool)
         case authority(WebCAResult)
     }
 
