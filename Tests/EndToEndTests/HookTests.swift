@@ -106,7 +106,7 @@ struct HookTests {
             """)
         let checked = try await DaemonProcess.run([folder.file("s.json"), "--check"], tool: "jukeboxd")
         #expect(checked.status == 65)
-        for problem in ["hooks.beforePlaying: \"gpioset gpiochip0 17=1\" is not a list of 1 to 64 words", "hooks.idle: is empty (give the program and its arguments",
+        for problem in ["hooks.beforePlaying: \"gpioset gpiochip0 17=1\" is not a list of 1 to 64 words", "hooks.idle: is empty: give 1 to 64 words, the program first",
                         "hooks.afterPlaying[1]", "hooks.timeLimit: \"2m\" is out of range (100ms to 60s)"] {
             #expect(checked.stderr.contains(problem) || checked.stdout.contains(problem), "\(problem): \(checked.stderr)")
         }

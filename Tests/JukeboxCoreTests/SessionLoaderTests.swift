@@ -169,13 +169,21 @@ struct SessionLoaderTests {
         }
         #expect(try load(times(1)).clips[0].at.count == 1)
         #expect(try load(times(100)).clips[0].at.count == 100)
-        #expect(problems(times(101)) == [#"/srv/jukebox/session.json:1: clips[0].at: a list is not a list of 1 to 100 times (such as ["07:55@mon-fri", "*:00", "sunset-15m"])"#])
+        #expect(problems(times(101)) == [#"/srv/jukebox/session.json:1: clips[0].at: has 101 times, more than the 100 it may have"#])
         func holidays(_ count: Int) -> String {
             #"{ "holidays": ["# + Array(repeating: #""12-25""#, count: count).joined(separator: ",") + #"], "clips": [ { "file": "a.wav" } ] }"#
         }
         #expect(try load(holidays(1)).holidays.count == 1)
         #expect(try load(holidays(400)).holidays.count == 400)
-        #expect(problems(holidays(401)) == [#"/srv/jukebox/session.json:1: holidays: a list is not a list of 1 to 400 dates (such as ["12-24..01-06", "2026-04-05"])"#])
+        #expect(problems(holidays(401)) == [#"/srv/jukebox/session.json:1: holidays: has 401 dates, more than the 400 it may have"#])
+        // 2 000 times in all, and one more.
+        func clips(_ count: Int, timesEach: Int) -> String {
+            let times = Array(repeating: #""*:00""#, count: timesEach).joined(separator: ",")
+            return #"{ "clips": ["# + (0..<count).map { #"{ "file": "a.wav", "id": "c\#($0)", "at": [\#(times)] }"# }.joined(separator: ",") + "] }"
+        }
+        #expect(try load(clips(20, timesEach: 100)).clips.count == 20)
+        let oneMore = clips(20, timesEach: 100).replacing("] }] }", with: #"] }, { "file": "a.wav", "id": "extra", "at": ["07:00"] }] }"#)
+        #expect(problems(oneMore) == ["/srv/jukebox/session.json:1: clips: the clips have 2001 at times in all, more than the 2000 a session may have; an hourly time such as *:00 counts once"])
         func grace(_ text: String) -> String { #"{ "atGrace": ""# + text + #"", "clips": [ { "file": "a.wav" } ] }"# }
         #expect(try load(grace("0s")).atGrace == .zero)
         #expect(try load(grace("59m")).atGrace == .seconds(59 * 60))
@@ -229,7 +237,7 @@ struct SessionLoaderTests {
         (#"{ "clips": [ { "file": "a.wav", "dates": ["holidays"] } ] }"#, #"clips[0].dates[0]: "holidays" can only be excluded (in except), not listed in dates"#),
         (#"{ "clips": [ { "file": "a.wav", "except": ["12-32"] } ] }"#, #"clips[0].except[0]: "12-32" is not a date (expected YYYY-MM-DD such as 2026-04-05, MM-DD for every year such as 12-25, or a range such as 12-24..01-06)"#),
         (#"{ "clips": [ { "file": "a.wav", "at": ["07:55@weekdays"] } ] }"#, #"clips[0].at[0]: "07:55@weekdays": "weekdays" is not a day or a range of days (expected mon, tue, wed, thu, fri, sat, sun, or a range such as mon-fri)"#),
-        (#"{ "clips": [ { "file": "a.wav", "at": [] } ] }"#, #"clips[0].at: a list is not a list of 1 to 100 times (such as ["07:55@mon-fri", "*:00", "sunset-15m"])"#),
+        (#"{ "clips": [ { "file": "a.wav", "at": [] } ] }"#, #"clips[0].at: is empty: give 1 to 100 times (such as ["07:55@mon-fri", "*:00", "sunset-15m"]), or leave it out"#),
         (#"{ "clips": [ { "file": "a.wav", "at": [ { "time": "*:5" } ] } ] }"#, #"clips[0].at[0].time: "*:5": after *: come two digits for the minute of every hour, such as *:00 or *:30"#),
         (#"{ "clips": [ { "file": "a.wav", "at": [ { "except": ["holidays"] } ] } ] }"#, #"clips[0].at[0].time: missing (expected a time such as "07:55@mon-fri")"#),
         (#"{ "clips": [ { "file": "a.wav", "at": ["sunset@fri"] } ] }"#, #"clips[0].at[0]: a sun time needs the session's location: add "location": {"latitude": 52.37, "longitude": 4.89} with your own place (degrees north and east; a map shows them)"#),
@@ -288,7 +296,7 @@ struct SessionLoaderTests {
         (#""tts": { "command": ["espeak-ng", "-w", "{out}"], "timeLimit": "5m1s" }"#, #"tts.timeLimit: "5m1s" is out of range (1s to 5m)"#),
         (#""tts": ["espeak-ng", "{text}"]"#, #"tts.command: has no "{out}", the WAV file the engine is to write (such as ["espeak-ng", "-w", "{out}", "--stdin"]; no shell is run)"#),
         (#""tts": ["{text}", "{out}"]"#, #"tts.command: the program, "{text}", cannot be a placeholder"#),
-        (#""tts": []"#, #"tts.command: a list is not a list of 1 to 64 words, the program first (such as ["espeak-ng", "-w", "{out}", "--stdin"]; no shell is run)"#),
+        (#""tts": []"#, #"tts.command: is empty: give 1 to 64 words, the program first (such as ["espeak-ng", "-w", "{out}", "--stdin"]; no shell is run), or leave it out"#),
         (#""tts": "espeak-ng -w {out}""#, #"tts: "espeak-ng -w {out}" is not an object"#),
         (#""tts": { "command": ["espeak-ng", ""] }"#, #"tts.command[1]: "" is not a word of 1 to 4096 bytes"#),
         (#""tts": { "comand": ["espeak-ng"] }"#, #"tts.comand: unknown key (did you mean "command"?)"#),

@@ -20,6 +20,9 @@ struct SessionReader {
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
+    /// At most this many `at` times in the whole session: each is worked out up to 400 days
+    /// ahead whenever the session is read, and again daily while it has no moment in that time.
+    static let maxAtTimesInAll = 2000
     static let windowKeys = ["from", "to", "days", "dates", "except"]
     static let volumeStepKeys = ["from", "level"]
     /// A volume schedule has from 1 to this many steps (one every hour, and then some).
@@ -231,12 +234,8 @@ struct SessionReader {
         for moment in Hooks.Moment.allCases {
             guard let value = fields[moment.rawValue] else { continue }
             let at = "hooks.\(moment.rawValue)"
-            if case .array(let items) = value, items.isEmpty {
-                problem(at, "is empty (give the program and its arguments, such as [\"gpioset\", \"gpiochip0\", \"17=1\"], or leave it out)")
-                continue
-            }
-            guard case .array(let items) = value, items.count <= Hooks.maxArguments else {
-                problem(at, "\(value.shortDescription) is not a list of 1 to \(Hooks.maxArguments) words, the program first (such as [\"gpioset\", \"gpiochip0\", \"17=1\"]; no shell is run)")
+            guard case .array(let items) = value, (1...Hooks.maxArguments).contains(items.count) else {
+                problem(at, Self.listProblem(value, of: "words", described: "words, the program first", limit: Hooks.maxArguments, example: #"["gpioset", "gpiochip0", "17=1"]; no shell is run"#))
                 continue
             }
             if let words = words(items, at: at) { hooks.commands[moment] = words }
@@ -284,7 +283,7 @@ struct SessionReader {
         let at = "tts.command"
         let example = "such as [\"espeak-ng\", \"-w\", \"{out}\", \"--stdin\"]; no shell is run"
         guard case .array(let items) = command, (1...Hooks.maxArguments).contains(items.count) else {
-            problem(at, "\(command.shortDescription) is not a list of 1 to \(Hooks.maxArguments) words, the program first (\(example))")
+            problem(at, Self.listProblem(command, of: "words", described: "words, the program first", limit: Hooks.maxArguments, example: example.replacing("such as ", with: "")))
             return settings
         }
         guard let words = words(items, at: at) else { return settings }
@@ -395,7 +394,20 @@ struct SessionReader {
             }
             clips.append(clip)
         }
+        let times = clips.reduce(0) { $0 + $1.at.count }
+        if times > Self.maxAtTimesInAll {
+            problem("clips", "the clips have \(times) at times in all, more than the \(Self.maxAtTimesInAll) a session may have; an hourly time such as *:00 counts once")
+        }
         return clips
+    }
+
+    /// What is wrong with `value` as a list of 1 to `limit` `items` (`example` shows some;
+    /// `described`: the items as the message names them, if more than their noun).
+    static func listProblem(_ value: JSONValue, of items: String, described: String? = nil, limit: Int, example: String) -> String {
+        let named = described ?? items
+        guard case .array(let list) = value else { return "\(value.shortDescription) is not a list of 1 to \(limit) \(named) (such as \(example))" }
+        if list.isEmpty { return "is empty: give 1 to \(limit) \(named) (such as \(example)), or leave it out" }
+        return "has \(list.count) \(items), more than the \(limit) it may have"
     }
 
     /// A clip without an `id` is named after its file, without folders or extension.
@@ -499,7 +511,7 @@ struct SessionReader {
     /// "except": […]}`.
     mutating func fixedTimes(_ value: JSONValue, at field: String) -> [FixedTime] {
         guard case .array(let items) = value, !items.isEmpty, items.count <= Self.maxAtTimes else {
-            problem(field, "\(value.shortDescription) is not a list of 1 to \(Self.maxAtTimes) times (such as [\"07:55@mon-fri\", \"*:00\", \"sunset-15m\"])")
+            problem(field, Self.listProblem(value, of: "times", limit: Self.maxAtTimes, example: #"["07:55@mon-fri", "*:00", "sunset-15m"]"#))
             return []
         }
         var times: [FixedTime] = []
@@ -546,7 +558,7 @@ struct SessionReader {
 
     mutating func dateRules(_ value: JSONValue, at field: String, allowHolidays: Bool) -> [DateRule] {
         guard case .array(let items) = value, !items.isEmpty, items.count <= Self.maxDateRules else {
-            problem(field, "\(value.shortDescription) is not a list of 1 to \(Self.maxDateRules) dates (such as [\"12-24..01-06\", \"2026-04-05\"])")
+            problem(field, Self.listProblem(value, of: "dates", limit: Self.maxDateRules, example: #"["12-24..01-06", "2026-04-05"]"#))
             return []
         }
         var rules: [DateRule] = []
