@@ -7,6 +7,8 @@ public struct JSONParser {
         public var line: Int
         public var column: Int
         public var reason: String
+        /// The text is JSON, but holds what no field can take (a number too large to hold).
+        public var validJSON = false
         public var description: String { "\(reason) at line \(line), column \(column)" }
     }
 
@@ -223,6 +225,14 @@ public struct JSONParser {
         else {
             index = start
             throw failure("invalid number")
+        }
+        // 1e999 is valid JSON but no number a Double holds: it would be infinity, which no
+        // field takes and no JSON can write back.
+        guard value.isFinite else {
+            index = start
+            var tooLarge = failure("the number \(text.prefix(40)) is too large")
+            tooLarge.validJSON = true
+            throw tooLarge
         }
         return value
     }

@@ -70,6 +70,15 @@ struct JukeboxdCommandTests {
         #expect(stderr.split(separator: "\n").count == 2, "one line per problem, nothing twice: \(stderr)")
     }
 
+    /// `1e999` is valid JSON that no field can hold: it was read as infinity and then
+    /// reported as "not valid JSON" at another column. It is named where it stands.
+    @Test func aNumberTooLargeForAnyFieldIsNamedWhereItStands() async throws {
+        let path = try session(#"{ "volume": 1e999, "clips": [ { "file": "low.wav" } ] }"#)
+        let (status, _, stderr) = try await outcome([path, "--check"])
+        #expect(status == 65)
+        #expect(stderr == "\(path):1:13: the number 1e999 is too large for any field\n", "\(stderr)")
+    }
+
     /// `--check` used to stop at the file's own problems and report clip files only on a
     /// second run, without their lines; it now reports both at once, each with its line.
     @Test func checkReportsTheFilesAndTheClipFilesProblemsInOneRun() async throws {

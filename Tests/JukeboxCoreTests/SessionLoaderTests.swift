@@ -380,6 +380,10 @@ struct JSONParserTests {
         #expect(firstError(in: [0x22, 0xFF, 0xFE, 0x22])?.reason == "a string is not valid UTF-8")
         #expect(firstError(in: Array("[".utf8))?.reason == "unexpected end of file, expected a value")
         #expect(firstError(in: Array(String(repeating: "[", count: 600).utf8))?.reason == "nesting is too deep")
+        // Valid JSON, but no number a field can hold: said where it is, not further on.
+        #expect(firstError(in: Array(#"{"volume": 1e999}"#.utf8))?.description == "the number 1e999 is too large at line 1, column 12")
+        #expect(firstError(in: Array("[-1e309]".utf8))?.reason == "the number -1e309 is too large")
+        #expect(firstError(in: Array("[1e308]".utf8)) == nil)
     }
 
     @Test func validDocumentsHaveNoError() {

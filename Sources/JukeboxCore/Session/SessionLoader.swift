@@ -24,7 +24,8 @@ public enum SessionLoader {
         do {
             document = try JSONParser.parse(bytes)
         } catch {
-            throw SessionLoadError(kind: .invalid, problems: ["\(path):\(error.line):\(error.column): not valid JSON: \(error.reason)"])
+            let what = error.validJSON ? "\(error.reason) for any field" : "not valid JSON: \(error.reason)"
+            throw SessionLoadError(kind: .invalid, problems: ["\(path):\(error.line):\(error.column): \(what)"])
         }
         var reader = SessionReader(sessionPath: path)
         let session = reader.session(from: document)
