@@ -8,8 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tests
-# A short fuzz run of the session loader, the control protocol, MQTT commands and HTTP
-# requests (scripts/fuzz.sh).
+# A short fuzz run of the session loader, the control protocol, MQTT commands, HTTP
+# requests and uploads (scripts/fuzz.sh).
 scripts/fuzz.sh --seconds 80
 # The tests that hear the paced sound card or keep a broker's timing run in a pass of their
 # own, after the rest: on two cores, the rest of the suite beside them (browsers, TLS

@@ -11,6 +11,13 @@
   mqtt     starts a mosquitto broker of its own and one jukeboxd connected to it, and publishes
            mutated payloads to every command topic (and to topics that are not commands); the
            daemon must stay up, keep answering `status`, and stay within a memory bound.
+  upload   starts one jukeboxd with the web remote on 127.0.0.1 (open) and a loudness target,
+           and uploads to it: WAV files of float samples with NaN, infinities and overs at
+           random places (each must be taken, and `loudness` must then answer with every
+           figure); names with dots, spaces, controls, direction marks and folders (no stored
+           name may be hidden or leave the folder); and files ffmpeg must refuse whatever they
+           are called: playlists, concat lists and URLs naming a private file outside the
+           folder, and mangled recordings (none may become a clip holding the private file).
   http     starts two jukeboxd with the web remote on 127.0.0.1 (open: no password, so the
            requests reach the handlers), one serving plain HTTP and one HTTPS, and sends them
            mutated raw HTTP requests from corpus/http/: JSON-RPC, logins, uploads and
@@ -20,7 +27,7 @@
 Deterministic for a given --seed. A failing input is saved under --out and named in the
 output, so it can be replayed by hand. Exits 1 on the first failure.
 
-  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|control|mqtt|http|all]
+  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|control|mqtt|http|upload|all]
 """
 import argparse
 import copy
@@ -485,9 +492,124 @@ def fuzz_http(binary, deadline, rng, out):
             daemon.stop()
 
 
+def wav_float32(samples, rate=8000):
+    """A mono 32-bit float WAV of `samples` as given: NaN, infinities and overs included."""
+    data = struct.pack(f"<{len(samples)}f", *samples)
+    fmt = struct.pack("<HHIIHH", 3, 1, rate, rate * 4, 4, 32)
+    return b"RIFF" + struct.pack("<I", 4 + 8 + len(fmt) + 8 + len(data)) + b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(data)) + data
+
+
+UPLOAD_NAMES = [
+    " .session.json.bak", " .session.json.tmp", ". . .x.wav", "../../escape.wav", "a/b/c.wav", "\u202eevil.wav", "a\u0085b.wav",
+    "a\u2028b.wav", "\u200b.wav", " ", ".", "..", "...", "x" * 300 + ".wav", "rec.wav", "rec.ogg", "r\u00e9c \U0001F3B5.wav",
+    "con.wav", "\x00a.wav", "a\\b.wav", "%2e%2e.wav", "state.json", ".state.json.lock",
+]
+
+
+def http_request(port, method, target, body=b"", timeout=30):
+    """One request over a connection of its own; the status code, or 0 when there was no answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as client:
+        head = f"{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        client.sendall(head.encode() + body)
+        reply = b""
+        try:
+            while True:
+                chunk = client.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+        except socket.timeout:
+            pass
+    try:
+        return int(reply.split(b" ", 2)[1]), reply
+    except (IndexError, ValueError):
+        return 0, reply
+
+
+def fuzz_uploads(binary, deadline, rng, out):
+    if shutil.which("ffmpeg") is None:
+        print("fuzz upload: SKIPPED: ffmpeg is not installed (scripts/install-deps.sh --tests installs it)")
+        return
+    from urllib.parse import quote
+    daemon = Daemon(binary, {"loudness": -18, "maxUploadSize": 400000, "http": {"listen": "127.0.0.1:0", "https": False}})
+    private = tempfile.mkdtemp(prefix="jukebox-fuzz-private-")
+    os.chmod(private, 0o700)
+    secret = os.path.join(private, "diary.wav")
+    # 1 234 Hz for 3 s: what a clip made of it would hold.
+    import math
+    with open(secret, "wb") as file:
+        file.write(wav_float32([0.5 * math.sin(2 * math.pi * 1234 * i / 8000) for i in range(24000)]))
+    naming = [
+        f"#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:3,\n{secret}\n#EXT-X-ENDLIST\n".encode(),
+        f"#EXTM3U\n#EXTINF:3,\nfile://{secret}\n#EXT-X-ENDLIST\n".encode(),
+        f"ffconcat version 1.0\nfile '{secret}'\n".encode(),
+        f"file://{secret}".encode(), f"concat:{secret}|{secret}".encode(), f"[playlist]\nFile1={secret}\n".encode(),
+    ]
+    recordings = []
+    for codec, extension in [(["-c:a", "libopus"], "webm"), (["-c:a", "aac"], "m4a"), (["-c:a", "libvorbis"], "ogg")]:
+        made = os.path.join(private, "seed." + extension)
+        subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=f=440:d=1", *codec, made], check=True)
+        recordings.append((open(made, "rb").read(), extension))
+    counts = {"float": 0, "names": 0, "naming": 0, "mangled": 0}
+    try:
+        if not daemon.wait_for("web remote listening on"):
+            fail("upload", f"the web remote did not start: {daemon.log()[-500:]}", b"", out)
+        line = next(line for line in daemon.log().splitlines() if "web remote listening on" in line)
+        port = int(line.rsplit("(port ", 1)[1].rstrip(")"))
+        clips_folder = daemon.work
+        sent = 0
+        while time.monotonic() < deadline:
+            kind = rng.choice(list(counts))
+            if kind == "float":
+                samples = [0.1 * math.sin(i / 5) for i in range(rng.randint(1, 16000))]
+                for _ in range(rng.randint(1, 20)):
+                    samples[rng.randrange(len(samples))] = rng.choice([float("nan"), float("inf"), float("-inf"), 3e38, -3e38, 1e-45, 2.0])
+                name, body = f"f{sent}.wav", wav_float32(samples)
+            elif kind == "names":
+                name = rng.choice(UPLOAD_NAMES) + rng.choice(["", ".wav", " .wav", "\u202e", "/"])
+                body = wav_float32([0.1] * 800)
+            elif kind == "naming":
+                name = f"n{sent}." + rng.choice(["m4a", "mp3", "webm", "ogg", "aac", "wav", "m3u8"])
+                body = rng.choice(naming)
+                if rng.random() < 0.5:
+                    body = mutate(body, rng)
+            else:
+                data, extension = rng.choice(recordings)
+                name, body = f"m{sent}.{extension}", mutate(data, rng)
+            status, reply = http_request(port, "POST", "/clips?name=" + quote(name, safe=""), body)
+            counts[kind] += 1
+            sent += 1
+            if status == 0 or status >= 500 and status != 503:
+                fail("upload", f"{name!r} ({kind}) was answered {reply[:300]!r}", body, out)
+            if kind == "float" and status != 201:
+                fail("upload", f"a float WAV with NaN and infinities was refused: {reply[:300]!r}", body, out)
+            if kind == "naming" and status == 201:
+                fail("upload", f"a file naming {secret} became a clip: {reply[:300]!r}", body, out)
+            if secret.encode() in reply or b"diary" in reply:
+                fail("upload", f"an answer named the private file: {reply[:300]!r}", body, out)
+            for stored in os.listdir(clips_folder):
+                if stored.startswith((".", " ")) and stored not in (".session.json.bak",) and not stored.startswith(".upload-"):
+                    fail("upload", f"{name!r} was stored hidden as {stored!r}", body, out)
+                if any(0x202a <= ord(c) <= 0x202e or ord(c) < 0x20 or 0x80 <= ord(c) < 0xa0 or c in "\u2028\u2029" for c in stored):
+                    fail("upload", f"{name!r} was stored as {stored!r}", body, out)
+            if os.path.exists(os.path.join(os.path.dirname(clips_folder), "escape.wav")):
+                fail("upload", f"{name!r} was stored outside the clips folder", body, out)
+            if sent % 10 == 0:
+                loudness = call(daemon.socket, b'{"jsonrpc":"2.0","id":1,"method":"loudness"}')
+                if b'"result"' not in loudness:
+                    fail("upload", f"loudness answered {loudness[:300]!r}", body, out)
+                daemon.check("upload", body, out)
+        daemon.check("upload", b"", out)
+        print(f"fuzz upload: {counts['float']} float WAVs with NaN and infinities, {counts['names']} hostile names, {counts['naming']} files naming a private file, "
+              f"{counts['mangled']} mangled recordings; jukeboxd up, answering, {resident_kilobytes(daemon.process.pid)} kB resident")
+    finally:
+        daemon.stop()
+        shutil.rmtree(private, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", nargs="?", default="all", choices=["session", "control", "mqtt", "http", "all"])
+    parser.add_argument("what", nargs="?", default="all", choices=["session", "control", "mqtt", "http", "upload", "all"])
     parser.add_argument("--bin", default=os.path.join(HERE, "..", "..", ".build", "debug"))
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
@@ -495,9 +617,9 @@ def main():
     arguments = parser.parse_args()
     binary = os.path.join(arguments.bin, "jukeboxd")
     rng = random.Random(arguments.seed)
-    parts = ["session", "control", "mqtt", "http"] if arguments.what == "all" else [arguments.what]
+    parts = ["session", "control", "mqtt", "http", "upload"] if arguments.what == "all" else [arguments.what]
     share = arguments.seconds / len(parts)
-    run = {"session": fuzz_sessions, "control": fuzz_control, "mqtt": fuzz_mqtt, "http": fuzz_http}
+    run = {"session": fuzz_sessions, "control": fuzz_control, "mqtt": fuzz_mqtt, "http": fuzz_http, "upload": fuzz_uploads}
     for part in parts:
         deadline = time.monotonic() + share
         run[part](binary, deadline, rng, arguments.out)
