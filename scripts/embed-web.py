@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Writes Sources/JukeboxHTTP/WebFiles.swift from the page's files in web/, so the daemon
-serves the page from its own binary. Run it after changing a file in web/; a test fails
-while the two differ.
+serves the page from its own binary. Run it after changing a file in web/.
+
+  embed-web.py --check   exits 1, naming the file to run it for, when WebFiles.swift is not
+                         what web/ makes (a native test runs this)
 """
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -29,7 +32,15 @@ def main():
         lines.extend(text.split("\n"))
         lines.append('"""##),')
     lines += ["    ]", "}", ""]
-    open(os.path.join(ROOT, "Sources", "JukeboxHTTP", "WebFiles.swift"), "w", encoding="utf-8").write("\n".join(lines))
+    generated = os.path.join(ROOT, "Sources", "JukeboxHTTP", "WebFiles.swift")
+    text = "\n".join(lines)
+    if "--check" in sys.argv[1:]:
+        with open(generated, encoding="utf-8") as file:
+            if file.read() != text:
+                print(f"{generated} is not what web/ makes: run scripts/embed-web.py and commit the result", file=sys.stderr)
+                sys.exit(1)
+        return
+    open(generated, "w", encoding="utf-8").write(text)
 
 if __name__ == "__main__":
     main()

@@ -7,10 +7,6 @@ import JukeboxProtocol
 public struct RPCDispatcher: Sendable {
     /// A request line longer than this is refused and the connection closed.
     public static let maxLineLength = 65_536
-    public static let methods = [
-        "enqueue", "say", "queue", "status", "skip", "remove", "clear", "pause", "resume", "pick", "clips", "history",
-        "volume", "quiet", "next", "reload", "subscribe", "session", "addClip", "updateClip", "removeClip", "updateSchedule", "upload",
-    ]
 
     public struct Reply: Sendable {
         /// The response line without its newline; nil for a notification (a request without id).
