@@ -47,10 +47,13 @@ let package = Package(
             providers: [.apt(["libebur128-dev"])]
         ),
 
+        // Files and users, as both sides see them: reading and writing files within limits
+        // and atomically, the words for what went wrong, and a user's name for messages.
+        .target(name: "JukeboxFiles"),
         // The audio layer the outputs and decoders stand on, as MPD's output plugins see only
         // OutputAPI.hxx: the sink protocol, audio formats and blocks, conversion, device
         // errors, the blocking-work thread, and the decoder protocol. No logging, no session.
-        .target(name: "JukeboxAudio"),
+        .target(name: "JukeboxAudio", dependencies: ["JukeboxFiles"]),
         .target(
             name: "JukeboxCore",
             dependencies: [
@@ -62,7 +65,7 @@ let package = Package(
         ),
         // What the daemon and the `jukebox` client share: the JSON-RPC types and where the
         // control socket lives. No dependencies, so the client stays small and starts fast.
-        .target(name: "JukeboxProtocol"),
+        .target(name: "JukeboxProtocol", dependencies: ["JukeboxFiles"]),
         // JSON-RPC dispatch: a request's bytes to a core command and its result back, with no
         // I/O. The control socket and the HTTP API both answer through it.
         .target(name: "JukeboxDispatch", dependencies: ["JukeboxCore", "JukeboxProtocol"]),
@@ -100,7 +103,7 @@ let package = Package(
         .target(
             name: "JukeboxHTTP",
             dependencies: [
-                "JukeboxCore", "JukeboxDispatch", "JukeboxProtocol",
+                "JukeboxCore", "JukeboxDispatch", "JukeboxProtocol", "JukeboxFiles",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -155,7 +158,7 @@ let package = Package(
         .executableTarget(
             name: "jukebox",
             dependencies: [
-                "JukeboxProtocol",
+                "JukeboxProtocol", "JukeboxFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Release builds are fully static: no dynamic loader, no 38 000 relocations and no

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Hummingbird
 import HummingbirdCore
-import JukeboxAudio
+import JukeboxFiles
 import JukeboxDispatch
 import JukeboxProtocol
 import JukeboxCore

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import JukeboxFiles
 
 /// Where the control socket lives; `jukeboxd` and `jukebox` resolve it the same way:
 /// `--socket`, else `$JUKEBOX_SOCKET`, else `$XDG_RUNTIME_DIR/jukeboxd.sock`, else
@@ -39,15 +40,9 @@ public enum SocketPath {
         guard lstat(folder, &info) == 0 else { return nil }
         if (info.st_mode & S_IFMT) == S_IFLNK { return "\(folder) is a symbolic link, not a folder of your own" }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { return "\(folder) is not a folder" }
-        if info.st_uid != uid { return "\(folder) belongs to \(userName(info.st_uid)), not to \(userName(uid))" }
+        if info.st_uid != uid { return "\(folder) belongs to \(UserName.of(info.st_uid)), not to \(UserName.of(uid))" }
         if info.st_mode & 0o022 != 0 { return "\(folder) is writable by others (mode \(String(info.st_mode & 0o777, radix: 8)))" }
         return nil
-    }
-
-    /// A user's name and number for messages.
-    public static func userName(_ uid: UInt32) -> String {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "user \(uid)" }
-        return "\(String(cString: name)) (\(uid))"
     }
 
     /// The client's choice: as `resolve`, except that when nothing was configured and no

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import JukeboxFiles
 import JukeboxProtocol
 
 /// Why a command failed, with the exit status it ends with (sysexits where one fits).
@@ -51,7 +52,7 @@ final class ControlClient {
         if peer != 0, peer != uid, peer != owner {
             close(descriptor)
             throw ClientError(
-                message: "jukebox: refusing the socket \(path): it is served by \(SocketPath.userName(peer)), who is neither you, root nor the owner of \(folder) (\(SocketPath.userName(owner)))",
+                message: "jukebox: refusing the socket \(path): it is served by \(UserName.of(peer)), who is neither you, root nor the owner of \(folder) (\(UserName.of(owner)))",
                 exitCode: 77)
         }
         if timeoutSeconds > 0 {

@@ -55,7 +55,7 @@ struct SocketSecurityTests {
             chmod(folder.file("a.wav"), 0o644)
             let checked = try await outsider.run([binaries + "/jukeboxd", "--check", folder.file("p.json")])
             #expect(checked.status == 65)
-            #expect(checked.stderr.contains(#"clipsDirectory: "\#(folder.file("private/clips"))" cannot be reached by user \#(outsider.name) (\#(outsider.uid)): permission denied"#), "\(checked.stderr)")
+            #expect(checked.stderr.contains(#"clipsDirectory: "\#(folder.file("private/clips"))" cannot be reached by \#(outsider.name) (\#(outsider.uid)): permission denied"#), "\(checked.stderr)")
         }
         // Its own user, who may look in, is told nothing.
         let mine = try await DaemonProcess.run(["--check", folder.file("p.json")])

@@ -91,7 +91,7 @@ public struct StateFile: Sendable {
         let shared = sharedFolder.map { FilePath.normalize($0) == FilePath.normalize(folder) } ?? false
         if info.st_uid != uid {
             throw StateLocationError(
-                message: "the state folder \(folder) belongs to user \(UserName.of(info.st_uid)), not to \(UserName.of(uid)) who runs jukeboxd; another user could replace the state, so it is not used: choose a folder of your own with --state", exitCode: 78)
+                message: "the state folder \(folder) belongs to \(UserName.of(info.st_uid)), not to \(UserName.of(uid)) who runs jukeboxd; another user could replace the state, so it is not used: choose a folder of your own with --state", exitCode: 78)
         }
         if mode & 0o002 != 0 || (mode & 0o020 != 0 && !shared) {
             throw StateLocationError(

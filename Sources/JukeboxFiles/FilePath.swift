@@ -93,7 +93,7 @@ public enum FilePath {
     public static func folderProblem(_ path: String) -> String? {
         var info = stat()
         if stat(path, &info) == 0 { return (info.st_mode & S_IFMT) == S_IFDIR ? nil : "is not a folder" }
-        if errno == EACCES { return "cannot be reached by user \(UserName.of(geteuid())): permission denied on a folder above it" }
+        if errno == EACCES { return "cannot be reached by \(UserName.of(geteuid())): permission denied on a folder above it" }
         return "is not a folder"
     }
 
