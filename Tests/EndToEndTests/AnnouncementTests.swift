@@ -6,7 +6,7 @@ import Testing
 /// paced rig, kept across a restart, and an engine that is missing, hangs or is given hostile
 /// text failing only its own entry.
 @Suite("Announcements", .serialized, .timeLimit(.minutes(2)), .enabled(if: Espeak.isInstalled, Comment(rawValue: Espeak.missing)))
-struct AnnouncementTests {
+struct AnnouncementTests: DaemonSuite {
     let folder: TemporaryDirectory
     var socket: String { folder.file("c.sock") }
     var output: String { folder.file("out.raw") }
@@ -23,10 +23,6 @@ struct AnnouncementTests {
         try folder.write("s.json", text: """
             { "interval": { "min": "1h", "max": "1h" }\(tts.map { ", \"tts\": \($0)" } ?? ""), "clips": [ { "file": "water.wav" } ] }
             """)
-    }
-
-    func jukebox(_ words: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + words, tool: "jukebox")
     }
 
     /// The speech files the daemon made (`state.speech/`).

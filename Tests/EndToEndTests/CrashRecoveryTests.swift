@@ -5,7 +5,7 @@ import Testing
 /// `kill -9` at random moments: every enqueue a client was told succeeded is still queued,
 /// in the same order, after a restart.
 @Suite("Crash recovery", .timeLimit(.minutes(1)))
-struct CrashRecoveryTests {
+struct CrashRecoveryTests: DaemonSuite {
     let folder: TemporaryDirectory
     var socket: String { folder.file("c.sock") }
 
@@ -19,10 +19,6 @@ struct CrashRecoveryTests {
 
     var arguments: [String] {
         [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"]
-    }
-
-    func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
     }
 
     func waitingTickets() async throws -> [UInt64] {

@@ -83,3 +83,20 @@ struct DaemonExited: Error, CustomStringConvertible {
     var lines: [String]
     var description: String { "jukeboxd exited before it was ready:\n" + lines.joined(separator: "\n") }
 }
+
+/// A suite whose tests run one daemon at a time on `socket`, and talk to it with the built
+/// `jukebox`.
+protocol DaemonSuite {
+    var socket: String { get }
+}
+
+extension DaemonSuite {
+    /// `jukebox --socket SOCKET WORDS…`: its exit status and output.
+    func jukebox(_ words: String...) async throws -> DaemonProcess.Outcome {
+        try await jukebox(words)
+    }
+
+    func jukebox(_ words: [String]) async throws -> DaemonProcess.Outcome {
+        try await DaemonProcess.run(["--socket", socket] + words, tool: "jukebox")
+    }
+}

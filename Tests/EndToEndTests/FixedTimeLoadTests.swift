@@ -6,7 +6,7 @@ import Testing
 /// Fixed times with the built daemon: many times that never come, and times in the hour the
 /// clocks skip.
 @Suite("Fixed times under load and at a clock change", .timeLimit(.minutes(2)))
-struct FixedTimeLoadTests {
+struct FixedTimeLoadTests: DaemonSuite {
     let folder: TemporaryDirectory
     var socket: String { folder.file("c.sock") }
     var arguments: [String] { [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "null"] }
@@ -14,10 +14,6 @@ struct FixedTimeLoadTests {
     init() throws {
         folder = try TemporaryDirectory()
         try folder.write("water.wav", WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 800, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1))
-    }
-
-    func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
     }
 
     /// 200 clips of 100 times each, every day a holiday and every time kept off holidays:

@@ -5,16 +5,12 @@ import Testing
 /// Faults that used to crash the daemon, or make it crash again on every start, checked on
 /// the built binaries with real ALSA devices defined by an ALSA configuration of the test's own.
 @Suite("Crash-proofing end to end", .timeLimit(.minutes(1)))
-struct HardeningTests {
+struct HardeningTests: DaemonSuite {
     let folder: TemporaryDirectory
     var socket: String { folder.file("c.sock") }
 
     init() throws {
         folder = try TemporaryDirectory()
-    }
-
-    func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
     }
 
     /// An ALSA configuration: the system's, plus `extra`.

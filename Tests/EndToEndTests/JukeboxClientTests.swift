@@ -7,7 +7,7 @@ import Testing
 
 /// The built `jukebox` client against the built `jukeboxd`: output, `--json`, exit codes.
 @Suite("jukebox client end to end", .timeLimit(.minutes(1)))
-struct JukeboxClientTests {
+struct JukeboxClientTests: DaemonSuite {
     let folder: TemporaryDirectory
     var socket: String { folder.file("control.sock") }
     var sessionPath: String { folder.file("session.json") }
@@ -22,10 +22,6 @@ struct JukeboxClientTests {
 
     var daemonArguments: [String] {
         [sessionPath, "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("out.raw")),FORMAT=raw"]
-    }
-
-    func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
     }
 
     /// `jukebox next` shows what will happen, and `jukebox quiet` changes it: the built

@@ -8,7 +8,7 @@ import Testing
 /// peaks would pass −1 dBTP is held back; figures are measured once and kept; an upload is
 /// measured before it is answered; `jukebox loudness` shows them.
 @Suite("Loudness", .serialized, .timeLimit(.minutes(3)))
-struct LoudnessTests {
+struct LoudnessTests: DaemonSuite {
     let folder: TemporaryDirectory
     static let rate = 48_000
     var socket: String { folder.file("c.sock") }
@@ -26,10 +26,6 @@ struct LoudnessTests {
             { "interval": { "min": "1h", "max": "1h" }, "loudness": -18,
               "clips": [ { "file": "quiet.wav" }, { "file": "loud.wav" }, { "file": "clicks.wav" } ] }
             """)
-    }
-
-    func jukebox(_ words: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + words, tool: "jukebox")
     }
 
     /// Plays `clip` in a daemon of its own and returns the log and what ffmpeg hears in the

@@ -7,7 +7,7 @@ import Testing
 /// Home Assistant discovery, state topics, commands, the last will, a broker restart, and a
 /// broker that is not there.
 @Suite("MQTT and Home Assistant", .timeLimit(.minutes(2)), .enabled(if: Mosquitto.isInstalled, Comment(rawValue: Mosquitto.missing)))
-struct MQTTFrontEndTests {
+struct MQTTFrontEndTests: DaemonSuite {
     let folder: TemporaryDirectory
     let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 4000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
     var socket: String { folder.file("c.sock") }
@@ -25,10 +25,6 @@ struct MQTTFrontEndTests {
               "mqtt": { "broker": "mqtt://127.0.0.1:\(port)"\(extra) },
               "clips": [ { "file": "water.wav", "title": "Drink some water" }, { "file": "walk.wav" } ] }
             """)
-    }
-
-    func jukebox(_ words: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + words, tool: "jukebox")
     }
 
     /// The fields Home Assistant requires of each component, and the ones every entity shares.

@@ -6,7 +6,7 @@ import Testing
 /// plays through ALSA's `pulse` PCM into a PulseAudio null sink, whose output is captured and
 /// searched for each test clip's own tone.
 @Suite("Real-time playback", .serialized, .enabled(if: PulseRig.isInstalled, Comment(rawValue: PulseRig.missing)), .timeLimit(.minutes(2)))
-struct RealTimeTests {
+struct RealTimeTests: DaemonSuite {
     let folder: TemporaryDirectory
     let rig: PulseRig
     /// Far enough apart to tell in a 10 ms window.
@@ -35,10 +35,6 @@ struct RealTimeTests {
 
     func expectSuccess(_ outcome: DaemonProcess.Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(outcome.status == 0, "\(outcome.stderr)", sourceLocation: sourceLocation)
-    }
-
-    func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
     }
 
     @Test func fiveClientsAtOnceArePlayedOneAfterAnotherInAcknowledgedOrder() async throws {
@@ -297,7 +293,6 @@ struct RealTimeTests {
         #expect(!run.lines.contains { $0.contains("retrying") })
     }
 }
-
 
 extension Duration {
     var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }

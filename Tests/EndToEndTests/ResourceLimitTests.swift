@@ -5,7 +5,7 @@ import Testing
 
 /// What a client can make the built daemon hold: descriptors, and memory after a storm.
 @Suite("Resource limits end to end", .timeLimit(.minutes(2)))
-struct ResourceLimitTests {
+struct ResourceLimitTests: DaemonSuite {
     let folder: TemporaryDirectory
     var socket: String { folder.file("c.sock") }
 
@@ -13,10 +13,6 @@ struct ResourceLimitTests {
         folder = try TemporaryDirectory()
         try folder.write("a.wav", WAVFile.bytes(Array(repeating: 0.1, count: 800), encoding: .s16, rate: 8000, channels: 1))
         try folder.write("s.json", text: #"{ "interval": { "min": "1h", "max": "1h" }, "clips": [ { "file": "a.wav" } ] }"#)
-    }
-
-    func jukebox(_ arguments: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
     }
 
     /// A connected socket to the daemon (or -1).

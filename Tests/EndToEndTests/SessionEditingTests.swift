@@ -6,7 +6,7 @@ import Testing
 
 /// Session editing and uploads over the real socket, with the built binaries.
 @Suite("Session editing and uploads", .timeLimit(.minutes(2)))
-struct SessionEditingTests {
+struct SessionEditingTests: DaemonSuite {
     let folder: TemporaryDirectory
     /// Files of the person running `jukebox`, outside the clips folder.
     let home: TemporaryDirectory
@@ -29,10 +29,6 @@ struct SessionEditingTests {
     }
 
     var arguments: [String] { [session, "--socket", socket, "--state", folder.file("state.json"), "--device", "null"] }
-
-    func jukebox(_ arguments: [String]) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
-    }
 
     /// Files the daemon left in the clips folder besides the session, its backup and the clips.
     func strays() throws -> [String] {

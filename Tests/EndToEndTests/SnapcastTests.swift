@@ -7,7 +7,7 @@ import Testing
 /// order and in sync in both "rooms"; a prompt skip; and snapserver missing, killed or
 /// misconfigured without losing a clip.
 @Suite("Snapcast output", .serialized, .timeLimit(.minutes(2)), .enabled(if: Snapcast.isInstalled, Comment(rawValue: Snapcast.missing)))
-struct SnapcastTests {
+struct SnapcastTests: DaemonSuite {
     let folder: TemporaryDirectory
     let snapcast: Snapcast
     var socket: String { folder.file("c.sock") }
@@ -31,10 +31,6 @@ struct SnapcastTests {
     }
 
     var arguments: [String] { [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--log-level", "debug"] }
-
-    func jukebox(_ words: String...) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + words, tool: "jukebox")
-    }
 
     /// The client's output so far, analysed on a thread of its own: the file grows by 192 kB a
     /// second and is read again on every poll, work the test process's cooperative pool (two

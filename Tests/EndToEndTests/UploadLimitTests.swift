@@ -7,7 +7,7 @@ import Testing
 /// Uploads under load, with the built daemon and real ffmpeg: how many are received and
 /// converted at once, what a stop does to a conversion, and what a killed daemon leaves.
 @Suite("Uploads at once, and at a stop", .serialized, .timeLimit(.minutes(2)))
-struct UploadLimitTests {
+struct UploadLimitTests: DaemonSuite {
     let folder: TemporaryDirectory
     let home: TemporaryDirectory
     let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 8000, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
@@ -23,10 +23,6 @@ struct UploadLimitTests {
             { "interval": { "min": "1h", "max": "1h" }, "maxUploadSize": 1000000000, "maxUploadLength": "3h",
               "http": { "listen": "127.0.0.1:0", "https": false }, "clips": [ { "file": "water.wav" } ] }
             """)
-    }
-
-    func jukebox(_ arguments: [String]) async throws -> DaemonProcess.Outcome {
-        try await DaemonProcess.run(["--socket", socket] + arguments, tool: "jukebox")
     }
 
     func strays() throws -> [String] {

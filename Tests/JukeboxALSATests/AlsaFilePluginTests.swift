@@ -18,7 +18,7 @@ struct AlsaFilePluginTests {
     var device: String { "file:FILE=\(folder.file("out.raw")),FORMAT=raw" }
 
     func player(_ device: String? = nil) -> Player {
-        Player(sink: AlsaSink(device: device ?? self.device), decoder: SndFileDecoder(), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        Player(sink: AlsaSink(device: device ?? self.device), decoder: SndFileDecoder(), logger: .quiet)
     }
 
     func clip(_ name: String, _ samples: [Double], encoding: WAVFile.Encoding = .s16, rate: Int = 44_100, channels: Int = 2) throws -> PlayableClip {
@@ -135,7 +135,7 @@ extension AlsaFilePluginTests {
         let samples = WAVFile.tone(frequency: 440, frames: 32_000, rate: 8000, channels: 1)
         let played = try clip("long.wav", samples, rate: 8000, channels: 1)
         let held = HeldSink(AlsaSink(device: device, blockDuration: .milliseconds(250)), holdAt: 1)
-        let player = Player(sink: held, decoder: SndFileDecoder(), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let player = Player(sink: held, decoder: SndFileDecoder(), logger: .quiet)
         let playing = Task { try await player.play(played) }
         await held.waitUntilHeld()
         // Two 250 ms blocks and the decoder's second ahead are read by now (1.25 s); keep 2 s in the file.

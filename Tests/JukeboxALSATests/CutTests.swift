@@ -18,7 +18,7 @@ struct CutTests {
     var device: String { "file:FILE=\(folder.file("out.raw")),FORMAT=raw" }
 
     func player(_ sink: any AudioSink, _ options: PlaybackOptions) -> Player {
-        Player(sink: sink, decoder: SndFileDecoder(), options: options, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        Player(sink: sink, decoder: SndFileDecoder(), options: options, logger: .quiet)
     }
 
     /// A stereo tone clip and its 16-bit samples as ALSA should receive them.
@@ -94,7 +94,7 @@ struct CutTests {
         let events = EventBus()
         let queue = ClipPlayQueue(
             player: player(held, PlaybackOptions(fade: .milliseconds(5))), events: events,
-            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            logger: .quiet)
         let finished = events.subscribe()
         let consumer = Task { try await queue.run() }
         try await queue.enqueue(a, origin: .client("test"))

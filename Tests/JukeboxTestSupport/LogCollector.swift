@@ -61,3 +61,8 @@ public final class LogCollector: LogHandler, @unchecked Sendable {
         }
     }
 }
+
+extension Logger {
+    /// Tests assert on behaviour, not on log text; keep their output clean.
+    public static let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+}

@@ -1,11 +1,6 @@
 import JukeboxCore
 import Logging
 
-extension Logger {
-    /// Tests assert on behaviour, not on log text; keep their output clean.
-    static let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-}
-
 /// A local time source driven by a `ManualClock`, starting at a given weekday and time.
 struct ClockDrivenLocalTime: LocalTimeSource {
     let clock: ManualClock
