@@ -74,8 +74,8 @@ public actor Core: Service {
     /// Whether it is quiet now (the session's quiet hours, or by hand), and the release of
     /// requests held for the end of quiet.
     let quiet: QuietHours
-    /// The volume by time of day.
-    let volumeSchedule: VolumeSchedule
+    /// The volume: set by hand, by the session and by its schedule.
+    let volume: VolumeControl
     /// Clips' measured loudness, and the gain that brings each to the session's target.
     let loudness: ClipLoudness
     /// The volume schedule has been given its starting level (`restoreState` or `run`).
@@ -142,10 +142,10 @@ public actor Core: Service {
             session: session, queue: queue, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
             zone: configuration.zone, logger: logger)
         self.quiet = quiet
-        let volumeSchedule = VolumeSchedule(
+        let volume = VolumeControl(
             session: session, player: player, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
             zone: configuration.zone, logger: logger)
-        self.volumeSchedule = volumeSchedule
+        self.volume = volume
         let scheduler = ClipJukebox(
             session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, events: events, clock: configuration.clock,
             localTime: configuration.localTime, generator: configuration.generator, wallClock: configuration.wallClock,
@@ -165,9 +165,9 @@ public actor Core: Service {
         self.stateFile = stateFile
         if stateFile != nil { events.holdUntilSaved() }
         self.writer = stateFile.map { file in
-            StateWriter(file: file, outbox: events) { [queue, scheduler, timetable, quiet, volumeSchedule, player] in
+            StateWriter(file: file, outbox: events) { [queue, scheduler, timetable, quiet, volume, player] in
                 await PersistedState.gather(
-                    queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, volumeSchedule: volumeSchedule, player: player)
+                    queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, volume: volume, player: player)
             }
         }
     }
@@ -181,7 +181,7 @@ public actor Core: Service {
         await queue.setRiskyStartHook { [logger] in
             do { try await writer.save() } catch { logger.error("\(error)") }
         }
-        await volumeSchedule.setChangeHook { [logger] in
+        await volume.setChangeHook { [logger] in
             do { try await writer.save() } catch { logger.error("\(error)") }
         }
         switch await stateFile.load(now: configuration.wallClock()) {
@@ -223,7 +223,7 @@ public actor Core: Service {
             if let bag = state.bag { await scheduler.restoreBag(bag) }
             await quiet.restore(state.quiet)
             if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
-            await volumeSchedule.start(saved: (state.volume, state.volumeStepAt))
+            await volume.start(saved: (state.volume, state.volumeStepAt))
             volumeStarted = true
             // Announcements whose audio is not kept any more are made again, ahead of their turn.
             for entry in waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
@@ -237,14 +237,14 @@ public actor Core: Service {
         await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(catalog))
         if !volumeStarted {
             // Nothing saved: the volume schedule's step in force, if there is one.
-            await volumeSchedule.start(saved: nil)
+            await volume.start(saved: nil)
             volumeStarted = true
         }
-        let (queue, scheduler, timetable, quiet, volumeSchedule) = (queue, scheduler, timetable, quiet, volumeSchedule)
+        let (queue, scheduler, timetable, quiet, volume) = (queue, scheduler, timetable, quiet, volume)
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
             tasks.addTask { try? await quiet.run(); return false }
-            tasks.addTask { try? await volumeSchedule.run(); return false }
+            tasks.addTask { try? await volume.run(); return false }
             tasks.addTask { try? await scheduler.run(); return true }
             tasks.addTask { try? await timetable.run(); return false }
             if let speech { tasks.addTask { await speech.run(); return false } }
@@ -428,9 +428,7 @@ public actor Core: Service {
             logger.info("volume \(requested) asked for; set to \(level), the session's maxVolume")
         }
         // Set by hand, it holds until the volume schedule's next step.
-        await volumeSchedule.setByHand()
-        await player.setVolume(Double(level) / Double(Self.volumeRange.upperBound))
-        events.publish(.volume(level))
+        await volume.setByHand(Double(level) / Double(Self.volumeRange.upperBound))
         return await acknowledge(level, .setVolume)
     }
 
@@ -469,10 +467,7 @@ public actor Core: Service {
             output = WatchedSink(makeSink(session.output))
             await player.useSink(ConvertingSink(output, makeRateConverter: configuration.makeRateConverter))
         }
-        // A schedule's level comes from `volumeSchedule`, at its steps.
-        if session.volumeSchedule.isEmpty, session.volume != old.volume || !old.volumeSchedule.isEmpty { await player.setVolume(session.volume) }
-        if session.maxVolume < old.maxVolume, await player.volume > session.maxVolume { await player.setVolume(session.maxVolume) }
-        await volumeSchedule.reload(session)
+        await volume.reload(session)
         await scheduler.reload(session, clips: fresh.playableClips)
         await timetable.reload(session, clips: fresh.playableClips)
         await quiet.reload(session)

@@ -118,7 +118,7 @@ public struct PersistedState: Codable, Sendable, Equatable {
 extension PersistedState {
     /// The daemon's state now, from the queue, the scheduler and the player.
     static func gather(
-        queue: ClipPlayQueue, scheduler: ClipJukebox, timetable: ClipTimetable, quiet: QuietHours, volumeSchedule: VolumeSchedule, player: Player
+        queue: ClipPlayQueue, scheduler: ClipJukebox, timetable: ClipTimetable, quiet: QuietHours, volume: VolumeControl, player: Player
     ) async -> PersistedState {
         let saved = await queue.persisted()
         let held = saved.held.map { entry in
@@ -130,7 +130,7 @@ extension PersistedState {
             nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init) + held, bag: await scheduler.persistedBag(),
             paused: saved.paused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init),
             started: saved.started, timetableUntil: await timetable.persistedHandledUntil, quiet: await quiet.override,
-            volumeStepAt: await volumeSchedule.appliedSince)
+            volumeStepAt: await volume.appliedSince)
     }
 }
 

@@ -1,15 +1,21 @@
 import Logging
 import ServiceLifecycle
 
-/// The session's volume by time of day (`"volume": [{"from": "07:00", "level": 0.8}, …]`).
-/// At each step it ramps the player's volume to the step's level over `rampDuration`, in
+/// The one owner of the volume: every level the player plays at is set here, and only here is
+/// a `volume` event published. The levels come from three places:
+/// - **by hand** (`setByHand`: the socket, the page, MQTT), held to the session's `maxVolume`;
+/// - **the session**: its fixed `volume`, or its schedule by time of day (`"volume": [{"from":
+///   "07:00", "level": 0.8}, …]`), and a lower `maxVolume` on a reload;
+/// - **the saved state** at start-up (`start`).
+///
+/// At each step of a schedule it ramps the volume to the step's level over `rampDuration`, in
 /// small steps, so a change never jumps mid-clip. A volume set by hand holds until the next
 /// step: the schedule acts only when a step comes (`appliedSince` is the step it last
 /// applied), and that mark is saved with the state, so a restart keeps a level set by hand,
 /// while a step that came while the daemon was down is applied when it starts.
 ///
-/// The player owns the volume; this only asks it for a new one, as a client would.
-public actor VolumeSchedule: Service {
+/// The player applies the level to the samples; it never chooses one.
+public actor VolumeControl: Service {
     /// How long a change of level takes, and in how many moves.
     public static let rampDuration: Duration = .seconds(5)
     static let rampMoves = 20
@@ -67,19 +73,40 @@ public actor VolumeSchedule: Service {
         }
     }
 
-    /// A volume set by hand ends a ramp under way: the hand wins until the next step.
-    public func setByHand() {
+    /// Sets `level` (0–1), held to `maxVolume`, at once; it ends a ramp under way: the hand
+    /// wins until the next step. Returns the level set.
+    @discardableResult
+    public func setByHand(_ level: Double) async -> Double {
         ramping?.cancel()
         ramping = nil
+        let level = min(max(level, 0), session.maxVolume)
+        await player.setVolume(level)
+        publish(level)
+        return level
     }
 
-    /// Takes up a reloaded session's schedule; a changed schedule applies its step in force
-    /// now, ramping to it.
-    public func reload(_ session: Session) {
-        let changed = session.volumeSchedule != self.session.volumeSchedule || session.maxVolume != self.session.maxVolume
+    /// Takes up a reloaded session: a new fixed `volume` (or the end of a schedule) is set at
+    /// once, a lower `maxVolume` brings a louder level down to it, and a changed schedule
+    /// applies its step in force now, ramping to it.
+    public func reload(_ session: Session) async {
+        let old = self.session
+        let changed = session.volumeSchedule != old.volumeSchedule || session.maxVolume != old.maxVolume
         self.session = session
+        if session.volumeSchedule.isEmpty, session.volume != old.volume || !old.volumeSchedule.isEmpty {
+            ramping?.cancel()
+            await player.setVolume(session.volume)
+        }
+        if session.maxVolume < old.maxVolume, await player.volume > session.maxVolume {
+            ramping?.cancel()
+            await player.setVolume(session.maxVolume)
+        }
         if changed { appliedSince = nil }
         nap.wake()
+    }
+
+    /// The one place a `volume` event is made.
+    private func publish(_ level: Double) {
+        events.publish(.volume(Int((level * Double(Core.volumeRange.upperBound)).rounded())))
     }
 
     public func run() async throws {
@@ -111,7 +138,7 @@ public actor VolumeSchedule: Service {
     /// (a `volume` event) and has it saved.
     private func ramp(to level: Double) {
         ramping?.cancel()
-        let (player, clock, events, onChange) = (player, clock, events, onChange)
+        let (player, clock, onChange) = (player, clock, onChange)
         ramping = Task {
             let start = await player.volume
             let began = clock.now
@@ -126,7 +153,7 @@ public actor VolumeSchedule: Service {
                 guard !Task.isCancelled else { return }
                 await player.setVolume(level)
             }
-            events.publish(.volume(Int((level * Double(Core.volumeRange.upperBound)).rounded())))
+            await self.publish(level)
             await onChange?()
         }
     }

@@ -5,19 +5,19 @@ import Testing
 /// The volume by time of day, on a manual clock whose wall time starts at a chosen moment, in
 /// Central European time (the EU rule written out, so days across both clock changes can be
 /// walked through).
-@Suite("Volume schedule", .timeLimit(.minutes(1)))
-struct VolumeScheduleTests {
+@Suite("Volume: by hand, by the session, by its schedule", .timeLimit(.minutes(1)))
+struct VolumeControlTests {
     let clock = ManualClock()
     let player = Player(sink: FakeSink(), decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
     static let dayAndEvening = [VolumeStep(from: .clock(TimeOfDay("07:00")!), level: 0.8), VolumeStep(from: .clock(TimeOfDay("20:00")!), level: 0.4)]
 
-    func make(start: Int64, steps: [VolumeStep] = Self.dayAndEvening, maxVolume: Double = 1) -> (VolumeSchedule, WallClock) {
+    func make(start: Int64, steps: [VolumeStep] = Self.dayAndEvening, maxVolume: Double = 1) -> (VolumeControl, WallClock) {
         var session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [])
         session.volumeSchedule = steps
         session.maxVolume = maxVolume
         let clock = clock
         let wallClock: WallClock = { Double(start + clock.now.offset.components.seconds) }
-        return (VolumeSchedule(session: session, player: player, events: EventBus(), clock: clock, wallClock: wallClock, zone: CentralEuropeanZone(), logger: .quiet), wallClock)
+        return (VolumeControl(session: session, player: player, events: EventBus(), clock: clock, wallClock: wallClock, zone: CentralEuropeanZone(), logger: .quiet), wallClock)
     }
 
     /// Advances to the next deadline (the schedule's look, or the ramp's next move) and waits
@@ -67,8 +67,7 @@ struct VolumeScheduleTests {
         let running = Task { try await schedule.run() }
         defer { running.cancel() }
         await clock.waitForSleepers()
-        await schedule.setByHand()
-        await player.setVolume(0.9)
+        await schedule.setByHand(0.9)
         while Int64(wallClock()) < LocalZoneTests.utc(2026, 11, 28, 5, 59) { await step() }
         #expect(await player.volume == 0.9, "06:59: still as set by hand")
         while Int64(wallClock()) < LocalZoneTests.utc(2026, 11, 28, 6, 0, 5) { await step() }
@@ -112,5 +111,30 @@ struct VolumeScheduleTests {
             if let since = await schedule.appliedSince, since != applied.last, since > start { applied.append(since) }
         }
         #expect(applied == expected)
+    }
+}
+
+/// The volume has one owner, which alone sets the player's level and alone says so.
+@Suite("Volume: one owner, one event", .timeLimit(.minutes(1)))
+struct VolumeOwnerTests {
+    @Test func aLevelSetByHandIsHeldToMaxVolumeAndSaidOnce() async throws {
+        let clock = ManualClock()
+        let player = Player(sink: FakeSink(), decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
+        var session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [])
+        session.maxVolume = 0.6
+        let events = EventBus()
+        let volume = VolumeControl(session: session, player: player, events: events, clock: clock, zone: CentralEuropeanZone(), logger: .quiet)
+        let subscription = events.subscribe()
+        #expect(await volume.setByHand(0.9) == 0.6)
+        #expect(await player.volume == 0.6)
+        #expect(await volume.setByHand(0.3) == 0.3)
+        var said: [JukeboxEvent] = []
+        for await event in subscription { said.append(event); if said.count == 2 { break } }
+        #expect(said == [.volume(60), .volume(30)])
+        // A reload with a lower maxVolume brings the level down to it.
+        var quieter = session
+        quieter.maxVolume = 0.2
+        await volume.reload(quieter)
+        #expect(await player.volume == 0.2)
     }
 }
