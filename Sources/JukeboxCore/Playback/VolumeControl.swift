@@ -129,8 +129,7 @@ public actor VolumeControl: Service {
             // With no steps it sleeps until a reload brings some; otherwise until the next step,
             // looking at the wall clock at least once a minute (a clock that is set).
             let next = session.volumeSchedule.next(after: now, zone: zone, location: session.location)
-            let wait = session.volumeSchedule.isEmpty ? ClipTimetable.untilReloaded : min(next.map { $0 - now } ?? ClipTimetable.longestNap, ClipTimetable.longestNap)
-            try await nap.sleep(for: .seconds(max(wait, 1)), on: clock)
+            try await nap.sleep(for: .seconds(WallTime.wait(now: now, next: next, nothingToKeep: session.volumeSchedule.isEmpty)), on: clock)
         }
     }
 
@@ -162,7 +161,7 @@ public actor VolumeControl: Service {
     func rampFinished() async { await ramping?.value }
 
 
-    private func wallSeconds() -> Int64 { Int64(wallClock().rounded(.down)) }
+    private func wallSeconds() -> Int64 { WallTime.seconds(wallClock) }
 
     static func percent(_ level: Double) -> String { "\(Int((level * 100).rounded()))" }
 }

@@ -47,10 +47,6 @@ public actor ClipTimetable: Service {
         }
     }
 
-    /// The longest sleep between looks at the wall clock.
-    static let longestNap: Int64 = 60
-    /// A year: how long it sleeps when no clip has a time, unless a reload wakes it.
-    static let untilReloaded: Int64 = 365 * 86_400
 
     public init(
         session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, quiet: QuietHours, clock: some Clock<Duration>,
@@ -94,13 +90,13 @@ public actor ClipTimetable: Service {
             next = upcoming(after: handledUntil).map { ($0.moment, $0.clip.id) }
             // With no times to keep it sleeps until a reload brings some: an idle daemon wakes
             // for nothing.
-            if !clips.isEmpty, let moment = next?.moment, moment - now <= Self.longestNap {
+            if !clips.isEmpty, let moment = next?.moment, moment - now <= WallTime.longestNap {
                 // To the moment itself rather than to whole seconds of waiting, which would
                 // wake up to a second late: a time is heard on its second.
                 let left = (Double(moment) - wallClock()) * 1000
                 try await nap.sleep(for: .milliseconds(max(Int64(left.rounded(.up)), 1)), on: clock)
             } else {
-                try await nap.sleep(for: .seconds(clips.isEmpty ? Self.untilReloaded : Self.longestNap), on: clock)
+                try await nap.sleep(for: .seconds(clips.isEmpty ? WallTime.untilWoken : WallTime.longestNap), on: clock)
             }
         }
     }
@@ -217,7 +213,7 @@ public actor ClipTimetable: Service {
     }
 
     /// The wall clock, in whole seconds since the epoch.
-    private func wallSeconds() -> Int64 { Int64(wallClock().rounded(.down)) }
+    private func wallSeconds() -> Int64 { WallTime.seconds(wallClock) }
 
 
     /// Every moment up to this has been dealt with, for the state file.

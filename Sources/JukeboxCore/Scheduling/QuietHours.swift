@@ -196,13 +196,12 @@ public actor QuietHours: Service {
             let status = status(at: now)
             // Nothing here changes with time: sleep until a change by hand or a reload.
             let timeless = session.quiet.isEmpty && override?.until == nil
-            let wait = timeless ? ClipTimetable.untilReloaded : min(status.until.map { $0 - now } ?? ClipTimetable.longestNap, ClipTimetable.longestNap)
-            try await nap.sleep(for: .seconds(max(wait, 1)), on: clock)
+            try await nap.sleep(for: .seconds(WallTime.wait(now: now, next: status.until, nothingToKeep: timeless)), on: clock)
         }
     }
 
 
-    private func wallSeconds() -> Int64 { Int64(wallClock().rounded(.down)) }
+    private func wallSeconds() -> Int64 { WallTime.seconds(wallClock) }
 
     // MARK: - Words
 
