@@ -95,7 +95,7 @@ let package = Package(
         .target(
             name: "JukeboxMQTT",
             dependencies: [
-                "JukeboxCore", "MQTT",
+                "JukeboxCore", "JukeboxDispatch", "JukeboxProtocol", "MQTT",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -129,12 +129,17 @@ public struct RPCDispatcher: Sendable {
         do {
             switch method {
             case "enqueue":
-                try params.allow(["clips", "cue", "client", "afterQuiet"])
-                let clips = try params.strings("clips")
-                guard !clips.isEmpty else { throw RPCError.invalidParams("\"clips\" must name at least one clip") }
-                let done = try await core.enqueue(
-                    clips, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client,
-                    afterQuiet: try params.bool("afterQuiet") ?? false)
+                try params.allow(["clips", "title", "cue", "client", "afterQuiet"])
+                let (cue, from, afterQuiet) = (try params.bool("cue") ?? false, try params.string("client") ?? client, try params.bool("afterQuiet") ?? false)
+                let done: Acknowledged<[(entry: QueueEntry, position: Int?)]>
+                if let title = try params.string("title") {
+                    guard params.fields["clips"] == nil else { throw RPCError.invalidParams("give \"clips\" or \"title\", not both") }
+                    done = try await core.enqueue(titled: title, cue: cue, client: from, afterQuiet: afterQuiet)
+                } else {
+                    let clips = try params.strings("clips")
+                    guard !clips.isEmpty else { throw RPCError.invalidParams("\"clips\" must name at least one clip") }
+                    done = try await core.enqueue(clips, cue: cue, client: from, afterQuiet: afterQuiet)
+                }
                 return answer(done) { EnqueueResult(entries: $0.map { EntryInfo(accepted: $0.entry, position: $0.position) }) }
             case "say":
                 try params.allow(["text", "cue", "client", "afterQuiet"])

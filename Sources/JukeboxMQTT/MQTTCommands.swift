@@ -1,14 +1,19 @@
 import FoundationEssentials
 import JukeboxCore
+import JukeboxDispatch
+import JukeboxProtocol
 import Logging
 import MQTT
 import Synchronization
 
-/// Commands from MQTT, mapped to the same core commands as the socket's, with the same
-/// validation. A bad payload is logged with the reason; nothing from the broker can do more.
+/// Commands from MQTT. Each payload is read as Home Assistant sends it (a clip id, a title,
+/// ON/OFF, a number) and becomes a JSON-RPC request, answered by the same dispatcher as the
+/// socket's and the web remote's: one command has one meaning, one set of checks and one
+/// answer everywhere. A refusal is logged with the dispatcher's reason; nothing from the
+/// broker can do more.
 struct MQTTCommands: Sendable {
     let topics: MQTTTopics
-    let core: Core
+    let dispatcher: RPCDispatcher
     let logger: Logger
     /// Home Assistant came back: its discovery configs go out again.
     let homeAssistantOnline: @Sendable () async -> Void
@@ -17,15 +22,18 @@ struct MQTTCommands: Sendable {
     /// Refused commands are logged 20 lines a minute at most, then counted.
     let refusals = SharedLogBudget(LogBudget(what: "refused MQTT commands", maxLines: 20))
 
-    /// What `play` takes as JSON: `{"clips": ["water", …], "cue": true, "afterQuiet": true}`.
-    struct PlayRequest: Decodable {
-        var clips: [String]
-        var cue: Bool?
-        var afterQuiet: Bool?
+    init(topics: MQTTTopics, core: Core, logger: Logger, homeAssistantOnline: @escaping @Sendable () async -> Void) {
+        self.topics = topics
+        self.dispatcher = RPCDispatcher(core: core, client: "mqtt")
+        self.logger = logger
+        self.homeAssistantOnline = homeAssistantOnline
     }
 
     /// A payload longer than this is refused unread (a clip list or a title is far shorter).
     static let maxPayload = 64 * 1024
+
+    /// The commands, for the refusal of an unknown one.
+    static let names = ["play", "play_title", "say", "skip", "pick", "pause", "resume", "paused", "quiet", "volume"]
 
     func handle(_ message: MQTTMessage) async {
         if message.topic == topics.homeAssistantStatus {
@@ -49,49 +57,87 @@ struct MQTTCommands: Sendable {
             return refuse(name, "the payload is \(message.payload.count) bytes, over the \(Self.maxPayload) accepted")
         }
         let text = String(message.text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-        do throws(JukeboxError) {
-            switch name {
-            case "play":
-                let request = try playRequest(text)
-                let queued = try await core.enqueue(request.clips, cue: request.cue ?? false, client: "mqtt", afterQuiet: request.afterQuiet ?? false)
-                try await core.waitUntilDurable(queued)
-            case "say":
-                let request = sayRequest(text)
-                try await core.waitUntilDurable(
-                    try await core.say(request.text, cue: request.cue ?? false, client: "mqtt", afterQuiet: request.afterQuiet ?? false))
-            case "play_title":
-                try await core.waitUntilDurable(try await core.enqueue(titled: text, client: "mqtt"))
-            case "skip": try await core.waitUntilDurable(await core.skip())
-            case "pick": try await core.waitUntilDurable(await core.pick())
-            case "pause": try await core.waitUntilDurable(await core.pause())
-            case "resume": try await core.waitUntilDurable(await core.resume())
-            case "paused":
-                switch text.uppercased() {
-                case "ON": try await core.waitUntilDurable(await core.pause())
-                case "OFF": try await core.waitUntilDurable(await core.resume())
-                default: return refuse(name, "\"\(text.prefix(40))\" is not ON or OFF")
-                }
-            case "quiet":
-                switch text.uppercased() {
-                case "ON": try await core.waitUntilDurable(try await core.setQuiet(.on))
-                case "OFF": try await core.waitUntilDurable(try await core.setQuiet(.off))
-                default:
-                    guard case .success(let length) = DurationText.check(text) else {
-                        return refuse(name, "\"\(text.prefix(40))\" is not ON, OFF or a length such as 30m")
-                    }
-                    try await core.waitUntilDurable(try await core.setQuiet(.for(length)))
-                }
-            case "volume":
-                guard let level = Self.volumeLevel(text) else {
-                    return refuse(name, "\"\(text.prefix(40))\" is not a volume from \(Core.volumeRange.lowerBound) to \(Core.volumeRange.upperBound)")
-                }
-                try await core.waitUntilDurable(try await core.setVolume(level))
-            default:
-                return refuse(name, "there is no such command (play, play_title, say, skip, pick, pause, resume, paused, quiet, volume)")
-            }
-        } catch {
-            refuse(name, error.description)
+        switch Self.request(name, text) {
+        case .failure(let refusal):
+            refuse(name, refusal.reason)
+        case .success(let (method, params)):
+            let line = Self.requestLine(method, params)
+            // The answer comes once the change is on disk, as the socket's does.
+            let reply = await dispatcher.handle(line)
+            if let problem = reply.line.flatMap(Self.errorMessage) { refuse(name, problem) }
         }
+    }
+
+    struct Refusal: Error { var reason: String }
+
+    /// A JSON-RPC request line.
+    static func requestLine(_ method: String, _ params: [String: JSONValue]) -> [UInt8] {
+        struct Request: Encodable {
+            var jsonrpc = "2.0"
+            var id = 1
+            var method: String
+            var params: JSONDocument
+        }
+        return Array((try? JSONEncoder().encode(Request(method: method, params: JSONDocument(.object(params))))) ?? Data())
+    }
+
+    /// The JSON-RPC method and params a command's payload stands for.
+    static func request(_ name: String, _ text: String) -> Result<(String, [String: JSONValue]), Refusal> {
+        switch name {
+        case "play":
+            // A clip id, or {"clips": ["water", …], "cue": true, "afterQuiet": true}.
+            guard text.hasPrefix("{") else {
+                guard !text.isEmpty else { return .failure(Refusal(reason: "the payload is empty (send a clip id, or {\"clips\": [\"id\"], \"cue\": true})")) }
+                return .success(("enqueue", ["clips": .array([.string(text)])]))
+            }
+            return object(text, what: "a clip id or {\"clips\": [\"id\", …], \"cue\": true, \"afterQuiet\": true}").map { ("enqueue", $0) }
+        case "say":
+            // The text itself (what Home Assistant's notify sends), or {"text": "…", "cue": true}.
+            if text.hasPrefix("{"), case .success(let params) = object(text, what: ""), params["text"] != nil { return .success(("say", params)) }
+            return .success(("say", ["text": .string(text)]))
+        case "play_title": return .success(("enqueue", ["title": .string(text)]))
+        case "skip", "pick", "pause", "resume": return .success((name, [:]))
+        case "paused":
+            switch text.uppercased() {
+            case "ON": return .success(("pause", [:]))
+            case "OFF": return .success(("resume", [:]))
+            default: return .failure(Refusal(reason: "\"\(text.prefix(40))\" is not ON or OFF"))
+            }
+        case "quiet":
+            switch text.uppercased() {
+            case "ON": return .success(("quiet", ["set": .string("on")]))
+            case "OFF": return .success(("quiet", ["set": .string("off")]))
+            default:
+                guard case .success = DurationText.check(text) else {
+                    return .failure(Refusal(reason: "\"\(text.prefix(40))\" is not ON, OFF or a length such as 30m"))
+                }
+                return .success(("quiet", ["for": .string(text)]))
+            }
+        case "volume":
+            guard let level = volumeLevel(text) else {
+                return .failure(Refusal(reason: "\"\(text.prefix(40))\" is not a volume from \(Core.volumeRange.lowerBound) to \(Core.volumeRange.upperBound)"))
+            }
+            return .success(("volume", ["level": .number(Double(level))]))
+        default:
+            return .failure(Refusal(reason: "there is no such command (\(names.joined(separator: ", ")))"))
+        }
+    }
+
+    /// `text` as a JSON object, or a refusal saying what was expected. What MQTT queues is
+    /// shown as queued by "mqtt", whatever `client` a payload names.
+    private static func object(_ text: String, what: String) -> Result<[String: JSONValue], Refusal> {
+        guard case .object(var fields)? = try? JSONParser.parse(Array(text.utf8)) else {
+            return .failure(Refusal(reason: "the payload is not \(what)"))
+        }
+        fields["client"] = nil
+        return .success(fields)
+    }
+
+    /// The message of a JSON-RPC error answer; nil for a result.
+    static func errorMessage(_ line: [UInt8]) -> String? {
+        guard case .object(let reply)? = try? JSONParser.parse(line), case .object(let error)? = reply["error"] else { return nil }
+        if case .string(let message)? = error["message"] { return message }
+        return "refused"
     }
 
     /// A volume as Home Assistant's number entity sends it (`40`, `40.0`, `39.6`), rounded to a
@@ -104,33 +150,6 @@ struct MQTTCommands: Sendable {
         let rounded = number.rounded()
         guard rounded >= Double(Core.volumeRange.lowerBound), rounded <= Double(Core.volumeRange.upperBound) else { return nil }
         return Int(rounded)
-    }
-
-    /// A clip id, or `{"clips": […], "cue": true, "afterQuiet": true}`.
-    private func playRequest(_ text: String) throws(JukeboxError) -> PlayRequest {
-        guard text.hasPrefix("{") else {
-            guard !text.isEmpty else { throw .invalidParameter("the payload is empty (send a clip id, or {\"clips\": [\"id\"], \"cue\": true})") }
-            return PlayRequest(clips: [text])
-        }
-        guard let request = try? JSONDecoder().decode(PlayRequest.self, from: Data(text.utf8)), !request.clips.isEmpty else {
-            throw .invalidParameter("the payload is not a clip id or {\"clips\": [\"id\", …], \"cue\": true, \"afterQuiet\": true}")
-        }
-        return request
-    }
-
-    /// What `say` takes as JSON: `{"text": "Dinner is ready", "cue": true, "afterQuiet": true}`.
-    struct SayRequest: Decodable {
-        var text: String
-        var cue: Bool?
-        var afterQuiet: Bool?
-    }
-
-    /// The text itself (what Home Assistant's notify sends), or `{"text": "…", "cue": true}`.
-    private func sayRequest(_ text: String) -> SayRequest {
-        if text.hasPrefix("{"), let request = try? JSONDecoder().decode(SayRequest.self, from: Data(text.utf8)) {
-            return request
-        }
-        return SayRequest(text: text)
     }
 
     private func refuse(_ command: String, _ reason: String) {

@@ -341,13 +341,13 @@ public actor Core: Service {
 
     /// Queues the session's clip with this title (the names Home Assistant's select shows),
     /// or, when no clip has it, this id. Refused with suggestions when neither is found.
-    public func enqueue(titled title: String, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
+    public func enqueue(titled title: String, cue: Bool = false, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
         let clips = catalog.session.clips
         guard let clip = clips.first(where: { $0.title == title }) ?? clips.first(where: { $0.id == title }) else {
             let shown = String(title.prefix(100))
             throw .unknownClip(shown, suggestions: ClipResolver(catalog: catalog).suggestions(for: shown))
         }
-        return try await enqueue([clip.id], cue: false, client: client, afterQuiet: afterQuiet)
+        return try await enqueue([clip.id], cue: cue, client: client, afterQuiet: afterQuiet)
     }
 
     /// Queues an announcement: `text` spoken by the session's speech engine (`tts`), FIFO
