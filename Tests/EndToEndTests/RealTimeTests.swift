@@ -1,4 +1,5 @@
 import Foundation
+import JukeboxProtocol
 import JukeboxTestSupport
 import Testing
 
@@ -31,6 +32,20 @@ struct RealTimeTests: DaemonSuite {
             { "device": "pulse", "interval": { "min": "\(low)", "max": "\(high)" }\(extra), "clips": [ \(clips) ] }
             """)
         return [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--log-level", "debug", "--seed", "7"]
+    }
+
+    /// Returns once the daemon says the clip playing has played `seconds` of itself, as its
+    /// `queue` answer shows it (asked every 20 ms, straight on the socket); false after 10 s.
+    func played(_ seconds: Double) async -> Bool {
+        struct Reply: Decodable { var result: QueueResult }
+        for _ in 0..<500 {
+            if let line = await RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"queue"}"#),
+               let reply = try? JSONDecoder().decode(Reply.self, from: Data(line.utf8)), (reply.result.playing?.elapsed ?? 0) >= seconds {
+                return true
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
     }
 
     func expectSuccess(_ outcome: DaemonProcess.Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -144,8 +159,8 @@ struct RealTimeTests: DaemonSuite {
                 // Timed from the device being open, the moment before the first write.
                 #expect(await log.waitFor("opened pulse"))
                 let started = ContinuousClock.now
-                // Let a second of the clip be heard, then skip it.
-                try await Task.sleep(for: .seconds(1))
+                // A second of the clip played, then it is skipped.
+                #expect(await played(1))
                 let skipped = ContinuousClock.now
                 // Straight to the socket: the client's start-up is benchmarked on its own.
                 let reply = await RawControl.call(socket, #"{"jsonrpc":"2.0","id":1,"method":"skip"}"#)
@@ -185,9 +200,10 @@ struct RealTimeTests: DaemonSuite {
             let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
                 try await expectSuccess(jukebox("play", "c0"))
                 #expect(await log.waitFor("playing c0"))
-                try await Task.sleep(for: .milliseconds(700))
+                #expect(await played(0.7))
                 try await expectSuccess(jukebox("pause"))
                 let pausedAt = ContinuousClock.now
+                // The pause under test lasts half a second: a length chosen, not an event.
                 try await Task.sleep(for: .milliseconds(500))
                 try await expectSuccess(jukebox("resume"))
                 let length = ContinuousClock.now - pausedAt
@@ -250,7 +266,7 @@ struct RealTimeTests: DaemonSuite {
             #expect(await log.waitFor("playing c0"))
             // The sound server going away is the nearest thing to pulling out a USB DAC here;
             // most of the clip is still to be written when it goes.
-            try await Task.sleep(for: .milliseconds(400))
+            #expect(await played(0.4))
             try await rig.stop()
             #expect(await log.waitFor("stays queued, retrying"))
             let status = try await jukebox("status")
