@@ -206,10 +206,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A real core for the front ends' tests.
+        .target(
+            name: "JukeboxCoreTestSupport",
+            dependencies: ["JukeboxCore", "JukeboxSndFile", "JukeboxTestSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/JukeboxCoreTestSupport"),
+        .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxResample"]),
+        .testTarget(
+            name: "JukeboxDispatchTests",
+            dependencies: [
+                "JukeboxDispatch", "JukeboxCore", "JukeboxProtocol", "JukeboxCoreTestSupport", "JukeboxTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "JukeboxControlTests",
             dependencies: [
-                "JukeboxControl", "JukeboxDispatch", "JukeboxCore", "JukeboxProtocol", "JukeboxSndFile", "JukeboxTestSupport",
+                "JukeboxControl", "JukeboxDispatch", "JukeboxCore", "JukeboxProtocol", "JukeboxSndFile", "JukeboxTestSupport", "JukeboxCoreTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

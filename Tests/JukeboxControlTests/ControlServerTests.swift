@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import JukeboxControl
+import JukeboxCoreTestSupport
 import JukeboxCore
 import JukeboxDispatch
 import JukeboxProtocol

@@ -1,4 +1,4 @@
-import JukeboxCore
+import JukeboxAudio
 import JukeboxResample
 import Synchronization
 import Testing

@@ -5,11 +5,11 @@ import JukeboxTestSupport
 import Logging
 import Synchronization
 
-/// A real core over three one-second clips (ward, water, walk) and a `NullSink` named
+/// For the tests of the core's front ends (the dispatcher, the socket): a real core over three one-second clips (ward, water, walk) and a `NullSink` named
 /// "fake", not running: requests change its queue and settings, and nothing plays. With a
 /// state file, changes are saved there before they are answered.
-struct TestCore {
-    enum State {
+public struct TestCore: Sendable {
+    public enum State: Sendable {
         case none
         /// Saved in the test's folder.
         case saved
@@ -17,19 +17,19 @@ struct TestCore {
         case failing
     }
 
-    let folder: TemporaryDirectory
-    let core: Core
+    public let folder: TemporaryDirectory
+    public let core: Core
     /// While set, `reload` finds these problems in the session file.
-    let reloadProblems: Problems
+    public let reloadProblems: Problems
 
-    final class Problems: Sendable {
+    public final class Problems: Sendable {
         let lines = Mutex<[String]?>(nil)
-        func set(_ problems: [String]?) { lines.withLock { $0 = problems } }
+        public func set(_ problems: [String]?) { lines.withLock { $0 = problems } }
     }
 
-    var statePath: String { folder.file("state.json") }
+    public var statePath: String { folder.file("state.json") }
 
-    init(queueLimit: Int = 10_000, state: State = .none, log: (any LogHandler)? = nil) async throws {
+    public init(queueLimit: Int = 10_000, state: State = .none, log: (any LogHandler)? = nil) async throws {
         folder = try TemporaryDirectory()
         let tone = WAVFile.bytes(Array(repeating: 0.1, count: 8000), encoding: .s16, rate: 8000, channels: 1)
         for id in ["ward", "water", "walk"] { _ = try folder.write("\(id).wav", tone) }
@@ -54,10 +54,10 @@ struct TestCore {
     }
 
     /// The tickets waiting, in order.
-    func waiting() async -> [UInt64] { await core.snapshot().queue.waiting.map(\.ticket) }
+    public func waiting() async -> [UInt64] { await core.snapshot().queue.waiting.map(\.ticket) }
 
     /// The state file as saved, or "" if there is none.
-    func savedState() -> String {
+    public func savedState() -> String {
         (try? String(decoding: FilePath.read(statePath, limit: 1 << 20), as: UTF8.self)) ?? ""
     }
 }

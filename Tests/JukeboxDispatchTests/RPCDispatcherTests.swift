@@ -1,4 +1,4 @@
-import JukeboxControl
+import JukeboxCoreTestSupport
 import JukeboxCore
 import JukeboxDispatch
 import JukeboxProtocol
