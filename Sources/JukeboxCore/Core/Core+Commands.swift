@@ -1,0 +1,151 @@
+import Logging
+import ServiceLifecycle
+
+// The commands every front end calls, and the one snapshot they read from.
+extension Core {
+    /// Queues clips by id, or by the name of a file inside the clips folder, all or none.
+    /// A file that is not in the session is opened first, so one that is not audio is
+    /// refused now rather than failing later.
+    ///
+    /// `afterQuiet`: while it is quiet (quiet hours, or by hand), the clips are held, durably,
+    /// and queued when quiet ends; their position is then nil. When it is not quiet they are
+    /// queued at once, as without it.
+    public func enqueue(_ names: [String], cue: Bool, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
+        try Self.checkClient(client)
+        let resolver = ClipResolver(catalog: catalog)
+        var clips: [PlayableClip] = []
+        for name in names {
+            let clip = try resolver.resolve(name)
+            if catalog.session.clip(id: clip.id)?.source.path != clip.source.path {
+                do {
+                    _ = try await decoder.probe(clip.source)
+                } catch {
+                    throw .unplayable(name, reason: "\(error)")
+                }
+            }
+            clips.append(clip)
+        }
+        let cueClip = cue ? sessionCue : nil
+        return await acknowledge(try await admit(clips, cue: cueClip, client: client, afterQuiet: afterQuiet), .enqueue)
+    }
+
+    /// Queues clips, or holds them until quiet ends (see `enqueue`).
+    func admit(_ clips: [PlayableClip], cue: PlayableClip?, client: String, afterQuiet: Bool) async throws(JukeboxError) -> [(entry: QueueEntry, position: Int?)] {
+        do {
+            guard afterQuiet, await quiet.isQuietNow() else {
+                return try await queue.enqueue(contentsOf: clips, cue: cue, origin: .client(client)).map { ($0.entry, $0.position) }
+            }
+            let held = try await queue.hold(contentsOf: clips, cue: cue, origin: .client(client))
+            logger.info("held \(clips.map(\.id).joined(separator: ", ")) for \(client) until quiet ends", metadata: ["client": "\(client)"])
+            // Quiet may have ended while they were being held, after its end released the rest.
+            await quiet.settleNow()
+            return held.map { ($0, nil) }
+        } catch {
+            throw .queueFull(error)
+        }
+    }
+
+    /// Queues the session's clip with this title (the names Home Assistant's select shows),
+    /// or, when no clip has it, this id. Refused with suggestions when neither is found.
+    public func enqueue(titled title: String, cue: Bool = false, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
+        let clips = catalog.session.clips
+        guard let clip = clips.first(where: { $0.title == title }) ?? clips.first(where: { $0.id == title }) else {
+            let shown = String(title.prefix(100))
+            throw .unknownClip(shown, suggestions: ClipResolver(catalog: catalog).suggestions(for: shown))
+        }
+        return try await enqueue([clip.id], cue: cue, client: client, afterQuiet: afterQuiet)
+    }
+
+    /// Queues an announcement: `text` spoken by the session's speech engine (`tts`), FIFO
+    /// like any clip. Its audio is started at once in the background; if it cannot be made,
+    /// the entry fails at its turn with the reason, and the queue goes on.
+    public func say(_ text: String, cue: Bool, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<(entry: QueueEntry, position: Int?)> {
+        try Self.checkClient(client)
+        let spoken: String
+        switch SpeechText.check(text) {
+        case .success(let checked): spoken = checked
+        case .failure(let problem): throw .invalidParameter(problem.description)
+        }
+        guard let speech else {
+            throw .invalidParameter("announcements are off: this jukeboxd keeps no state, so it has nowhere to keep their audio")
+        }
+        let cueClip = cue ? sessionCue : nil
+        let accepted = try await admit([.announcement(spoken)], cue: cueClip, client: client, afterQuiet: afterQuiet)[0]
+        await speech.prepare(spoken)
+        return await acknowledge(accepted, .say)
+    }
+
+    /// The name a client gives itself: copied into every entry and the state file, so bounded.
+    static func checkClient(_ client: String) throws(JukeboxError) {
+        guard (1...maxClientLength).contains(client.count) else {
+            throw .invalidParameter("\"client\" must be a name of 1 to \(maxClientLength) characters")
+        }
+    }
+
+    /// The session's cue as it plays before an entry, if the session has one.
+    var sessionCue: PlayableClip? { catalog.session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") } }
+
+    /// Removes waiting entries; returns those removed and those not waiting (playing,
+    /// played or unknown).
+    public func remove(_ tickets: [UInt64]) async -> Acknowledged<(removed: [UInt64], notWaiting: [UInt64])> {
+        var removed: [UInt64] = [], notWaiting: [UInt64] = []
+        for ticket in tickets {
+            if await queue.remove(ticket: ticket) { removed.append(ticket) } else { notWaiting.append(ticket) }
+        }
+        return await acknowledge((removed, notWaiting), .remove)
+    }
+
+    public func clear() async -> Acknowledged<[UInt64]> { await acknowledge(await queue.clear(), .clear) }
+
+    public func skip() async -> Acknowledged<QueueEntry?> { await acknowledge(await queue.skip(), .skip) }
+
+    public func pause() async -> Acknowledged<Bool> {
+        await queue.pause()
+        return await acknowledge(true, .pause)
+    }
+
+    public func resume() async -> Acknowledged<Bool> {
+        await queue.resume()
+        return await acknowledge(false, .resume)
+    }
+
+    /// The highest level any front end may set: the session's `maxVolume`, on the 0–100 scale.
+    var maxVolumeLevel: Int { Int((catalog.session.maxVolume * Double(Self.volumeRange.upperBound)).rounded(.down)) }
+
+    /// Turns quiet on or off by hand, or on for a while (`QuietHours.forRange`); returns the
+    /// status it leaves.
+    public func setQuiet(_ request: QuietHours.Request) async throws(JukeboxError) -> Acknowledged<QuietHours.Status> {
+        if case .for(let length) = request, !QuietHours.forRange.contains(length) {
+            throw .invalidParameter("quiet lasts from \(DurationText.format(QuietHours.forRange.lowerBound)) to \(DurationText.format(QuietHours.forRange.upperBound)), not \(DurationText.format(length))")
+        }
+        return await acknowledge(await quiet.set(request), .setQuiet)
+    }
+
+    /// Draws a clip now, as the scheduler would; nil when none may play now.
+    public func pick() async -> Acknowledged<QueueEntry?> { await acknowledge(await scheduler.pick(), .pick) }
+
+    /// Sets the volume, 0–100, held to the session's `maxVolume`; returns the level set.
+    public func setVolume(_ requested: Int) async throws(JukeboxError) -> Acknowledged<Int> {
+        guard Self.volumeRange.contains(requested) else {
+            throw .invalidParameter("the volume must be from \(Self.volumeRange.lowerBound) to \(Self.volumeRange.upperBound), not \(requested)")
+        }
+        let level = min(requested, maxVolumeLevel)
+        if level < requested {
+            logger.info("volume \(requested) asked for; set to \(level), the session's maxVolume")
+        }
+        // Set by hand, it holds until the volume schedule's next step.
+        await volume.setByHand(Double(level) / Double(Self.volumeRange.upperBound))
+        return await acknowledge(level, .setVolume)
+    }
+
+
+    /// Everything there is to show, at one moment.
+    public func snapshot() async -> JukeboxSnapshot {
+        let queueNow = await queue.snapshot()
+        let playerNow = await player.snapshot()
+        let nextPick = queueNow.pickHold == nil ? await scheduler.nextPickWallTime : nil
+        return JukeboxSnapshot(
+            catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick, quiet: await quiet.statusNow(),
+            uptime: configuration.wallClock() - startedAt, localTime: configuration.localTime.now())
+    }
+}

@@ -1,0 +1,31 @@
+import Logging
+import ServiceLifecycle
+
+// The durability rule: a change that must survive a restart is answered only once it is on disk.
+extension Core {
+    /// The one place `JukeboxCommand.mustBeDurable` is applied: a change that must be
+    /// durable is marked once it is in memory, and acknowledged after `waitUntilDurable`.
+    func acknowledge<Value: Sendable>(_ value: Value, _ command: JukeboxCommand) async -> Acknowledged<Value> {
+        guard command.mustBeDurable, let writer else { return Acknowledged(value, durableMark: nil) }
+        return Acknowledged(value, durableMark: await writer.markChange())
+    }
+
+    /// Returns once the change is on disk. Concurrent commands share one write (group
+    /// commit), so a front end may carry out several before waiting for the first.
+    public nonisolated func waitUntilDurable<Value>(_ acknowledged: Acknowledged<Value>) async throws(JukeboxError) {
+        guard let mark = acknowledged.durableMark, let writer else { return }
+        do {
+            try await writer.save(through: mark)
+        } catch {
+            logger.error("\(error)")
+            throw .stateNotSaved(reason: "\(error)")
+        }
+    }
+
+    /// Carries out a command and waits until it is durable: for front ends that answer one
+    /// request at a time.
+    public nonisolated func durable<Value>(_ acknowledged: Acknowledged<Value>) async throws(JukeboxError) -> Value {
+        try await waitUntilDurable(acknowledged)
+        return acknowledged.value
+    }
+}

@@ -1,0 +1,126 @@
+import Logging
+import ServiceLifecycle
+
+// Starting and stopping: the saved state put back, the services run, the state saved as it changes.
+extension Core {
+    /// Puts back the saved queue, bag, volume and pause, and logs what happened. Call once,
+    /// before `run()`.
+    public func restoreState() async {
+        guard let stateFile, let writer else { return }
+        await queue.setRiskyStartHook { [logger] in
+            do { try await writer.save() } catch { logger.error("\(error)") }
+        }
+        await volume.setChangeHook { [logger] in
+            do { try await writer.save() } catch { logger.error("\(error)") }
+        }
+        switch await stateFile.load(now: configuration.wallClock()) {
+        case .missing:
+            logger.info("no saved state at \(stateFile.path); starting with an empty queue")
+        case .corrupt(let movedTo, let reason):
+            logger.warning("state file \(stateFile.path) could not be used (\(reason)); kept it as \(movedTo) and started with an empty queue")
+        case .unusable(let reason):
+            // Saving now would overwrite a file that may still hold someone's queue.
+            logger.error("state file \(stateFile.path) could not be used, and was not moved aside: \(reason); started with an empty queue and will not save until it is moved away or the folder is fixed, then restarted")
+            await writer.hold(reason: "\(stateFile.path) could not be read or moved aside (\(reason))")
+        case .loaded(let saved):
+            let session = catalog.session
+            let (state, refused) = saved.confined(to: session, now: configuration.wallClock())
+            for entry in refused {
+                let what = entry.clip.say != nil
+                    ? "is an announcement whose text is not valid"
+                    : "names \(entry.clip.path), outside the clips folder \(session.clipsDirectory)"
+                logger.warning("state file \(stateFile.path): ticket \(entry.ticket) \(what); not queued", metadata: ["ticket": "\(entry.ticket)"])
+            }
+            // A clip queued at its fixed time that did not start before the daemon stopped is
+            // not played late.
+            let now = configuration.wallClock(), grace = session.atGrace.secondsDouble
+            var waiting: [PersistedState.Entry] = [], held: [PersistedState.Entry] = []
+            for entry in state.waiting {
+                if entry.afterQuiet == true {
+                    held.append(entry)
+                    continue
+                }
+                guard entry.isLate(now: now, grace: grace) else {
+                    waiting.append(entry)
+                    continue
+                }
+                logger.notice("missed \(entry.clip.id), queued at its fixed time before jukeboxd stopped: it is longer ago than atGrace (\(DurationText.format(session.atGrace))); not played late", metadata: ["clip": "\(entry.clip.id)"])
+            }
+            await queue.restore(
+                entries: waiting.map(\.queueEntry), held: held.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
+                history: state.history.map(\.record), started: state.started, paused: state.paused)
+            if let bag = state.bag { await scheduler.restoreBag(bag) }
+            await quiet.restore(state.quiet)
+            if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
+            await volume.start(saved: (state.volume, state.volumeStepAt))
+            volumeStarted = true
+            // Announcements whose audio is not kept any more are made again, ahead of their turn.
+            for entry in waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
+            let heldNote = held.isEmpty ? "" : " and \(Plural.count(held.count, "request")) held until quiet ends"
+            logger.info("restored \(Plural.count(waiting.count, "queued clip"))\(heldNote)\(state.paused ? ", paused" : "") from \(stateFile.path)")
+        }
+    }
+
+    public func run() async throws {
+        await queue.setFixedTimeGrace(catalog.session.atGrace)
+        await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(catalog))
+        if !volumeStarted {
+            // Nothing saved: the volume schedule's step in force, if there is one.
+            await volume.start(saved: nil)
+            volumeStarted = true
+        }
+        let (queue, scheduler, timetable, quiet, volume) = (queue, scheduler, timetable, quiet, volume)
+        await withTaskGroup(of: Bool.self) { tasks in
+            tasks.addTask { try? await queue.run(); return false }
+            tasks.addTask { try? await quiet.run(); return false }
+            tasks.addTask { try? await volume.run(); return false }
+            tasks.addTask { try? await scheduler.run(); return true }
+            tasks.addTask { try? await timetable.run(); return false }
+            if let speech { tasks.addTask { await speech.run(); return false } }
+            // The idle hook, once the device has been released after playing.
+            let deviceChanges = events.watch()
+            tasks.addTask { [hooks] in
+                await cancelWhenGracefulShutdown {
+                    for await event in deviceChanges {
+                        if case .device(.closed) = event { await hooks.run(.idle) }
+                    }
+                }
+                return false
+            }
+            if let writer {
+                // Subscribed before the queue or the scheduler can change anything.
+                let changes = events.watch()
+                tasks.addTask { await self.save(changes, with: writer); return false }
+            }
+            // The scheduler returns at the session's end, once the last clip has finished,
+            // and on shutdown; either way everything stops.
+            for await schedulerEnded in tasks where schedulerEnded { break }
+            tasks.cancelAll()
+        }
+        // The last word: how the last clip ended, cut short (it stays first and plays again
+        // after a restart) or finished as the shutdown began (it counts as played).
+        if let writer {
+            do { try await writer.save() } catch { logger.error("\(error)") }
+        }
+    }
+
+    /// Saves what the daemon changes by itself: a scheduled pick, a clip starting or ending.
+    /// (Commands are saved before they are acknowledged.)
+    func save(_ changes: AsyncStream<JukeboxEvent>, with writer: StateWriter) async {
+        await cancelWhenGracefulShutdown {
+            for await event in changes {
+                switch event {
+                case .queued(let entry, _) where !entry.origin.isClient: break
+                // Quiet began or ended, or requests held for its end were released.
+                case .playing, .finished, .quiet: break
+                default: continue
+                }
+                do { try await writer.save() } catch { self.logger.error("\(error)") }
+            }
+        }
+    }
+
+    /// How long the output's oldest unfinished call has run: a call stuck in a driver is
+    /// what the systemd watchdog must see.
+    public func outputStall() -> Duration? { output.longestCall() }
+}
