@@ -4,7 +4,7 @@ import JukeboxDispatch
 import JukeboxProtocol
 
 /// Why the control socket could not be set up; `exitCode` follows sysexits.
-public struct ControlSocketError: Error, Sendable, CustomStringConvertible {
+public struct ControlSocketError: StartFailure, Sendable {
     public var message: String
     public var exitCode: Int32
     public var description: String { message }

@@ -314,7 +314,7 @@ public struct WebIdentity: Sendable {
     }
 }
 
-public struct WebCertificateError: Error, Sendable, CustomStringConvertible {
+public struct WebCertificateError: StartFailure, Sendable {
     public var message: String
     public var description: String { message }
     public let exitCode: Int32 = 73

@@ -238,7 +238,7 @@ struct WebConnectionLimit: AvailableConnectionsDelegate {
 
 /// The web server could not listen: the port is taken or the address is not this machine's.
 /// Fatal at start-up, so the daemon never runs with HTTP half started.
-public struct WebServerError: Error, Sendable, CustomStringConvertible {
+public struct WebServerError: StartFailure, Sendable {
     public var settings: WebSettings
     public var errno: Int32
     public let exitCode: Int32 = 69

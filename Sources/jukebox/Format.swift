@@ -17,13 +17,7 @@ enum Format {
     /// `45s`, `3m`, `1h30m`, `0.25s`: a duration as a session file writes it.
     static func seconds(_ seconds: Double) -> String {
         guard seconds == seconds.rounded(), seconds >= 1, seconds < 1e12 else { return "\(seconds)s" }
-        let total = Int(seconds)
-        let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
-        var text = ""
-        if hours > 0 { text += "\(hours)h" }
-        if minutes > 0 { text += "\(minutes)m" }
-        if rest > 0 { text += "\(rest)s" }
-        return text
+        return DurationWords.text(seconds: Int64(seconds))
     }
 
     /// Local `HH:MM:SS` for an epoch time.

@@ -124,18 +124,9 @@ struct Jukeboxd: AsyncParsableCommand {
             let stateLock = try StateLock(statePath: statePath)
             defer { withExtendedLifetime(stateLock) {} }
             try await daemon.run(catalog, statePath: statePath, web: web, mqtt: mqtt)
-        } catch let error as StateLocationError {
-            printError("jukeboxd: \(error)")
-            throw ExitCode(error.exitCode)
-        } catch let error as WebServerError {
-            printError("jukeboxd: \(error)")
-            throw ExitCode(error.exitCode)
-        } catch let error as WebCertificateError {
-            printError("jukeboxd: \(error)")
-            throw ExitCode(error.exitCode)
-        } catch let error as ControlSocketError {
-            // Before anything starts (a socket in use, an unknown group), or once bound (the
-            // socket could not be given to its group: not a member, say).
+        } catch let error as any StartFailure {
+            // The state folder, the web remote's port or certificate, the control socket
+            // (before anything starts, or once bound: it could not be given to its group).
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)
         }

@@ -1,3 +1,5 @@
+import JukeboxProtocol
+
 /// Parses and prints the durations a session file uses: `"45s"`, `"3m"`, `"1h30m"`, `"250ms"`,
 /// or a plain number of seconds. Kept separate from the session parser so the CLI can reuse it.
 public enum DurationText {
@@ -74,12 +76,6 @@ public enum DurationText {
             let tenths = (totalMilliseconds + 50) / 100
             return "\(tenths / 10).\(tenths % 10)s"
         }
-        let totalSeconds = totalMilliseconds / 1000
-        let (hours, minutes, seconds) = (totalSeconds / 3600, totalSeconds / 60 % 60, totalSeconds % 60)
-        var text = ""
-        if hours > 0 { text += "\(hours)h" }
-        if minutes > 0 { text += "\(minutes)m" }
-        if seconds > 0 { text += "\(seconds)s" }
-        return text
+        return DurationWords.text(seconds: totalMilliseconds / 1000)
     }
 }
