@@ -137,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxSndFile", "JukeboxResample", "JukeboxLoudness", "JukeboxControl", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxSndFile", "JukeboxResample", "JukeboxLoudness", "JukeboxControl", "JukeboxDispatch", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -36,6 +36,8 @@ public struct ControlServer: Service {
     let path: String
     let group: String?
     let core: Core
+    /// What the web remote serves, for `webCA`.
+    let webCertificate: WebCertificateBoard
     let logger: Logger
     let maxConnections: Int
     let idleTimeout: Duration
@@ -44,13 +46,14 @@ public struct ControlServer: Service {
     let onListening: @Sendable () -> Void
 
     public init(
-        path: String, group: String? = nil, core: Core, logger: Logger,
+        path: String, group: String? = nil, core: Core, webCertificate: WebCertificateBoard = WebCertificateBoard(), logger: Logger,
         maxConnections: Int = ControlServer.maxConnections(openFileLimit: ControlServer.openFileLimit), idleTimeout: Duration = ControlServer.defaultIdleTimeout,
         uploadStallTimeout: Duration = ControlServer.defaultUploadStallTimeout, onListening: @escaping @Sendable () -> Void = {}
     ) {
         self.path = path
         self.group = group
         self.core = core
+        self.webCertificate = webCertificate
         self.logger = logger
         self.maxConnections = maxConnections
         self.idleTimeout = idleTimeout
@@ -152,7 +155,7 @@ public struct ControlServer: Service {
     /// written and flushed to the socket before the next, and a connection whose unsent
     /// replies pass `maxUnsentReplyBytes` is not read from until its client reads.
     private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String, raw: RawBytes, connections: OpenConnections) async {
-        let handler = RPCDispatcher(core: core, client: name)
+        let handler = RPCDispatcher(core: core, client: name, webCertificate: webCertificate)
         let channel = connection.channel
         let budget = ReplyBudget(limit: Self.maxUnsentReplyBytes)
         do {

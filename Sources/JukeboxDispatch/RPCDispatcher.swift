@@ -40,12 +40,15 @@ public struct RPCDispatcher: Sendable {
     let core: Core
     /// Who is asking, as shown in `queue` ("who queued them").
     let client: String
+    /// What the web remote serves, for `webCA`.
+    let webCertificate: WebCertificateBoard
     /// The connection's upload, if any.
     let uploads = UploadSlot()
 
-    public init(core: Core, client: String = "client") {
+    public init(core: Core, client: String = "client", webCertificate: WebCertificateBoard = WebCertificateBoard()) {
         self.core = core
         self.client = client
+        self.webCertificate = webCertificate
     }
 
     /// The next bytes of the file an `upload` announced.
@@ -203,7 +206,7 @@ public struct RPCDispatcher: Sendable {
                 }))
             case "webCA":
                 try params.allow([])
-                switch core.webCertificate.current {
+                switch webCertificate.current {
                 case .authority(let result): return answer(result)
                 case .off: throw RPCError(code: -32012, message: "the web remote is off: give the session an http section (see docs/web.md)", data: .init(reason: "no-web-ca"))
                 case .plainHTTP: throw RPCError(code: -32012, message: "the web remote serves plain HTTP (the session's http.https is false), so it has no certificate authority", data: .init(reason: "no-web-ca"))

@@ -21,6 +21,8 @@ struct WebAPI: Sendable {
     static let eventBuffer = 1000
 
     let core: Core
+    /// What this server serves, for `webCA` through `/rpc`.
+    let webCertificate: WebCertificateBoard
     let auth: WebAuth
     let hosts: WebHosts
     /// Served over HTTPS: cookies are marked `Secure`.
@@ -183,7 +185,7 @@ struct WebAPI: Sendable {
         guard let body = try? await request.collectBody(upTo: Self.maxBodySize) else {
             return Self.problem(.contentTooLarge, "a request is at most \(Self.maxBodySize / 1024) KiB")
         }
-        let reply = await RPCDispatcher(core: core, client: "web").handle(Array(buffer: body))
+        let reply = await RPCDispatcher(core: core, client: "web", webCertificate: webCertificate).handle(Array(buffer: body))
         guard let line = reply.line else { return Response(status: .noContent) }
         if reply.rawBytes != nil {
             // The bytes of an upload cannot follow an HTTP request: POST /clips takes them.

@@ -29,6 +29,8 @@ public struct WebServer: Service {
     let onListening: @Sendable (Int) async -> Void
     /// Where jukeboxd's own authority and server certificate are kept.
     let certificates: WebCertificateStore
+    /// Where what it serves is told to the dispatchers, for `webCA`.
+    let webCertificate: WebCertificateBoard
     let clock: Clocks
 
     /// How often the server certificate is looked at: its end, and the machine's names and
@@ -48,7 +50,8 @@ public struct WebServer: Service {
     /// `password` nil is allowed only on a loopback address (the daemon checks at start-up).
     /// Browsers' sessions are kept in `sessionsFile`, so they outlive a restart.
     public init(
-        settings: WebSettings, password: String?, sessionsFile: String?, certificates: WebCertificateStore, core: Core, logger: Logger,
+        settings: WebSettings, password: String?, sessionsFile: String?, certificates: WebCertificateStore,
+        webCertificate: WebCertificateBoard = WebCertificateBoard(), core: Core, logger: Logger,
         clock: Clocks = Clocks(), onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.settings = settings
@@ -56,6 +59,7 @@ public struct WebServer: Service {
         self.auth = WebAuth(password: password, sessionsFile: sessionsFile, logger: logger)
         self.logger = logger
         self.certificates = certificates
+        self.webCertificate = webCertificate
         self.clock = clock
         self.onListening = onListening
     }
@@ -78,11 +82,11 @@ public struct WebServer: Service {
             }
             announce(identity)
         } else {
-            core.webCertificate.publish(.plainHTTP)
+            webCertificate.publish(.plainHTTP)
         }
         let authority = tls?.identity.authority?.path
         let api = WebAPI(
-            core: core, auth: auth, hosts: WebHosts(settings: settings), secure: settings.https,
+            core: core, webCertificate: webCertificate, auth: auth, hosts: WebHosts(settings: settings), secure: settings.https,
             authority: { authority.flatMap { try? FilePath.read($0, limit: 65536) } }, logger: logger)
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
@@ -154,8 +158,8 @@ public struct WebServer: Service {
                 "it replaced one that could not be used (\(aside.reason), kept as \(aside.paths.joined(separator: " and "))) on \(WebCertificateStore.shortDate(clock.now())): every phone must trust this one"
             }
             var previous: String?
-            if case .authority(let shown) = core.webCertificate.current, shown.path == authority.path { previous = shown.replaced }
-            core.webCertificate.publish(.authority(WebCAResult(
+            if case .authority(let shown) = webCertificate.current, shown.path == authority.path { previous = shown.replaced }
+            webCertificate.publish(.authority(WebCAResult(
                 path: authority.path, fingerprint: authority.fingerprint, notAfter: authority.notAfter.timeIntervalSince1970,
                 serverNames: identity.names, serverNotAfter: identity.notAfter.timeIntervalSince1970, replaced: replaced ?? previous)))
         } else {
@@ -168,7 +172,7 @@ public struct WebServer: Service {
     private func warnIfEnding(_ identity: WebIdentity) {
         let path = settings.certificateFile ?? ""
         let left = identity.notAfter.timeIntervalSince(clock.now())
-        core.webCertificate.publish(.ownCertificate(path: path, notAfter: identity.notAfter.timeIntervalSince1970, ended: left <= 0))
+        webCertificate.publish(.ownCertificate(path: path, notAfter: identity.notAfter.timeIntervalSince1970, ended: left <= 0))
         let date = WebCertificateStore.shortDate(identity.notAfter)
         if left <= 0 {
             logger.warning("the web remote's certificate \(path) ended on \(date): browsers refuse it; put a renewed one there (jukeboxd reads it within the hour)")

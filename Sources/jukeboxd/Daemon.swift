@@ -1,5 +1,6 @@
 import JukeboxALSA
 import JukeboxControl
+import JukeboxDispatch
 import JukeboxHTTP
 import JukeboxLoudness
 import JukeboxMQTT
@@ -143,12 +144,14 @@ struct Daemon {
             notifier.send("READY=1\nSTATUS=playing \"\(sessionName)\"")
             readySignal.finish()
         }
-        let server = ControlServer(path: socketPath, group: socketGroup, core: core, logger: logger) { listening.done() }
+        // What the web remote serves, told by its server to every front end's `webCA`.
+        let webCertificate = WebCertificateBoard()
+        let server = ControlServer(path: socketPath, group: socketGroup, core: core, webCertificate: webCertificate, logger: logger) { listening.done() }
         var frontEnds: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
         if let web {
             frontEnds.append(.init(service: WebServer(
                 settings: web.settings, password: web.password, sessionsFile: WebServer.sessionsFile(besideState: statePath),
-                certificates: WebCertificateStore(folder: WebCertificateStore.folder(besideState: statePath)),
+                certificates: WebCertificateStore(folder: WebCertificateStore.folder(besideState: statePath)), webCertificate: webCertificate,
                 core: core, logger: logger) { _ in listening.done() }))
         }
 

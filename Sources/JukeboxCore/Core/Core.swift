@@ -70,8 +70,6 @@ public actor Core: Service {
     }
 
     public nonisolated let events: EventBus
-    /// The web remote's certificate, as its server last published it.
-    public nonisolated let webCertificate = WebCertificateBoard()
     let player: Player
     let queue: ClipPlayQueue
     let scheduler: ClipJukebox

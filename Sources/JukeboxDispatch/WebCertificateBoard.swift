@@ -2,7 +2,8 @@ import JukeboxProtocol
 import Synchronization
 
 /// What the web remote serves over HTTPS, as the web server last published it, for `webCA`.
-/// The web server owns its certificates; this only shows the latest word of them.
+/// The web server owns its certificates; this only shows the latest word of them to the
+/// dispatchers, which the daemon hands the same board (the core knows nothing of TLS).
 public final class WebCertificateBoard: Sendable {
     public enum Notice: Sendable, Equatable {
         /// No web remote, or it has not started yet.
