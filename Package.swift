@@ -228,6 +228,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The daemon's own parts that no library holds (the journal's log handler).
+        .testTarget(
+            name: "JukeboxdTests",
+            dependencies: ["jukeboxd", "JukeboxTestSupport", "JukeboxProtocol", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
