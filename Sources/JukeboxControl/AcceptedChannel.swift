@@ -5,9 +5,9 @@ struct AcceptedChannel: Sendable {
     let channel: any Channel
     let hold: NIOLoopBound<InboundHold>
     /// Tells the line decoder when an upload's raw bytes come.
-    let raw: RawBytes
+    let raw: PendingUploadBytes
 
-    init(channel: any Channel, hold: InboundHold, raw: RawBytes) {
+    init(channel: any Channel, hold: InboundHold, raw: PendingUploadBytes) {
         self.channel = channel
         self.raw = raw
         self.hold = NIOLoopBound(hold, eventLoop: channel.eventLoop)

@@ -74,7 +74,7 @@ public struct ControlServer: Service {
             .bind(descriptor) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let hold = InboundHold()
-                    let raw = RawBytes()
+                    let raw = PendingUploadBytes()
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineFrameDecoder(maxLength: RPCDispatcher.maxLineLength, raw: raw)))
                     try channel.pipeline.syncOperations.addHandler(hold)
@@ -154,7 +154,7 @@ public struct ControlServer: Service {
     /// once thus has them share writes instead of waiting for one write each. Each reply is
     /// written and flushed to the socket before the next, and a connection whose unsent
     /// replies pass `maxUnsentReplyBytes` is not read from until its client reads.
-    private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String, raw: RawBytes, connections: OpenConnections) async {
+    private func serve(_ connection: NIOAsyncChannel<LineFrameDecoder.Frame, ByteBuffer>, name: String, raw: PendingUploadBytes, connections: OpenConnections) async {
         let handler = RPCDispatcher(core: core, client: name, webCertificate: webCertificate)
         let channel = connection.channel
         let budget = ReplyBudget(limit: Self.maxUnsentReplyBytes)

@@ -14,10 +14,10 @@ struct LineFrameDecoder: ByteToMessageDecoder {
 
     typealias InboundOut = Frame
     let maxLength: Int
-    let raw: RawBytes
+    let raw: PendingUploadBytes
     private var overflowed = false
 
-    init(maxLength: Int, raw: RawBytes = RawBytes()) {
+    init(maxLength: Int, raw: PendingUploadBytes = PendingUploadBytes()) {
         self.maxLength = maxLength
         self.raw = raw
     }

@@ -20,7 +20,7 @@ public enum SessionEdit: Sendable, Equatable {
         "quiet", "atGrace",
     ]
 
-    var command: JukeboxCommand {
+    var command: StateChange {
         switch self {
         case .addClip: .addClip
         case .updateClip: .updateClip

@@ -3,9 +3,9 @@ import ServiceLifecycle
 
 // The durability rule: a change that must survive a restart is answered only once it is on disk.
 extension Core {
-    /// The one place `JukeboxCommand.mustBeDurable` is applied: a change that must be
+    /// The one place `StateChange.mustBeDurable` is applied: a change that must be
     /// durable is marked once it is in memory, and acknowledged after `waitUntilDurable`.
-    func acknowledge<Value: Sendable>(_ value: Value, _ command: JukeboxCommand) async -> Acknowledged<Value> {
+    func acknowledge<Value: Sendable>(_ value: Value, _ command: StateChange) async -> Acknowledged<Value> {
         guard command.mustBeDurable, let writer else { return Acknowledged(value, durableMark: nil) }
         return Acknowledged(value, durableMark: await writer.markChange())
     }

@@ -5,7 +5,7 @@ import ServiceLifecycle
 /// page, MQTT, SIGHUP) goes through. It wires the catalog (the probed session, and the
 /// `SessionEditor` for its file), the scheduler (`ClipJukebox`), the play queue
 /// (`ClipPlayQueue`), the player with its output, and the state file. Commands are carried
-/// out here, with their checks and limits; `JukeboxCommand.mustBeDurable` says which must be
+/// out here, with their checks and limits; `StateChange.mustBeDurable` says which must be
 /// on disk before they are acknowledged; `snapshot()` answers every question about the state
 /// in one consistent reading; `events` is the one stream of what happens.
 ///

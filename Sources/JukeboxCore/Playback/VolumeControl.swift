@@ -32,7 +32,7 @@ public actor VolumeControl: Service {
     public private(set) var appliedSince: Int64?
     /// Called once a step's level is set, so it is saved (the core saves the state).
     private var onChange: (@Sendable () async -> Void)?
-    private let nap = Nap()
+    private let nap = WakeableSleep()
     private var ramping: Task<Void, Never>?
 
     public init(

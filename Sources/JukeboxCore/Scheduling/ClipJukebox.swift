@@ -86,7 +86,7 @@ public actor ClipJukebox: Service {
     }
 
     /// The sleep in progress; a reload cuts it short so a new duration is looked at.
-    private let napping = Nap()
+    private let napping = WakeableSleep()
 
     /// Sleeps until `deadline`. Returns false if a reload woke it early; throws on shutdown.
     private func nap(until deadline: Duration) async throws -> Bool {

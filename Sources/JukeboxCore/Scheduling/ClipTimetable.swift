@@ -23,7 +23,7 @@ public actor ClipTimetable: Service {
     private var handledUntil: Int64
     /// The next moment due, and its clip, for `status` and `jukebox next`.
     public private(set) var next: (moment: Int64, clipID: String)?
-    private let nap = Nap()
+    private let nap = WakeableSleep()
 
     /// Each clip's each time's next moment, as last worked out: kept until that moment
     /// passes, the clock goes back, the zone's rules change, or a reload. Without it every

@@ -66,7 +66,7 @@ public actor QuietHours: Service {
     public private(set) var override: Override?
     /// The status last announced (`quiet` events), so only a change is announced.
     private var announced: Status?
-    private let nap = Nap()
+    private let nap = WakeableSleep()
 
     public init(
         session: Session, queue: ClipPlayQueue, events: EventBus, clock: some Clock<Duration>,

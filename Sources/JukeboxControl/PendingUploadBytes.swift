@@ -3,7 +3,7 @@ import Synchronization
 /// How many raw bytes (an upload's file) the line decoder passes on before it reads lines
 /// again. The server sets it when it accepts an `upload` request and before it answers, so
 /// the client, which sends the file only after the answer, never has its bytes read as lines.
-final class RawBytes: Sendable {
+final class PendingUploadBytes: Sendable {
     private let remaining = Atomic<Int>(0)
 
     /// The next `count` bytes are the file.

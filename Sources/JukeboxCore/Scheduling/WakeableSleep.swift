@@ -4,7 +4,7 @@ import Synchronization
 /// its next moment (the scheduler, the timetable, quiet hours, the volume schedule) looks again
 /// at once after a reload or a change by hand. Cancelling the task that sleeps (shutdown)
 /// throws, as any sleep does.
-final class Nap: Sendable {
+final class WakeableSleep: Sendable {
     private let current = Mutex<Task<Void, any Error>?>(nil)
 
     /// Sleeps until `deadline` on `clock`. Returns true once it is reached, false if woken
