@@ -2,6 +2,7 @@ import Foundation
 import JukeboxProtocol
 import JukeboxTestSupport
 import Subprocess
+import Synchronization
 import Testing
 
 /// Session editing and uploads over the real socket, with the built binaries.
@@ -335,7 +336,10 @@ final class RawConnection {
 
     init?(_ path: String) {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0, var address = UnixSocketAddress(path), address.withSockaddr({ connect(descriptor, $0, $1) }) == 0 else { return nil }
+        guard descriptor >= 0, var address = UnixSocketAddress(path), address.withSockaddr({ connect(descriptor, $0, $1) }) == 0 else {
+            if descriptor >= 0 { Glibc.close(descriptor) }
+            return nil
+        }
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -358,5 +362,13 @@ final class RawConnection {
         return reply.isEmpty ? nil : String(decoding: reply, as: UTF8.self)
     }
 
-    func close() { Glibc.close(descriptor) }
+    private let open = Atomic<Bool>(true)
+
+    /// Closes the connection once, however often it is called: a second `close` of the
+    /// number would close whatever the process opened under it since (another test's pipe).
+    func close() {
+        if open.exchange(false, ordering: .sequentiallyConsistent) { Glibc.close(descriptor) }
+    }
+
+    deinit { close() }
 }
