@@ -133,6 +133,14 @@ public enum FilePath {
     /// Up to `count` bytes from the start of the file; empty when it cannot be read. For
     /// telling what kind of file something is, however large it is.
     /// The size of the regular file at `path`, or nil.
+    /// Renames a file that cannot be used to `PATH.corrupt-SECONDS`, so it is never written
+    /// over and can still be looked at; returns the new name.
+    public static func keepAside(_ path: String, epochSeconds: Int64) throws(FileReadError) -> String {
+        let target = "\(path).corrupt-\(epochSeconds)"
+        guard rename(path, target) == 0 else { throw FileReadError(errno: errno) }
+        return target
+    }
+
     public static func size(_ path: String) -> Int? {
         var info = stat()
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG ? Int(info.st_size) : nil

@@ -136,10 +136,7 @@ public struct WebCertificateStore: Sendable {
 
     /// Renames each of `paths` that is there to `PATH.corrupt-TIME`; the new names.
     private func moveAside(_ paths: [String], now: Date) -> [String] {
-        paths.compactMap { path in
-            let target = "\(path).corrupt-\(Int64(now.timeIntervalSince1970))"
-            return access(path, F_OK) == 0 && rename(path, target) == 0 ? target : nil
-        }
+        paths.compactMap { path in try? FilePath.keepAside(path, epochSeconds: Int64(now.timeIntervalSince1970)) }
     }
 
     private func loadServer() -> (certificate: Certificate, keyPEM: String)? {

@@ -163,13 +163,14 @@ public struct WebServer: Service {
                 path: authority.path, fingerprint: authority.fingerprint, notAfter: authority.notAfter.timeIntervalSince1970,
                 serverNames: identity.names, serverNotAfter: identity.notAfter.timeIntervalSince1970, replaced: replaced ?? previous)))
         } else {
-            warnIfEnding(identity)
+            publishOwn(identity)
         }
     }
 
-    /// A certificate of the user's own that has ended, or ends within 30 days: said at start
-    /// and at each hourly look, with the date. (jukeboxd's own are renewed before they end.)
-    private func warnIfEnding(_ identity: WebIdentity) {
+    /// A certificate of the user's own, told to the dispatchers (for `webCA`) with whether it
+    /// has ended; one that has ended, or ends within 30 days, is warned of with its date, at
+    /// start and at each hourly look. (jukeboxd's own are renewed before they end.)
+    private func publishOwn(_ identity: WebIdentity) {
         let path = settings.certificateFile ?? ""
         let left = identity.notAfter.timeIntervalSince(clock.now())
         webCertificate.publish(.ownCertificate(path: path, notAfter: identity.notAfter.timeIntervalSince1970, ended: left <= 0))
@@ -196,7 +197,7 @@ public struct WebServer: Service {
                 logger.error("\(error); HTTPS goes on with the certificate it has, valid until \(WebCertificateStore.shortDate(current.notAfter))")
             case .success(let identity):
                 guard identity.renewed || identity.madeAuthority || identity.chainPEM != current.chainPEM else {
-                    if identity.authority == nil { warnIfEnding(identity) }
+                    if identity.authority == nil { publishOwn(identity) }
                     continue
                 }
                 do {

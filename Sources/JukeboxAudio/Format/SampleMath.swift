@@ -114,7 +114,6 @@ public enum SampleMath {
     /// over back). The decoder applies this to every block it reads, so the player at any gain,
     /// the loudness meter and Snapcast all take the same samples.
     public static func makeFinite(_ samples: inout [Float]) {
-        guard samples.contains(where: { !$0.isFinite }) else { return }
         for i in samples.indices where !samples[i].isFinite {
             samples[i] = samples[i].isNaN ? 0 : (samples[i] > 0 ? 1 : -1)
         }

@@ -54,7 +54,7 @@ public actor ClipUpload {
             throw .uploadRefused("cannot store an upload in the clips folder \(clipsDirectory): \(FileReadError.words(for: error, writing: true))\(hint)")
         }
         let lock = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        if lock >= 0 { flock(lock, LOCK_EX) }
+        if lock >= 0 { flock(lock, LOCK_EX | LOCK_NB) }
         self.descriptor = descriptor
         self.lock = lock
         self.temporaryPath = path
@@ -239,8 +239,6 @@ public final class UploadGate: Sendable {
         }
         return entered ? Ticket(self) : nil
     }
-
-    var underWay: Int { count.withLock { $0 } }
 
     fileprivate func leave() { count.withLock { $0 = max(0, $0 - 1) } }
 

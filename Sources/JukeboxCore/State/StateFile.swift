@@ -125,10 +125,10 @@ public struct StateFile: Sendable {
     }
 
     static func moveAside(_ path: String, now: Double, reason: String) -> LoadResult {
-        let target = "\(path).corrupt-\(Int64(now))"
-        guard rename(path, target) == 0 else {
-            return .unusable(reason: "\(reason); moving it to \(target) failed: \(FileReadError(errno: errno))")
+        do {
+            return .corrupt(movedTo: try FilePath.keepAside(path, epochSeconds: Int64(now)), reason: reason)
+        } catch {
+            return .unusable(reason: "\(reason); moving it to \(path).corrupt-\(Int64(now)) failed: \(error)")
         }
-        return .corrupt(movedTo: target, reason: reason)
     }
 }

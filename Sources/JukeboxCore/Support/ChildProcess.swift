@@ -45,8 +45,13 @@ public enum ChildProcess {
     /// a stop: a conversion or a speech engine would otherwise hold it up for its whole time
     /// limit. Blocking (it reads /proc): call it off the cooperative pool.
     public static func endAll() {
-        stopping.withLock { $0 = true }
-        for pid in started.withLock({ Array($0) }) { endEverything(pid) }
+        // Under the lock a program is registered under: one that starts after this is refused,
+        // and one that started before it is in the list ended here.
+        let running = started.withLock { started in
+            stopping.withLock { $0 = true }
+            return Array(started)
+        }
+        for pid in running { endEverything(pid) }
     }
 
     /// `setpriv`, which starts each program with SIGKILL as its parent-death signal: if the
@@ -111,7 +116,6 @@ public enum ChildProcess {
         whileStopping: Bool = false
     ) throws(SpawnFailure) -> Outcome {
         precondition(!arguments.isEmpty)
-        if !whileStopping, stopping.withLock({ $0 }) { throw SpawnFailure(program: arguments[0], errno: ECANCELED, stopping: true) }
         var output: [Int32] = [0, 0]
         var inputPipe: [Int32] = [0, 0]
         // Socket pairs stand in for pipes: they can be made close-on-exec atomically, so a
@@ -165,7 +169,12 @@ public enum ChildProcess {
         var pid: pid_t = 0
         // Registered under the lock that the orphan sweep reads, so a program just started is
         // never taken for an orphan.
+        var refusedForStop = false
         let spawned = started.withLock { started in
+            if !whileStopping, stopping.withLock({ $0 }) {
+                refusedForStop = true
+                return ECANCELED
+            }
             let result = posix_spawnp(&pid, launcher.first ?? arguments[0], &actions, &attributes, argv, envp)
             if result == 0 { started.insert(pid) }
             return result
@@ -179,7 +188,7 @@ public enum ChildProcess {
         guard spawned == 0 else {
             close(output[0])
             close(inputPipe[1])
-            throw SpawnFailure(program: arguments[0], errno: spawned)
+            throw SpawnFailure(program: arguments[0], errno: spawned, stopping: refusedForStop)
         }
         // The input, then end of file. A program that does not read it gives EPIPE (MSG_NOSIGNAL:
         // no SIGPIPE for the daemon), not a hang.
