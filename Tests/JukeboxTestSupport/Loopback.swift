@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// TCP sockets on 127.0.0.1 for tests that play a client or a server by hand. Calls that
 /// block (a read that waits) run on a thread of their own, never on the test's cooperative
@@ -17,6 +18,28 @@ public enum Loopback {
         if listening { listen(descriptor, 16) }
         return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
+
+    /// A port for a server that a test starts, which binds it some time later. It lies below
+    /// the kernel's ephemeral range (32768-60999), so no outgoing connection, and no
+    /// `bound()`, can take it in the meantime; each call in a process gets another, starting
+    /// from a place set by the process id, and a port something already holds is passed over.
+    public static func serverPort() -> Int {
+        while true {
+            let port = nextServerPort.withLock { next -> Int in
+                defer { next = next == 32_767 ? 20_000 : next + 1 }
+                return next
+            }
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.address(port: port)
+            let taken = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            } != 0
+            close(descriptor)
+            if !taken { return port }
+        }
+    }
+
+    private static let nextServerPort = Mutex(20_000 + Int(getpid() % 64) * 192)
 
     /// A connection to `port` (or -1); `waiting: false` returns before it is made. `from`:
     /// the last byte of the loopback address it comes from (127.0.0.`from`), as another

@@ -54,7 +54,6 @@ public struct Mosquitto: Sendable {
         let config: String
         private var process: Task<Void, Never>?
         private var pid: pid_t?
-        let log = LogLines()
 
         init(config: String) { self.config = config }
 
@@ -74,8 +73,8 @@ public struct Mosquitto: Sendable {
                 self.pid = pid
                 break
             }
-            guard await log.waitFor("Opening ipv4 listen socket") else { throw BrokerFailed(lines: await log.lines) }
-            _ = log
+            // "Opening … listen socket" comes before the bind; "running" only once it listens.
+            guard await log.waitUntil({ $0.contains { $0.hasSuffix(" running") } }) else { throw BrokerFailed(lines: await log.lines) }
         }
 
         /// Stops it (SIGTERM, by pid) and waits until it has gone.
@@ -92,12 +91,8 @@ public struct Mosquitto: Sendable {
         var description: String { "mosquitto did not start:\n" + lines.joined(separator: "\n") }
     }
 
-    /// A loopback port nothing listens on now.
-    public static func freePort() -> Int {
-        let (descriptor, port) = Loopback.bound()
-        close(descriptor)
-        return port
-    }
+    /// A loopback port nothing listens on now, for a server the test starts.
+    public static func freePort() -> Int { Loopback.serverPort() }
 
     /// `mosquitto_sub`: the first `count` messages on `topic` (retained ones included), as
     /// `TOPIC PAYLOAD` lines when `verbose`; fewer if `wait` seconds pass first.
