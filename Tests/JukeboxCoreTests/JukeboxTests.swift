@@ -98,6 +98,33 @@ struct JukeboxTests {
         running.cancel()
     }
 
+    /// The watchdog watches the output a clip plays through. A reload that names another
+    /// device used to point it at the new one at once, while the clip playing went on
+    /// through the old: a call stuck there went unseen, and systemd never restarted the
+    /// daemon. It watches the old one until the clip on it has ended.
+    @Test func theWatchdogWatchesTheOutputTheClipPlaysThroughWhileTheOutputIsSwitched() async throws {
+        let decoder = Fixtures.decoder([("a", 1, 1_000), ("b", 2, 100)])
+        let core = make(ClipCatalog(session: session([clip("a"), clip("b")])), decoder: decoder)
+        let (one, two) = (outputs["one"]!, outputs["two"]!)
+        await one.gateWrites(true)
+        let running = Task { try await core.run() }
+        _ = try await core.enqueue(["a"], cue: false, client: "test")
+        await one.waitForGatedWrite()
+        #expect(await core.outputStall() != nil, "a write to \"one\" has not returned")
+        sessionFile.withLock { $0 = session([clip("a"), clip("b")], device: "two") }
+        _ = try await core.reload()
+        #expect(await core.outputStall() != nil, "the write to \"one\" is still stuck, and the watchdog sees it")
+        await one.gateWrites(false)
+        _ = try await core.enqueue(["b"], cue: false, client: "test")
+        await two.wait(until: { $0.contains(.write(tag: 2, frames: 36)) })
+        await two.gateWrites(true)
+        _ = try await core.enqueue(["b"], cue: false, client: "test")
+        await two.waitForGatedWrite()
+        #expect(await core.outputStall() != nil, "after the switch, the new output is the one watched")
+        await two.gateWrites(false)
+        running.cancel()
+    }
+
     /// A duration added by a reload counts from start-up, like one read at start-up.
     @Test func reloadAppliesANewDurationFromStartUp() async throws {
         let decoder = Fixtures.decoder([("a", 1, 100)])
@@ -130,6 +157,35 @@ struct JukeboxTests {
         }
         #expect(await core.snapshot().queue.waiting.isEmpty, "all or none")
         #expect(try await core.enqueue(["a.wav"], cue: false, client: "test").value.map(\.entry.clip.id) == ["a"])
+    }
+
+    /// Once the device is back, the clip that waited for it shows as playing and the device
+    /// as open, from its first block: the device's state has one owner, the player. It used
+    /// to show "retrying" and the clip as waiting until the clip had ended.
+    @Test func aClipShowsAsPlayingAsSoonAsItsDeviceIsBack() async throws {
+        let decoder = Fixtures.decoder([("a", 1, 1_000)])
+        let core = make(ClipCatalog(session: session([clip("a")])), decoder: decoder)
+        let one = outputs["one"]!
+        await one.failOpens([AudioDeviceError(code: .notFound, device: "one", operation: "open", reason: "No such file or directory")])
+        await one.gateWrites(true)
+        let events = core.events.subscribe()
+        let running = Task { try await core.run() }
+        _ = try await core.enqueue(["a"], cue: false, client: "test")
+        var iterator = events.makeAsyncIterator()
+        while let event = await iterator.next() {
+            if case .device(let state) = event, state.isRetrying { break }
+        }
+        #expect(await core.snapshot().waitingForDevice?.clip.id == "a")
+        // The first retry comes half a second later.
+        await clock.waitForSleeper(until: clock.now.advanced(by: .milliseconds(500)))
+        clock.advance(by: .milliseconds(500))
+        await one.waitForGatedWrite()
+        let back = await core.snapshot()
+        #expect(back.deviceState == .open)
+        #expect(back.playing?.clip.id == "a")
+        #expect(back.waitingForDevice == nil)
+        await one.gateWrites(false)
+        running.cancel()
     }
 
     /// While the clip at the head waits for a missing device, the scheduler picks nothing

@@ -121,6 +121,7 @@ extension Core {
     }
 
     /// How long the output's oldest unfinished call has run: a call stuck in a driver is
-    /// what the systemd watchdog must see.
-    public func outputStall() -> Duration? { output.longestCall() }
+    /// what the systemd watchdog must see. The output is the one playing now, which is the
+    /// old one until a clip that was playing when another was chosen has ended.
+    public nonisolated func outputStall() -> Duration? { player.outputStall() }
 }

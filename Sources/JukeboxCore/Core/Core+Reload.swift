@@ -35,8 +35,7 @@ extension Core {
         if session.hooks != old.hooks { await hooks.configure(session.hooks) }
         if session.speech != old.speech { await speech?.configure(session.speech) }
         if session.output != old.output {
-            output = WatchedSink(makeSink(session.output))
-            await player.useSink(ConvertingSink(output, makeRateConverter: configuration.makeRateConverter))
+            await player.useSink(makeSink(session.output))
         }
         await volume.reload(session)
         await scheduler.reload(session, clips: fresh.playableClips)

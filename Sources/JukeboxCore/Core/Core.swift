@@ -99,9 +99,6 @@ public actor Core: Service {
     let logger: Logger
     let startedAt: Double
     var catalog: ClipCatalog
-    /// The output in use, watched for calls that never return (`outputStall`). The player
-    /// plays through it by way of the conversion stage (`ConvertingSink`).
-    var output: WatchedSink
     let hooks: HookRunner
     /// Makes announcements' audio; nil when there is nowhere to keep it.
     let speech: SpeechSynthesizer?
@@ -114,12 +111,11 @@ public actor Core: Service {
         self.editor = SessionEditor(decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, logger: logger)
         let session = catalog.session
         let events = EventBus()
-        let output = WatchedSink(makeSink(session.output))
         let loudness = ClipLoudness(
             meter: configuration.loudnessMeter, decoder: decoder, file: stateFile.map { ClipLoudness.file(besideState: $0.path) }, logger: logger)
         self.loudness = loudness
         let player = Player(
-            sink: ConvertingSink(output, makeRateConverter: configuration.makeRateConverter), decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
+            sink: makeSink(session.output), makeRateConverter: configuration.makeRateConverter, decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
             events: events, loudness: loudness, logger: logger)
         let hooks = HookRunner(session.hooks, logger: logger)
         let speech = (configuration.speechFolder ?? stateFile.map { SpeechCache.folder(besideState: $0.path) }).map { folder in
@@ -139,7 +135,6 @@ public actor Core: Service {
         self.hooks = hooks
         self.speech = speech
         self.events = events
-        self.output = output
         self.player = player
         self.queue = queue
         let quiet = QuietHours(

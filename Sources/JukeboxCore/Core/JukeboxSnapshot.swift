@@ -38,12 +38,8 @@ public struct JukeboxSnapshot: Sendable {
         }
     }
 
-    /// The device as `status` and `device` events show it: the queue says when the head
-    /// waits for it, the player whether it holds it open.
-    public var deviceState: DeviceState {
-        if let wait = queue.deviceWait { return .retrying(after: wait.retryIn, error: wait.error) }
-        return player.deviceOpen ? .open : .closed
-    }
+    /// The device as `status` and `device` events show it: the player's.
+    public var deviceState: DeviceState { player.device }
 
     /// The volume as every front end shows and sets it, within `Core.volumeRange`.
     public var volume: Int { Int((player.volume * Double(Core.volumeRange.upperBound)).rounded()) }
@@ -52,10 +48,10 @@ public struct JukeboxSnapshot: Sendable {
     public var position: (elapsed: Duration, total: Duration)? { player.position ?? queue.pausedPosition }
 
     /// The entry being played now; nil while the head of the queue waits for its device.
-    public var playing: QueueEntry? { queue.waitingForDevice ? nil : queue.current }
+    public var playing: QueueEntry? { deviceState.isRetrying ? nil : queue.current }
 
     /// The entry at the head of the queue while it waits for a missing device.
-    public var waitingForDevice: QueueEntry? { queue.waitingForDevice ? queue.current : nil }
+    public var waitingForDevice: QueueEntry? { deviceState.isRetrying ? queue.current : nil }
 
     /// The newest `limit` plays, newest first.
     public func history(limit: Int) -> [PlayRecord] { queue.history.suffix(max(limit, 0)).reversed() }

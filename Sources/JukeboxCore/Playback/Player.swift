@@ -1,16 +1,31 @@
 import Logging
+import Synchronization
 
 /// Plays one clip at a time from a decoder into a sink. It does no I/O itself: it moves
 /// blocks in the clip's own format through the conversion stage (`ConvertingSink`), applies
 /// gain and volume, keeps the device open across clips of the same format
 /// (gapless) and, depending on `PlaybackOptions.keepDeviceOpen`, closes it after an idle
 /// time so other programs can use it or keeps it fed with silence.
+///
+/// The player owns the output and the device's state: which output clips play through
+/// (and which one the watchdog watches, `outputStall`), whether it is open, and whether it
+/// is missing while the queue retries it (`waitForDevice`). It is the one writer of that
+/// state and the one publisher of its `device` event.
 public actor Player {
     /// The output clips play through, behind the conversion stage. A new one (a reload that
     /// names another device) is taken up between clips: see `useSink(_:)`.
     private(set) var sink: ConvertingSink
     /// The output to switch to once the clip playing now has ended.
-    private var pendingSink: ConvertingSink?
+    private var pendingSink: (watched: WatchedSink, converting: ConvertingSink)?
+    /// The output `sink` plays through, for the watchdog: it is read without waiting for
+    /// the actor, and changes only when `sink` does.
+    private nonisolated let watched: Mutex<WatchedSink>
+    private let makeRateConverter: RateConverterFactory?
+    /// The device's problem while the queue waits for it to come back, and when it is tried
+    /// again (`waitForDevice`).
+    private var deviceProblem: (error: AudioDeviceError, retryIn: Duration)?
+    /// The device's state as `status` and the `device` event show it; see `deviceChanged`.
+    public private(set) var device: DeviceState = .closed
     private let events: EventBus?
     private let decoder: any ClipDecoder
     private let clock: any Clock<Duration>
@@ -48,12 +63,18 @@ public actor Player {
         return max(min(format.frames(in: duration), cap), min(64, cap))
     }
 
+    /// `sink`: the output (an ALSA device, a Snapcast pipe); the player puts it behind the
+    /// watchdog's watch and the conversion stage, which converts rates with
+    /// `makeRateConverter` (without one, only sample formats and channels).
     public init(
-        sink: any AudioSink, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
+        sink: any AudioSink, makeRateConverter: RateConverterFactory? = nil, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
         volume: Double = 1, options: PlaybackOptions = PlaybackOptions(), events: EventBus? = nil, loudness: ClipLoudness? = nil, logger: Logger
     ) {
         self.loudness = loudness
-        self.sink = Self.converting(sink)
+        self.makeRateConverter = makeRateConverter
+        let output = Self.output(sink, makeRateConverter: makeRateConverter)
+        self.sink = output.converting
+        self.watched = Mutex(output.watched)
         self.events = events
         self.decoder = decoder
         self.clock = clock
@@ -79,6 +100,43 @@ public actor Player {
     public var isDeviceOpen: Bool { openFormat != nil }
     public var deviceName: String { sink.deviceName }
 
+    /// How long the oldest unfinished call to the output clips play through now has run:
+    /// a call stuck in a driver is what the systemd watchdog must see. During a switch of
+    /// output, this is the old one until the clip on it has ended and it is closed.
+    public nonisolated func outputStall() -> Duration? {
+        watched.withLock { $0 }.longestCall()
+    }
+
+    /// The queue could not play because of `error`, and tries again in `retryIn`: the
+    /// device shows as retrying until it opens, or until `deviceWaitEnded`.
+    public func waitForDevice(_ error: AudioDeviceError, retryIn: Duration) {
+        deviceProblem = (error, retryIn)
+        deviceChanged(always: true)
+    }
+
+    /// The queue stopped waiting for the device (the entry was skipped, failed, or the
+    /// daemon stops): it shows as closed again, as it is.
+    public func deviceWaitEnded() {
+        guard deviceProblem != nil else { return }
+        deviceProblem = nil
+        deviceChanged()
+    }
+
+    /// Works out the device's state from what the player holds, and publishes it when it
+    /// changed (a retry is published each time, with its new delay).
+    private func deviceChanged(always: Bool = false) {
+        let state: DeviceState = if let deviceProblem {
+            .retrying(after: deviceProblem.retryIn, error: deviceProblem.error)
+        } else if openFormat != nil {
+            .open
+        } else {
+            .closed
+        }
+        guard always || state != device else { return }
+        device = state
+        events?.publish(.device(state))
+    }
+
     /// How far into the current clip playback is, and how long the clip is.
     public var position: (elapsed: Duration, total: Duration)? {
         progress.map { ($0.format.duration(frames: $0.frames), $0.format.duration(frames: $0.total)) }
@@ -87,28 +145,28 @@ public actor Player {
     /// What `status` shows of the player, read at one moment.
     public struct Snapshot: Sendable {
         public var deviceName: String
-        /// The player holds the device open (between clips, too, until the idle close).
-        public var deviceOpen: Bool
+        /// Open (between clips, too, until the idle close), closed, or missing and retried.
+        public var device: DeviceState
         public var position: (elapsed: Duration, total: Duration)?
         public var volume: Double
         public var underruns: Int
     }
 
     public func snapshot() -> Snapshot {
-        Snapshot(deviceName: sink.deviceName, deviceOpen: openFormat != nil, position: position, volume: volume, underruns: sink.underruns)
+        Snapshot(deviceName: sink.deviceName, device: device, position: position, volume: volume, underruns: sink.underruns)
     }
 
     /// Plays through `sink` from now on. While a clip plays, it finishes on the old output;
     /// the switch happens before the next clip or when the player goes idle.
     public func useSink(_ sink: any AudioSink) async {
-        pendingSink = Self.converting(sink)
+        pendingSink = Self.output(sink, makeRateConverter: makeRateConverter)
         if !isPlaying { await switchOutputIfPending() }
     }
 
-    /// `sink` behind the conversion stage; one passed without it gets one that converts
-    /// sample formats and channels (but no rates).
-    private static func converting(_ sink: any AudioSink) -> ConvertingSink {
-        sink as? ConvertingSink ?? ConvertingSink(sink)
+    /// `sink` watched, behind the conversion stage.
+    private static func output(_ sink: any AudioSink, makeRateConverter: RateConverterFactory?) -> (watched: WatchedSink, converting: ConvertingSink) {
+        let watched = WatchedSink(sink)
+        return (watched, ConvertingSink(watched, makeRateConverter: makeRateConverter))
     }
 
     private func switchOutputIfPending() async {
@@ -119,8 +177,9 @@ public actor Player {
             try? await sink.drain()
             await closeDevice()
         }
-        logger.notice("output is now \"\(next.deviceName)\" (was \"\(sink.deviceName)\")", metadata: ["device": "\(next.deviceName)"])
-        sink = next
+        logger.notice("output is now \"\(next.converting.deviceName)\" (was \"\(sink.deviceName)\")", metadata: ["device": "\(next.converting.deviceName)"])
+        sink = next.converting
+        watched.withLock { $0 = next.watched }
     }
 
     /// Sets the volume. While a clip plays, what the device holds but has not played yet is
@@ -260,7 +319,11 @@ public actor Player {
         }
         _ = try await sink.open(format)
         openFormat = format
-        events?.publish(.device(.open))
+        if let recovered = deviceProblem?.error {
+            logger.notice("audio device \"\(recovered.device)\" is working again", metadata: ["device": "\(recovered.device)"])
+            deviceProblem = nil
+        }
+        deviceChanged()
         let device = sink.deviceFormat.map { $0 == format ? "" : " as \($0)" } ?? ""
         logger.debug("opened \(sink.deviceName) for \(format)\(device)", metadata: ["device": "\(sink.deviceName)"])
         var leadIn = format.frames(in: options.leadIn)
@@ -355,7 +418,7 @@ public actor Player {
         guard openFormat != nil else { return }
         openFormat = nil
         await sink.close()
-        events?.publish(.device(.closed))
+        deviceChanged()
     }
 
     func cancelIdleClose() {

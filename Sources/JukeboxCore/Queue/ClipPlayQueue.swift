@@ -8,8 +8,9 @@ import ServiceLifecycle
 /// can never overlap and they play in the order they were accepted. Scheduled picks and
 /// client requests share this queue.
 ///
-/// The queue owns what plays, whether it is paused and why it waits (for a missing device);
-/// the player owns only whether the device is open. Nobody writes another's state back.
+/// The queue owns what plays, whether it is paused, and the retrying of an entry whose device
+/// failed; the player owns the output and the device's state, which the queue reports its
+/// waits to (`Player.waitForDevice`). Nobody writes another's state back.
 ///
 /// The stream carries only a wake-up, and keeps at most one: the entries themselves live in
 /// `waiting` alone, so an entry that is removed or cleared is freed at once, even while the
@@ -30,7 +31,7 @@ public actor ClipPlayQueue: Service {
     public static let crashLimit = 2
     public static let crashLoopReason = "stopped the player twice; skipped"
 
-    private let player: Player
+    let player: Player
     private let events: EventBus
     private let beforePlaying: BeforePlaying?
     private let afterPlaying: AfterPlaying?
@@ -50,9 +51,9 @@ public actor ClipPlayQueue: Service {
     public private(set) var currentStartedAt: Double?
     public private(set) var playedCount = 0
     public private(set) var failedCount = 0
-    /// Why the entry at the head waits rather than plays: its device's problem, and when it
-    /// is tried again. nil while it plays.
-    public private(set) var deviceWait: (error: AudioDeviceError, retryIn: Duration)?
+    /// The entry at the head failed on its device and is being retried (from its first
+    /// failure until its slot ends). The device's own state is the player's.
+    public private(set) var retryingHead = false
     /// Paused by a client: nothing new starts, and the clip playing now stops mid-way. The
     /// player reads it at every block; only the queue sets it.
     private let pauseSwitch = PauseSwitch()
@@ -256,7 +257,7 @@ public actor ClipPlayQueue: Service {
 
     public var pickHold: PickHold? {
         if isPaused { return .paused }
-        if current != nil, deviceWait != nil { return .waitingForDevice }
+        if current != nil, retryingHead { return .waitingForDevice }
         if waiting.contains(where: { $0.origin == .scheduler }) { return .previousPickWaiting }
         return nil
     }
@@ -265,10 +266,6 @@ public actor ClipPlayQueue: Service {
     public struct Snapshot: Sendable {
         public var current: QueueEntry?
         public var currentStartedAt: Double?
-        /// The entry at the head is waiting for its device rather than playing.
-        public var waitingForDevice: Bool { deviceWait != nil }
-        /// The device's problem and when it is tried again, while the head waits for it.
-        public var deviceWait: (error: AudioDeviceError, retryIn: Duration)?
         public var waiting: Deque<QueueEntry>
         /// Requests held until quiet hours end.
         public var held: Deque<QueueEntry>
@@ -283,7 +280,7 @@ public actor ClipPlayQueue: Service {
     }
 
     public func snapshot() -> Snapshot {
-        Snapshot(current: current, currentStartedAt: currentStartedAt, deviceWait: current != nil ? deviceWait : nil,
+        Snapshot(current: current, currentStartedAt: currentStartedAt,
                  waiting: waiting, held: held, paused: isPaused, pausedPosition: pausedPosition, played: playedCount, failed: failedCount,
                  stats: stats, history: history, pickHold: pickHold)
     }
@@ -333,7 +330,7 @@ public actor ClipPlayQueue: Service {
     /// (a stop), so a stop always stops.
     public func finishAfterCurrent() async {
         closing = true
-        guard current != nil, deviceWait == nil, !Task.isCancelled else { return }
+        guard current != nil, !retryingHead, !Task.isCancelled else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { currentEnded.append($0) }
         } onCancel: {
@@ -371,6 +368,8 @@ public actor ClipPlayQueue: Service {
                 events.publish(.playing(entry))
                 logger.debug("playing \(entry.clip.id) (ticket \(entry.ticket))", metadata: Self.fields(entry))
                 let outcome = await playSlot(entry)
+                // However the slot ended, nothing waits for the device any more.
+                await endDeviceWait()
                 if Task.isCancelled, outcome == .stopped {
                     // Shutting down cut it: the clip stays at the head of the queue (the saved
                     // state lists it first) and plays again from its start after a restart.
@@ -393,6 +392,8 @@ public actor ClipPlayQueue: Service {
     /// That includes a problem while the last clip's tail drains: it was not all heard.
     private func playSlot(_ entry: QueueEntry) async -> PlayOutcome {
         var backoff = Backoff()
+        /// The device's last problem in this slot: a repeat of it is logged quietly.
+        var lastProblem: AudioDeviceError?
         skipRequested = false
         var entry = entry
         if entry.clip.speech != nil, let prepare {
@@ -423,29 +424,27 @@ public actor ClipPlayQueue: Service {
                 }
                 let outcome = try await playThrough(entry.clip)
                 if outcome.reachedItsEnd, waiting.isEmpty { try await player.finishBuffered() }
-                if let recovered = deviceWait?.error {
-                    logger.notice("audio device \"\(recovered.device)\" is working again", metadata: ["device": "\(recovered.device)"])
-                }
-                deviceWait = nil
                 return outcome
             } catch let error as AudioDeviceError where error.code == .unsupportedFormat {
                 // Retrying cannot help: the device will never take this clip's format. The
                 // clip fails (its reason names the device, the format and what to use
                 // instead) and the queue goes on.
-                endDeviceWait()
                 return .failed(reason: "\(entry.clip.source.file): \(error)")
             } catch let error as AudioDeviceError {
                 // Skipped while the device failed: no retry. (`finish` logs the skip.)
                 if skipRequested { break }
                 let delay = backoff.next()
                 // One warning per distinct problem; repeats of the same one go to debug.
-                if error != deviceWait?.error {
+                if error != lastProblem {
                     logger.warning("\(error); \(entry.clip.id) stays queued, retrying in \(DurationText.format(delay))", metadata: Self.fields(entry, device: error.device))
                 } else {
                     logger.debug("\(error); retrying in \(DurationText.format(delay))", metadata: Self.fields(entry, device: error.device))
                 }
-                deviceWait = (error, delay)
-                events.publish(.device(.retrying(after: delay, error: error)))
+                lastProblem = error
+                retryingHead = true
+                await player.waitForDevice(error, retryIn: delay)
+                // Skipped while the player took the news: there is no wait to cancel yet.
+                if skipRequested { break }
                 // The session's end is waiting for this clip, which now waits for its device:
                 // the session ends, and the clip stays first in the queue.
                 if closing { stopWaitingForTheEnd() }
@@ -462,7 +461,6 @@ public actor ClipPlayQueue: Service {
                 guard slept, !skipRequested else { break }
                 if case .timetable(let due) = entry.origin, wallClock() - Double(due) > fixedTimeGrace.secondsDouble {
                     // A fixed time is not played late: the device came back too long after it.
-                    endDeviceWait()
                     return .failed(reason: "missed its time: the audio device was missing for longer than atGrace (\(DurationText.format(fixedTimeGrace))), and a fixed time is not played late")
                 }
                 currentStartedAt = wallClock()
@@ -470,8 +468,7 @@ public actor ClipPlayQueue: Service {
                 return .failed(reason: "\(error)")
             }
         }
-        // Skipped or shut down while waiting: nothing waits for the device any more.
-        endDeviceWait()
+        // Skipped or shut down while waiting.
         return .stopped
     }
 
@@ -495,11 +492,11 @@ public actor ClipPlayQueue: Service {
     }
 
     /// The entry at the head no longer waits for its device (it played, failed or was
-    /// skipped): the device is shown closed again, as it is.
-    private func endDeviceWait() {
-        guard deviceWait != nil else { return }
-        deviceWait = nil
-        events.publish(.device(.closed))
+    /// skipped); the player shows the device as it is again.
+    private func endDeviceWait() async {
+        guard retryingHead else { return }
+        retryingHead = false
+        await player.deviceWaitEnded()
     }
 
     /// The log fields of an entry: `journalctl CLIP=ward` finds every line about it.

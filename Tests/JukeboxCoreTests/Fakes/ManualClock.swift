@@ -21,7 +21,8 @@ final class ManualClock: Clock, Sendable {
         var now = Instant(offset: .zero)
         var nextID = 0
         var sleepers: [Sleeper] = []
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Tests waiting for sleepers: each until its condition holds of the sleepers' deadlines.
+        var waiters: [(ready: @Sendable ([Instant]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = Mutex(State())
@@ -40,9 +41,9 @@ final class ManualClock: Clock, Sendable {
                 let (immediate, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                     if deadline <= state.now || Task.isCancelled { return (true, []) }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
-                    let count = state.sleepers.count
-                    let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-                    state.waiters.removeAll { $0.count <= count }
+                    let deadlines = state.sleepers.map(\.deadline)
+                    let ready = state.waiters.filter { $0.ready(deadlines) }.map(\.continuation)
+                    state.waiters.removeAll { $0.ready(deadlines) }
                     return (false, ready)
                 }
                 if immediate {
@@ -61,13 +62,22 @@ final class ManualClock: Clock, Sendable {
 
     /// Returns once at least `count` tasks are asleep on this clock.
     func waitForSleepers(_ count: Int = 1) async {
+        await waitForSleepers { $0.count >= count }
+    }
+
+    /// Returns once a task sleeps until `deadline` (say, a retry `duration` from now).
+    func waitForSleeper(until deadline: Instant) async {
+        await waitForSleepers { $0.contains(deadline) }
+    }
+
+    private func waitForSleepers(where ready: @escaping @Sendable ([Instant]) -> Bool) async {
         await withCheckedContinuation { continuation in
-            let ready = state.withLock { state in
-                if state.sleepers.count >= count { return true }
-                state.waiters.append((count, continuation))
+            let isReady = state.withLock { state in
+                if ready(state.sleepers.map(\.deadline)) { return true }
+                state.waiters.append((ready, continuation))
                 return false
             }
-            if ready { continuation.resume() }
+            if isReady { continuation.resume() }
         }
     }
 
