@@ -92,8 +92,8 @@ struct Daemon {
     /// Today's sun times where the session is, to compare with a weather site, and a warning
     /// for each sun time the session uses that will not happen on some days of the coming year.
     private func printSunTimes(_ session: Session, _ location: GeoLocation) {
-        let zone = SystemLocalTime()
-        let today = zone.now().date
+        let time = TimeSource.system
+        let (zone, today) = (time.zone, time.localNow().date)
         let times = SunCalculator.day(today, at: location, zone: zone).map { "\($0.event) \($0.time)" }
         print("sun at \(location) on \(today), local time: " + times.joined(separator: ", "))
         for event in session.sunEventsUsed {

@@ -49,7 +49,7 @@ public struct TestCore: Sendable {
                 if let lines = problems.lines.withLock({ $0 }) { throw SessionLoadError(kind: .invalid, problems: lines) }
                 return try SessionLoader.load(path: sessionPath)
             },
-            configuration: Core.Configuration(queueLimit: queueLimit, wallClock: { 1_000 }, speechFolder: folder.file("speech")),
+            configuration: Core.Configuration(queueLimit: queueLimit, time: TimeSource(wallClock: { 1_000 }), speechFolder: folder.file("speech")),
             logger: Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() })
     }
 

@@ -20,20 +20,18 @@ struct ClipJukeboxTests {
 
     func make(
         _ session: Session, start: LocalTime = LocalTime(weekday: .mon, TimeOfDay("12:00")!), seed: UInt64 = 1,
-        localTime: (any LocalTimeSource)? = nil
+        time: TimeSource? = nil
     ) -> (ClipJukebox, ClipPlayQueue) {
         let tags = Dictionary(uniqueKeysWithValues: session.clips.enumerated().map { ($1.id, $0 + 1) })
         var decoder = Fixtures.decoder(tags.map { ($0.key, $0.value, 100) })
         decoder.clips["/clips/cue.wav"] = FakeDecoder.Spec(tag: 99, frames: 20)
         let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
         let events = EventBus()
-        let queue = ClipPlayQueue(player: player, events: events, clock: ManualClock(), logger: .quiet)
-        let localTime = localTime ?? ClockDrivenLocalTime(clock: clock, start: start)
-        let zone = FixedOffsetZone(seconds: localTime.now().utcOffset)
-        let quiet = QuietHours(
-            session: session, queue: queue, events: events, clock: clock, wallClock: { Double(localTime.now().epochSeconds) }, zone: zone, logger: .quiet)
+        let queue = ClipPlayQueue(player: player, events: events, time: TimeSource(clock: ManualClock()), logger: .quiet)
+        let time = time ?? .driven(by: clock, start: start)
+        let quiet = QuietHours(session: session, queue: queue, events: events, time: time, logger: .quiet)
         let core = ClipJukebox(
-            session: session, queue: queue, quiet: quiet, events: events, clock: clock, localTime: localTime,
+            session: session, queue: queue, quiet: quiet, events: events, time: time,
             generator: SeededGenerator(seed: seed), logger: .quiet)
         return (core, queue)
     }
@@ -128,12 +126,12 @@ struct ClipJukeboxTests {
         bell.dates = DateFilter(except: [.holidays])
         var holidays = session(clips: [bell, clip("tune")])
         holidays.holidays = [try DateRule.parse("12-25", allowHolidays: false).get()]
-        let christmas = FixedLocalTime(LocalTime(date: CivilDate(year: 2026, month: 12, day: 25)!, secondOfDay: 12 * 3600))
-        let (core, queue) = make(holidays, localTime: christmas)
+        let christmas = TimeSource.standing(at: LocalTime(date: CivilDate(year: 2026, month: 12, day: 25)!, secondOfDay: 12 * 3600))
+        let (core, queue) = make(holidays, time: christmas)
         for _ in 0..<4 { await core.pick() }
         #expect(await queue.waiting.map(\.clip.id) == Array(repeating: "tune", count: 4))
-        let eve = FixedLocalTime(LocalTime(date: CivilDate(year: 2026, month: 12, day: 24)!, secondOfDay: 12 * 3600))
-        let (other, otherQueue) = make(holidays, localTime: eve)
+        let eve = TimeSource.standing(at: LocalTime(date: CivilDate(year: 2026, month: 12, day: 24)!, secondOfDay: 12 * 3600))
+        let (other, otherQueue) = make(holidays, time: eve)
         for _ in 0..<4 { await other.pick() }
         #expect(await Set(otherQueue.waiting.map(\.clip.id)) == ["bell", "tune"])
     }
@@ -145,17 +143,17 @@ struct ClipJukeboxTests {
         var sunset = session(clips: [clip("birds", windows: [evening])])
         sunset.location = GeoLocation(latitude: 52.37, longitude: 4.89)
         let midsummer = CivilDate(year: 2026, month: 6, day: 21)!
-        func reading(_ clock: String) -> FixedLocalTime {
-            FixedLocalTime(LocalTime(date: midsummer, secondOfDay: TimeOfDay(clock)!.minuteOfDay * 60, utcOffset: 7200))
+        func reading(_ clock: String) -> TimeSource {
+            .standing(at: LocalTime(date: midsummer, secondOfDay: TimeOfDay(clock)!.minuteOfDay * 60, utcOffset: 7200))
         }
-        let (early, earlyQueue) = make(sunset, localTime: reading("21:20"))
+        let (early, earlyQueue) = make(sunset, time: reading("21:20"))
         #expect(await early.pick() == nil)
         #expect(await earlyQueue.waiting.isEmpty)
-        let (late, lateQueue) = make(sunset, localTime: reading("21:50"))
+        let (late, lateQueue) = make(sunset, time: reading("21:50"))
         #expect(await late.pick() != nil)
         #expect(await lateQueue.waiting.map(\.clip.id) == ["birds"])
         // In December the same window has been open since about 16:00 (sunset about 16:29 CET).
-        let (winter, _) = make(sunset, localTime: FixedLocalTime(LocalTime(date: CivilDate(year: 2026, month: 12, day: 21)!, secondOfDay: 16 * 3600 + 15 * 60, utcOffset: 3600)))
+        let (winter, _) = make(sunset, time: .standing(at: LocalTime(date: CivilDate(year: 2026, month: 12, day: 21)!, secondOfDay: 16 * 3600 + 15 * 60, utcOffset: 3600)))
         #expect(await winter.pick() != nil)
     }
 

@@ -14,7 +14,7 @@ struct ClipPlayQueueTests {
         var decoder = Fixtures.decoder(clips)
         for (id, reason) in failing { decoder.clips["/clips/\(id).wav"]?.failure = reason }
         let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
-        return ClipPlayQueue(player: player, events: events, clock: clock, logger: .quiet, beforePlaying: beforePlaying)
+        return ClipPlayQueue(player: player, events: events, time: TimeSource(clock: clock), logger: .quiet, beforePlaying: beforePlaying)
     }
 
     /// The device's problem while the queue waits for it, as the player (its owner) shows it.
@@ -134,8 +134,7 @@ struct ClipPlayQueueTests {
         let clock = clock
         let player = Player(sink: sink, decoder: Fixtures.decoder([("bell", 1, 100), ("b", 2, 100)]), clock: ManualClock(), logger: .quiet)
         let queue = ClipPlayQueue(
-            player: player, events: events, clock: clock,
-            wallClock: { 1_000_000 + clock.now.offset.secondsDouble }, logger: .quiet)
+            player: player, events: events, time: TimeSource(clock: clock, wallClock: { 1_000_000 + clock.now.offset.secondsDouble }), logger: .quiet)
         await queue.setFixedTimeGrace(.seconds(5))
         let consumer = Task { try await queue.run() }
         defer { consumer.cancel() }

@@ -32,13 +32,13 @@ struct ClipTimetableTests {
     func makeWithQuiet(_ clips: [Clip], start: Int64, grace: Duration = .seconds(120), quiet: [TimeWindow] = []) -> (ClipTimetable, ClipPlayQueue, QuietHours) {
         let player = Player(sink: FakeSink(), decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
         let events = EventBus()
-        let queue = ClipPlayQueue(player: player, events: events, clock: ManualClock(), logger: .quiet)
+        let queue = ClipPlayQueue(player: player, events: events, time: TimeSource(clock: ManualClock()), logger: .quiet)
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: clips, atGrace: grace, quiet: quiet)
         let clock = clock
         let wallClock: WallClock = { [jump] in Double(start + clock.now.offset.components.seconds + jump.value) }
-        let quietHours = QuietHours(session: session, queue: queue, events: events, clock: clock, wallClock: wallClock, zone: CentralEuropeanZone(), logger: .quiet)
+        let quietHours = QuietHours(session: session, queue: queue, events: events, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
         let timetable = ClipTimetable(
-            session: session, queue: queue, quiet: quietHours, clock: clock, wallClock: wallClock, zone: CentralEuropeanZone(), logger: .quiet)
+            session: session, queue: queue, quiet: quietHours, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
         return (timetable, queue, quietHours)
     }
 

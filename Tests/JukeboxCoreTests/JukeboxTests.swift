@@ -39,7 +39,7 @@ struct JukeboxTests {
         return Core(
             catalog: catalog, decoder: decoder, makeSink: { outputs["\($0)"]! },
             loadSession: { [sessionFile] in sessionFile.withLock { $0! } },
-            configuration: .init(generator: SeededGenerator(seed: 1), clock: clock, wallClock: { 1_000 }), logger: logger)
+            configuration: .init(generator: SeededGenerator(seed: 1), time: TimeSource(clock: clock, wallClock: { 1_000 })), logger: logger)
     }
 
     /// The web remote and MQTT are set up at start-up: a reload that changes their sections

@@ -11,7 +11,7 @@ struct QueueControlTests {
         if counting { for key in decoder.clips.keys { decoder.clips[key]?.counting = true } }
         let player = Player(sink: sink, decoder: decoder, clock: ManualClock(), logger: .quiet)
         return ClipPlayQueue(
-            player: player, events: events, clock: ManualClock(), wallClock: { 1_000 }, capacity: capacity, logger: .quiet)
+            player: player, events: events, time: TimeSource(clock: ManualClock(), wallClock: { 1_000 }), capacity: capacity, logger: .quiet)
     }
 
     @Test func skipStopsTheCurrentClipAndTheQueueGoesOn() async throws {

@@ -17,11 +17,11 @@ struct QuietHoursTests {
 
     func make(start: Int64, quiet: [TimeWindow] = [], capacity: Int = 100) -> (QuietHours, ClipPlayQueue, WallClock) {
         let player = Player(sink: FakeSink(), decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
-        let queue = ClipPlayQueue(player: player, events: events, clock: ManualClock(), capacity: capacity, logger: .quiet)
+        let queue = ClipPlayQueue(player: player, events: events, time: TimeSource(clock: ManualClock()), capacity: capacity, logger: .quiet)
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [clip("a")], quiet: quiet)
         let clock = clock
         let wallClock: WallClock = { [jump] in Double(start + clock.now.offset.components.seconds + jump.value) }
-        let hours = QuietHours(session: session, queue: queue, events: events, clock: clock, wallClock: wallClock, zone: CentralEuropeanZone(), logger: .quiet)
+        let hours = QuietHours(session: session, queue: queue, events: events, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
         return (hours, queue, wallClock)
     }
 
@@ -185,7 +185,7 @@ struct QuietCoreTests {
         return Core(
             catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10), ("b", 2, 10)]), makeSink: { _ in FakeSink() },
             stateFile: StateFile(path: folder.file("state.json")), loadSession: { session },
-            configuration: .init(clock: ManualClock(), wallClock: { 1_800_000_000 }, zone: FixedOffsetZone(seconds: 0)), logger: .quiet)
+            configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { 1_800_000_000 }, zone: FixedOffsetZone(seconds: 0))), logger: .quiet)
     }
 
     /// `for` takes from a minute to a week: at, under and over each end.

@@ -40,7 +40,7 @@ struct SessionEditTests {
         core = Core(
             catalog: await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeSink: { [sink] _ in sink },
             loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
-            configuration: .init(generator: SeededGenerator(seed: 1), clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
+            configuration: .init(generator: SeededGenerator(seed: 1), time: TimeSource(clock: ManualClock(), wallClock: { 1_000 })), logger: .quiet)
     }
 
     func text() throws -> String { String(decoding: try folder.read("desk.json"), as: UTF8.self) }

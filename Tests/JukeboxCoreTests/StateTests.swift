@@ -69,7 +69,7 @@ struct StateTests {
         ])
         let core = Core(
             catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10)]), makeSink: { _ in FakeSink() },
-            stateFile: stateFile, loadSession: { session }, configuration: .init(clock: ManualClock(), wallClock: { 1_234 }), logger: .quiet)
+            stateFile: stateFile, loadSession: { session }, configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { 1_234 })), logger: .quiet)
         await core.restoreState()
         let accepted = try await core.enqueue(["a"], cue: false, client: "test")
         await #expect(throws: JukeboxError.stateNotSaved(reason: "not saving the state file \(path): \(path) could not be read or moved aside (\(reason))")) {
@@ -125,7 +125,7 @@ struct StateTests {
         try await stateFile.save(PersistedState(nextTicket: 6, waiting: [stale, fresh, entry(5, "a", client: "cli")]))
         let core = Core(
             catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
-            loadSession: { session }, configuration: .init(clock: ManualClock(), wallClock: { now }), logger: .quiet)
+            loadSession: { session }, configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { now })), logger: .quiet)
         await core.restoreState()
         let restored = await core.snapshot()
         #expect(restored.queue.waiting.map(\.ticket) == [4, 5])
@@ -143,7 +143,7 @@ struct StateTests {
         try await stateFile.save(PersistedState(volume: 0.9))
         let core = Core(
             catalog: ClipCatalog(session: capped), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
-            loadSession: { capped }, configuration: .init(clock: ManualClock()), logger: .quiet)
+            loadSession: { capped }, configuration: .init(time: TimeSource(clock: ManualClock())), logger: .quiet)
         await core.restoreState()
         #expect(await core.snapshot().volume == 60, "the saved 90 is held to the cap")
         #expect(try await core.setVolume(100).value == 60)
@@ -161,7 +161,7 @@ struct StateTests {
             paused: true, volume: 0.5))
         let core = Core(
             catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
-            loadSession: { session }, configuration: .init(generator: SeededGenerator(seed: 1), clock: ManualClock()), logger: .quiet)
+            loadSession: { session }, configuration: .init(generator: SeededGenerator(seed: 1), time: TimeSource(clock: ManualClock())), logger: .quiet)
         await core.restoreState()
         let restored = await core.snapshot()
         #expect(restored.queue.waiting.map(\.ticket) == [10, 11])
@@ -239,7 +239,7 @@ extension StateTests {
         #expect(saved.waiting[1].clip.say == "Dinner is ready")
         let core = Core(
             catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
-            loadSession: { session }, configuration: .init(clock: ManualClock(), speechFolder: folder.file("speech")), logger: .quiet)
+            loadSession: { session }, configuration: .init(time: TimeSource(clock: ManualClock()), speechFolder: folder.file("speech")), logger: .quiet)
         await core.restoreState()
         let restored = await core.snapshot()
         #expect(restored.queue.waiting.map(\.ticket) == [3, 4])

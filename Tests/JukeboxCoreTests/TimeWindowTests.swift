@@ -70,21 +70,21 @@ struct TimeWindowTests {
         tzset()
         defer { unsetenv("TZ"); tzset() }
         // 2026-03-29 00:59:59 UTC is 00:59:59 GMT; one second later clocks jump to 02:00 BST.
-        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_745_999).secondOfDay == 3599)
-        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_746_000).description == "sun 02:00")
-        #expect(SystemLocalTime.localTime(epochSeconds: 1_774_746_000).utcOffset == 3600)
+        #expect(SystemLocalTime().localTime(at: 1_774_745_999).secondOfDay == 3599)
+        #expect(SystemLocalTime().localTime(at: 1_774_746_000).description == "sun 02:00")
+        #expect(SystemLocalTime().localTime(at: 1_774_746_000).utcOffset == 3600)
         // A 01:00–03:00 window on that day is open from the jump until 03:00 BST (02:00 UTC).
         let w = window("01:00", "03:00")
-        #expect(w.contains(SystemLocalTime.localTime(epochSeconds: 1_774_746_000)))
-        #expect(!w.contains(SystemLocalTime.localTime(epochSeconds: 1_774_749_600)))
+        #expect(w.contains(SystemLocalTime().localTime(at: 1_774_746_000)))
+        #expect(!w.contains(SystemLocalTime().localTime(at: 1_774_749_600)))
         // 2026-10-25 00:30 UTC is 01:30 BST; 01:30 UTC is 01:30 GMT again: both inside the window.
-        #expect(SystemLocalTime.localTime(epochSeconds: 1_792_888_200).description == "sun 01:30")
-        #expect(SystemLocalTime.localTime(epochSeconds: 1_792_891_800).description == "sun 01:30")
-        #expect(w.contains(SystemLocalTime.localTime(epochSeconds: 1_792_891_800)))
+        #expect(SystemLocalTime().localTime(at: 1_792_888_200).description == "sun 01:30")
+        #expect(SystemLocalTime().localTime(at: 1_792_891_800).description == "sun 01:30")
+        #expect(w.contains(SystemLocalTime().localTime(at: 1_792_891_800)))
         // A 22:00-02:00 window opened on Saturday night in BST closes at 02:00 GMT.
         let night = window("22:00", "02:00", days: [.sat])
-        #expect(night.contains(SystemLocalTime.localTime(epochSeconds: 1_792_891_800)))
-        #expect(!night.contains(SystemLocalTime.localTime(epochSeconds: 1_792_893_600)))
+        #expect(night.contains(SystemLocalTime().localTime(at: 1_792_891_800)))
+        #expect(!night.contains(SystemLocalTime().localTime(at: 1_792_893_600)))
     }
 
     /// At 78° N the sun stays up in June and down in December: a day window follows it.

@@ -20,7 +20,7 @@ struct UploadTests {
         core = Core(
             catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() },
             loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
-            configuration: .init(clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
+            configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { 1_000 })), logger: .quiet)
     }
 
     /// Files in the clips folder other than the session and its backup.
@@ -94,7 +94,7 @@ struct UploadTests {
         let core = Core(
             catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() },
             loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
-            configuration: .init(clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
+            configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { 1_000 })), logger: .quiet)
         let bytes = WAVFile.bytes(Array(repeating: 0.25, count: frames * channels), encoding: .s16, rate: rate, channels: channels)
         let upload = try await core.beginUpload(name: "a.wav", size: bytes.count)
         try await upload.write(bytes)
@@ -136,7 +136,7 @@ struct UploadTests {
         let session = try SessionLoader.parse(Array(#"{ "maxUploadSize": 4000000, "clips": [ { "file": "water.wav" } ] }"#.utf8), path: folder.file("s.json"))
         let roomy = Core(
             catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() },
-            loadSession: { session }, configuration: .init(clock: ManualClock()), logger: .quiet)
+            loadSession: { session }, configuration: .init(time: TimeSource(clock: ManualClock())), logger: .quiet)
         let long = m4a + [UInt8](repeating: 0, count: 3_000_000)
         let large = try await roomy.beginUpload(name: "long.m4a", size: long.count)
         try await large.write(long)

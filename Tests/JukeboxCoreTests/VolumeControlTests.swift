@@ -17,7 +17,7 @@ struct VolumeControlTests {
         session.maxVolume = maxVolume
         let clock = clock
         let wallClock: WallClock = { Double(start + clock.now.offset.components.seconds) }
-        return (VolumeControl(session: session, player: player, events: EventBus(), clock: clock, wallClock: wallClock, zone: CentralEuropeanZone(), logger: .quiet), wallClock)
+        return (VolumeControl(session: session, player: player, events: EventBus(), time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet), wallClock)
     }
 
     /// Advances to the next deadline (the schedule's look, or the ramp's next move) and waits
@@ -123,7 +123,7 @@ struct VolumeOwnerTests {
         var session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [])
         session.maxVolume = 0.6
         let events = EventBus()
-        let volume = VolumeControl(session: session, player: player, events: events, clock: clock, zone: CentralEuropeanZone(), logger: .quiet)
+        let volume = VolumeControl(session: session, player: player, events: events, time: TimeSource(clock: clock, zone: CentralEuropeanZone()), logger: .quiet)
         let subscription = events.subscribe()
         #expect(await volume.setByHand(0.9) == 0.6)
         #expect(await player.volume == 0.6)

@@ -146,6 +146,6 @@ extension Core {
         let nextPick = queueNow.pickHold == nil ? await scheduler.nextPickWallTime : nil
         return JukeboxSnapshot(
             catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick, quiet: await quiet.statusNow(),
-            uptime: configuration.wallClock() - startedAt, localTime: configuration.localTime.now())
+            uptime: configuration.time.wallClock() - startedAt, localTime: configuration.time.localNow())
     }
 }

@@ -13,7 +13,7 @@ extension Core {
         await volume.setChangeHook { [logger] in
             do { try await writer.save() } catch { logger.error("\(error)") }
         }
-        switch await stateFile.load(now: configuration.wallClock()) {
+        switch await stateFile.load(now: configuration.time.wallClock()) {
         case .missing:
             logger.info("no saved state at \(stateFile.path); starting with an empty queue")
         case .corrupt(let movedTo, let reason):
@@ -24,7 +24,7 @@ extension Core {
             await writer.hold(reason: "\(stateFile.path) could not be read or moved aside (\(reason))")
         case .loaded(let saved):
             let session = catalog.session
-            let (state, refused) = saved.confined(to: session, now: configuration.wallClock())
+            let (state, refused) = saved.confined(to: session, now: configuration.time.wallClock())
             for entry in refused {
                 let what = entry.clip.say != nil
                     ? "is an announcement whose text is not valid"
@@ -33,7 +33,7 @@ extension Core {
             }
             // A clip queued at its fixed time that did not start before the daemon stopped is
             // not played late.
-            let now = configuration.wallClock(), grace = session.atGrace.secondsDouble
+            let now = configuration.time.wallClock(), grace = session.atGrace.secondsDouble
             var waiting: [PersistedState.Entry] = [], held: [PersistedState.Entry] = []
             for entry in state.waiting {
                 if entry.afterQuiet == true {

@@ -33,12 +33,8 @@ public actor Core: Service {
     public struct Configuration: Sendable {
         public var queueLimit: Int
         public var generator: SeededGenerator
-        /// Measures gaps, retries and idle times.
-        public var clock: any Clock<Duration>
-        public var wallClock: WallClock
-        public var localTime: any LocalTimeSource
-        /// The zone `at` times are worked out in.
-        public var zone: any LocalZone
+        /// The clocks and the zone every part keeps time by.
+        public var time: TimeSource
         /// Where announcements' audio is kept; nil: beside the state file (and without a
         /// state file, `say` is refused).
         public var speechFolder: String?
@@ -50,22 +46,17 @@ public actor Core: Service {
         public var loudnessMeter: (any LoudnessMeter)?
 
         public init(
-            queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(),
-            clock: any Clock<Duration> = ContinuousClock(), wallClock: @escaping WallClock = SystemWallClock.now,
-            localTime: any LocalTimeSource = SystemLocalTime(), speechFolder: String? = nil,
-            speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil,
-            zone: any LocalZone = SystemLocalTime(), loudnessMeter: (any LoudnessMeter)? = nil
+            queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(), time: TimeSource = .system,
+            speechFolder: String? = nil, speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil,
+            loudnessMeter: (any LoudnessMeter)? = nil
         ) {
             self.loudnessMeter = loudnessMeter
-            self.zone = zone
+            self.time = time
             self.makeRateConverter = makeRateConverter
             self.speechFolder = speechFolder
             self.speechLimits = speechLimits
             self.queueLimit = queueLimit
             self.generator = generator
-            self.clock = clock
-            self.wallClock = wallClock
-            self.localTime = localTime
         }
     }
 
@@ -115,7 +106,7 @@ public actor Core: Service {
             meter: configuration.loudnessMeter, decoder: decoder, file: stateFile.map { ClipLoudness.file(besideState: $0.path) }, logger: logger)
         self.loudness = loudness
         let player = Player(
-            sink: makeSink(session.output), makeRateConverter: configuration.makeRateConverter, decoder: decoder, clock: configuration.clock, volume: session.volume, options: session.playback,
+            sink: makeSink(session.output), makeRateConverter: configuration.makeRateConverter, decoder: decoder, clock: configuration.time.clock, volume: session.volume, options: session.playback,
             events: events, loudness: loudness, logger: logger)
         let hooks = HookRunner(session.hooks, logger: logger)
         let speech = (configuration.speechFolder ?? stateFile.map { SpeechCache.folder(besideState: $0.path) }).map { folder in
@@ -124,8 +115,7 @@ public actor Core: Service {
                 logger: logger)
         }
         let queue = ClipPlayQueue(
-            player: player, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
-            capacity: configuration.queueLimit, logger: logger,
+            player: player, events: events, time: configuration.time, capacity: configuration.queueLimit, logger: logger,
             beforePlaying: { entry in await hooks.run(.beforePlaying, entry: entry) },
             afterPlaying: { entry, outcome in await hooks.run(.afterPlaying, entry: entry, outcome: outcome) },
             prepare: { clip in
@@ -138,21 +128,17 @@ public actor Core: Service {
         self.player = player
         self.queue = queue
         let quiet = QuietHours(
-            session: session, queue: queue, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
-            zone: configuration.zone, logger: logger)
+            session: session, queue: queue, events: events, time: configuration.time, logger: logger)
         self.quiet = quiet
         let volume = VolumeControl(
-            session: session, player: player, events: events, clock: configuration.clock, wallClock: configuration.wallClock,
-            zone: configuration.zone, logger: logger)
+            session: session, player: player, events: events, time: configuration.time, logger: logger)
         self.volume = volume
         let scheduler = ClipJukebox(
-            session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, events: events, clock: configuration.clock,
-            localTime: configuration.localTime, generator: configuration.generator, wallClock: configuration.wallClock,
-            logger: logger)
+            session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, events: events, time: configuration.time,
+            generator: configuration.generator, logger: logger)
         self.scheduler = scheduler
         let timetable = ClipTimetable(
-            session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, clock: configuration.clock,
-            wallClock: configuration.wallClock, zone: configuration.zone, logger: logger)
+            session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, time: configuration.time, logger: logger)
         self.timetable = timetable
         self.catalog = catalog
         self.decoder = decoder
@@ -160,7 +146,7 @@ public actor Core: Service {
         self.loadSession = loadSession
         self.configuration = configuration
         self.logger = logger
-        self.startedAt = configuration.wallClock()
+        self.startedAt = configuration.time.wallClock()
         self.stateFile = stateFile
         if stateFile != nil { events.holdUntilSaved() }
         self.writer = stateFile.map { file in

@@ -44,7 +44,7 @@ extension Core {
 
     /// What will happen next (`jukebox next`): up to `limit` fixed-time plays within a week.
     public func plan(limit: Int = 10) async -> JukeboxPlan {
-        let now = Int64(configuration.wallClock().rounded(.down))
+        let now = configuration.time.wallSeconds()
         let session = session
         let fixed = await timetable.plan(limit: limit, horizon: Self.planHorizon)
         var plays: [JukeboxPlan.FixedPlay] = []
@@ -52,7 +52,7 @@ extension Core {
             plays.append(.init(moment: moment, clip: clip, quiet: await quiet.isQuiet(at: moment)))
         }
         let queueHold = await queue.pickHold
-        let (zone, location, holidays) = (configuration.zone, session.location, session.holidays)
+        let (zone, location, holidays) = (configuration.time.zone, session.location, session.holidays)
         let active: (open: Bool, until: Int64?)? = session.activeHours.isEmpty ? nil : (
             session.activeHours.hold(now, zone: zone, location: location, holidays: holidays),
             session.activeHours.nextChange(after: now, zone: zone, location: location, holidays: holidays))

@@ -23,9 +23,8 @@ public actor VolumeControl: Service {
     private var session: Session
     private let player: Player
     private let events: EventBus
+    private let time: TimeSource
     private let clock: ElapsedClock
-    private let wallClock: WallClock
-    private let zone: any LocalZone
     private let logger: Logger
     /// When the step whose level was last applied began (seconds since the epoch); nil:
     /// none yet.
@@ -36,15 +35,13 @@ public actor VolumeControl: Service {
     private var ramping: Task<Void, Never>?
 
     public init(
-        session: Session, player: Player, events: EventBus, clock: some Clock<Duration>, wallClock: @escaping WallClock = SystemWallClock.now,
-        zone: any LocalZone = SystemLocalTime(), logger: Logger
+        session: Session, player: Player, events: EventBus, time: TimeSource, logger: Logger
     ) {
         self.session = session
         self.player = player
         self.events = events
-        self.clock = ElapsedClock(clock)
-        self.wallClock = wallClock
-        self.zone = zone
+        self.time = time
+        self.clock = ElapsedClock(time.clock)
         self.logger = logger
     }
 
@@ -161,7 +158,8 @@ public actor VolumeControl: Service {
     func rampFinished() async { await ramping?.value }
 
 
-    private func wallSeconds() -> Int64 { WallTime.seconds(wallClock) }
+    private func wallSeconds() -> Int64 { time.wallSeconds() }
+    private var zone: any LocalZone { time.zone }
 
     static func percent(_ level: Double) -> String { "\(Int((level * 100).rounded()))" }
 }

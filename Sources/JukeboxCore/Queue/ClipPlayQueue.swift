@@ -36,8 +36,7 @@ public actor ClipPlayQueue: Service {
     private let beforePlaying: BeforePlaying?
     private let afterPlaying: AfterPlaying?
     private let prepare: Prepare?
-    private let clock: any Clock<Duration>
-    private let wallClock: WallClock
+    private let time: TimeSource
     private let logger: Logger
     private let capacity: Int
     private let wakeups: AsyncStream<Void>
@@ -87,16 +86,14 @@ public actor ClipPlayQueue: Service {
     private var preparing: Task<PlayableClip, any Error>?
 
     public init(
-        player: Player, events: EventBus = EventBus(), clock: any Clock<Duration> = ContinuousClock(),
-        wallClock: @escaping WallClock = SystemWallClock.now, capacity: Int = ClipPlayQueue.defaultCapacity,
+        player: Player, events: EventBus = EventBus(), time: TimeSource = .system, capacity: Int = ClipPlayQueue.defaultCapacity,
         logger: Logger, beforePlaying: BeforePlaying? = nil, afterPlaying: AfterPlaying? = nil, prepare: Prepare? = nil
     ) {
         self.afterPlaying = afterPlaying
         self.prepare = prepare
         self.player = player
         self.events = events
-        self.clock = clock
-        self.wallClock = wallClock
+        self.time = time
         self.capacity = capacity
         self.logger = logger
         self.beforePlaying = beforePlaying
@@ -313,7 +310,7 @@ public actor ClipPlayQueue: Service {
             logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)", metadata: Self.fields(head))
             entries = entries.dropFirst()
             failedCount += 1
-            record(PlayRecord(entry: head, startedAt: wallClock(), outcome: .failed(reason: Self.crashLoopReason)))
+            record(PlayRecord(entry: head, startedAt: time.wallClock(), outcome: .failed(reason: Self.crashLoopReason)))
         }
         if let head = entries.first {
             restoredStart = StartMark(ticket: head.ticket, count: head.ticket == started?.ticket ? started?.count ?? 0 : 0)
@@ -356,7 +353,7 @@ public actor ClipPlayQueue: Service {
                 guard !closing, !Task.isCancelled, let entry = waiting.first else { break }
                 waiting.removeFirst()
                 current = entry
-                currentStartedAt = wallClock()
+                currentStartedAt = time.wallClock()
                 let restored = restoredStart?.ticket == entry.ticket ? restoredStart : nil
                 restoredStart = nil
                 started = StartMark(ticket: entry.ticket, count: (restored?.count ?? 0) + 1)
@@ -448,7 +445,7 @@ public actor ClipPlayQueue: Service {
                 // The session's end is waiting for this clip, which now waits for its device:
                 // the session ends, and the clip stays first in the queue.
                 if closing { stopWaitingForTheEnd() }
-                let clock = clock
+                let clock = time.clock
                 let wait = Task { try await clock.sleep(for: delay) }
                 retryWait = wait
                 let slept = await withTaskCancellationHandler {
@@ -459,11 +456,11 @@ public actor ClipPlayQueue: Service {
                 retryWait = nil
                 // Cancelled by `skip()`, or shutting down: either way the slot ends here.
                 guard slept, !skipRequested else { break }
-                if case .timetable(let due) = entry.origin, wallClock() - Double(due) > fixedTimeGrace.secondsDouble {
+                if case .timetable(let due) = entry.origin, time.wallClock() - Double(due) > fixedTimeGrace.secondsDouble {
                     // A fixed time is not played late: the device came back too long after it.
                     return .failed(reason: "missed its time: the audio device was missing for longer than atGrace (\(DurationText.format(fixedTimeGrace))), and a fixed time is not played late")
                 }
-                currentStartedAt = wallClock()
+                currentStartedAt = time.wallClock()
             } catch {
                 return .failed(reason: "\(error)")
             }
@@ -530,7 +527,7 @@ public actor ClipPlayQueue: Service {
             failedCount += 1
             logger.warning("\(clip.id) ended early: \(reason)", metadata: fields)
         }
-        record(PlayRecord(entry: entry, startedAt: currentStartedAt ?? wallClock(), outcome: outcome))
+        record(PlayRecord(entry: entry, startedAt: currentStartedAt ?? time.wallClock(), outcome: outcome))
         current = nil
         currentStartedAt = nil
         started = nil

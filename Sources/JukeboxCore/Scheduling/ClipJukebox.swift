@@ -15,28 +15,25 @@ public actor ClipJukebox: Service {
     private let quiet: QuietHours
     /// Where the next pick's time is announced (`scheduled` events).
     private let events: EventBus
+    private let time: TimeSource
     private let clock: ElapsedClock
-    private let localTime: any LocalTimeSource
     private let logger: Logger
-    private let wallClock: WallClock
     private var generator: SeededGenerator
     public private(set) var bag: ShuffleBag
     /// When the next pick is due, in seconds since the Unix epoch, for people to read.
     public private(set) var nextPickWallTime: Double?
 
     public init(
-        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, quiet: QuietHours, events: EventBus, clock: some Clock<Duration>,
-        localTime: any LocalTimeSource = SystemLocalTime(), generator: SeededGenerator = SeededGenerator(),
-        wallClock: @escaping WallClock = SystemWallClock.now, logger: Logger
+        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, quiet: QuietHours, events: EventBus, time: TimeSource,
+        generator: SeededGenerator = SeededGenerator(), logger: Logger
     ) {
-        self.wallClock = wallClock
+        self.time = time
         self.session = session
         self.clips = (clips ?? session.clips).filter { $0.enabled && $0.isShuffled }
         self.queue = queue
         self.quiet = quiet
         self.events = events
-        self.clock = ElapsedClock(clock)
-        self.localTime = localTime
+        self.clock = ElapsedClock(time.clock)
         self.generator = generator
         self.logger = logger
         self.bag = ShuffleBag(weights: self.clips.map(\.weight))
@@ -65,7 +62,7 @@ public actor ClipJukebox: Service {
                 return
             }
             let gap = due - clock.now
-            nextPickWallTime = wallClock() + gap.secondsDouble
+            nextPickWallTime = time.wallClock() + gap.secondsDouble
             events.publish(.scheduled(nextPickEpochSeconds: nextPickWallTime))
             logger.debug("next pick in \(DurationText.format(gap))")
             guard try await nap(until: due) else { continue }
@@ -75,7 +72,7 @@ public actor ClipJukebox: Service {
             case .waitingForDevice?: logger.debug("a clip is waiting for the audio device; nothing picked")
             case .previousPickWaiting?: logger.debug("the previous scheduled clip is still waiting; nothing picked")
             case nil:
-                let now = localTime.now()
+                let now = time.localNow()
                 if await quiet.isQuiet(at: now.epochSeconds) {
                     logger.info("\(now): quiet; nothing picked, and nothing saved up for afterwards")
                 } else {
@@ -96,7 +93,7 @@ public actor ClipJukebox: Service {
     /// Draws the next eligible clip and queues it; nil when nothing may play now.
     @discardableResult
     public func pick() async -> QueueEntry? {
-        let now = localTime.now()
+        let now = time.localNow()
         let (location, holidays) = (session.location, session.holidays)
         guard session.activeHours.allow(now, location: location, holidays: holidays) else {
             logger.debug("\(now): outside the session's active hours; nothing picked")

@@ -15,9 +15,8 @@ public actor ClipTimetable: Service {
     private let queue: ClipPlayQueue
     /// Says when a time is skipped.
     private let quiet: QuietHours
+    private let time: TimeSource
     private let clock: ElapsedClock
-    private let wallClock: WallClock
-    private let zone: any LocalZone
     private let logger: Logger
     /// Every moment at or before this has been queued or reported missed.
     private var handledUntil: Int64
@@ -49,19 +48,17 @@ public actor ClipTimetable: Service {
 
 
     public init(
-        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, quiet: QuietHours, clock: some Clock<Duration>,
-        wallClock: @escaping WallClock = SystemWallClock.now, zone: any LocalZone = SystemLocalTime(), logger: Logger
+        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, quiet: QuietHours, time: TimeSource, logger: Logger
     ) {
         self.session = session
         self.clips = (clips ?? session.clips).filter { $0.enabled && !$0.at.isEmpty }
         self.queue = queue
         self.quiet = quiet
-        self.clock = ElapsedClock(clock)
-        self.wallClock = wallClock
-        self.zone = zone
+        self.time = time
+        self.clock = ElapsedClock(time.clock)
         self.logger = logger
         // A time within the grace before start-up still plays: a restart is a short outage.
-        handledUntil = Int64(wallClock().rounded(.down)) - session.atGrace.components.seconds
+        handledUntil = time.wallSeconds() - session.atGrace.components.seconds
     }
 
     public func run() async throws {
@@ -93,7 +90,7 @@ public actor ClipTimetable: Service {
             if !clips.isEmpty, let moment = next?.moment, moment - now <= WallTime.longestNap {
                 // To the moment itself rather than to whole seconds of waiting, which would
                 // wake up to a second late: a time is heard on its second.
-                let left = (Double(moment) - wallClock()) * 1000
+                let left = (Double(moment) - time.wallClock()) * 1000
                 try await nap.sleep(for: .milliseconds(max(Int64(left.rounded(.up)), 1)), on: clock)
             } else {
                 try await nap.sleep(for: .seconds(clips.isEmpty ? WallTime.untilWoken : WallTime.longestNap), on: clock)
@@ -213,7 +210,8 @@ public actor ClipTimetable: Service {
     }
 
     /// The wall clock, in whole seconds since the epoch.
-    private func wallSeconds() -> Int64 { WallTime.seconds(wallClock) }
+    private func wallSeconds() -> Int64 { time.wallSeconds() }
+    private var zone: any LocalZone { time.zone }
 
 
     /// Every moment up to this has been dealt with, for the state file.

@@ -59,9 +59,8 @@ public actor QuietHours: Service {
     private var session: Session
     private let queue: ClipPlayQueue
     private let events: EventBus
+    private let time: TimeSource
     private let clock: ElapsedClock
-    private let wallClock: WallClock
-    private let zone: any LocalZone
     private let logger: Logger
     public private(set) var override: Override?
     /// The status last announced (`quiet` events), so only a change is announced.
@@ -69,15 +68,13 @@ public actor QuietHours: Service {
     private let nap = WakeableSleep()
 
     public init(
-        session: Session, queue: ClipPlayQueue, events: EventBus, clock: some Clock<Duration>,
-        wallClock: @escaping WallClock = SystemWallClock.now, zone: any LocalZone = SystemLocalTime(), logger: Logger
+        session: Session, queue: ClipPlayQueue, events: EventBus, time: TimeSource, logger: Logger
     ) {
         self.session = session
         self.queue = queue
         self.events = events
-        self.clock = ElapsedClock(clock)
-        self.wallClock = wallClock
-        self.zone = zone
+        self.time = time
+        self.clock = ElapsedClock(time.clock)
         self.logger = logger
     }
 
@@ -201,7 +198,8 @@ public actor QuietHours: Service {
     }
 
 
-    private func wallSeconds() -> Int64 { WallTime.seconds(wallClock) }
+    private func wallSeconds() -> Int64 { time.wallSeconds() }
+    private var zone: any LocalZone { time.zone }
 
     // MARK: - Words
 

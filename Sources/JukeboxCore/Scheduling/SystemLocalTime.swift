@@ -13,7 +13,7 @@ import Synchronization
 /// called every `zoneCheckInterval`: a zone changed with `timedatectl set-timezone` is
 /// followed within seconds, without a restart. (With `TZ` set, the zone is what `TZ` says for
 /// the life of the process.)
-public struct SystemLocalTime: LocalTimeSource, LocalZone {
+public struct SystemLocalTime: LocalZone {
     /// How often the system's zone is looked at again, at most.
     static let zoneCheckInterval: Int64 = 5_000_000_000
     /// When it was last looked at, in nanoseconds of the monotonic clock.
@@ -31,21 +31,11 @@ public struct SystemLocalTime: LocalTimeSource, LocalZone {
 
     public init() {}
 
-    public func now() -> LocalTime {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return localTime(at: Int64(spec.tv_sec))
-    }
-
     public func utcOffset(at epochSeconds: Int64) -> Int {
         Self.followZoneChanges()
         var seconds = time_t(epochSeconds)
         var fields = tm()
         localtime_r(&seconds, &fields)
         return Int(fields.tm_gmtoff)
-    }
-
-    public static func localTime(epochSeconds: Int64) -> LocalTime {
-        SystemLocalTime().localTime(at: epochSeconds)
     }
 }

@@ -24,9 +24,6 @@ public enum WallTime {
     /// How long it sleeps with nothing to keep, unless a change wakes it: a year.
     public static let untilWoken: Int64 = 365 * 86_400
 
-    /// `clock`'s time in whole seconds since the epoch.
-    public static func seconds(_ clock: WallClock) -> Int64 { Int64(clock().rounded(.down)) }
-
     /// Seconds to sleep at `now` before the next look: until `next`, at most `longestNap`,
     /// and at least one; `untilWoken` when there is nothing to keep.
     public static func wait(now: Int64, next: Int64?, nothingToKeep: Bool) -> Int64 {

@@ -1,26 +1,19 @@
 import JukeboxCore
 import Logging
 
-/// A local time source driven by a `ManualClock`, starting at a given weekday and time.
-struct ClockDrivenLocalTime: LocalTimeSource {
-    let clock: ManualClock
-    /// Seconds since the Unix epoch at the clock's zero, in local time.
-    let startEpochSeconds: Int64
-
-    init(clock: ManualClock, start: LocalTime) {
-        self.clock = clock
+extension TimeSource {
+    /// Time driven by a `ManualClock`: the wall clock reads `start` (its weekday and time, in
+    /// UTC) at the clock's zero and moves on with the clock, in whole seconds.
+    static func driven(by clock: ManualClock, start: LocalTime) -> TimeSource {
         // 1970-01-04 was a Sunday: pick the first week's matching day.
-        startEpochSeconds = Int64(3 + start.weekday.rawValue) * 86_400 + Int64(start.secondOfDay)
+        let startEpochSeconds = Int64(3 + start.weekday.rawValue) * 86_400 + Int64(start.secondOfDay)
+        return TimeSource(
+            clock: clock, wallClock: { Double(startEpochSeconds + clock.now.offset.components.seconds) }, zone: FixedOffsetZone(seconds: 0))
     }
 
-    func now() -> LocalTime {
-        LocalTime(epochSeconds: startEpochSeconds + clock.now.offset.components.seconds)
+    /// Time that stands still at `reading` on the wall clock: a rule looked at on one date,
+    /// at one moment.
+    static func standing(at reading: LocalTime, clock: ManualClock = ManualClock()) -> TimeSource {
+        TimeSource(clock: clock, wallClock: { Double(reading.epochSeconds) }, zone: FixedOffsetZone(seconds: reading.utcOffset))
     }
-}
-
-/// A local time that stands still: a rule looked at on one date, at one moment.
-struct FixedLocalTime: LocalTimeSource {
-    let time: LocalTime
-    init(_ time: LocalTime) { self.time = time }
-    func now() -> LocalTime { time }
 }

@@ -1,4 +1,0 @@
-/// Where "now" in local time comes from; injected so schedulers are testable.
-public protocol LocalTimeSource: Sendable {
-    func now() -> LocalTime
-}
