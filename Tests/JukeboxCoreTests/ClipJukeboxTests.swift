@@ -29,9 +29,9 @@ struct ClipJukeboxTests {
         let events = EventBus()
         let queue = ClipPlayQueue(player: player, events: events, time: TimeSource(clock: ManualClock()), logger: .quiet)
         let time = time ?? .driven(by: clock, start: start)
-        let quiet = QuietHours(session: session, queue: queue, events: events, time: time, logger: .quiet)
+        let quiet = QuietHours(schedule: ScheduleBoard(session), queue: queue, events: events, time: time, logger: .quiet)
         let core = ClipJukebox(
-            session: session, queue: queue, quiet: quiet, events: events, time: time,
+            schedule: ScheduleBoard(session), queue: queue, quiet: quiet, events: events, time: time,
             generator: SeededGenerator(seed: seed), logger: .quiet)
         return (core, queue)
     }

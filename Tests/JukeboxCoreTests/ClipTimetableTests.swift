@@ -1,4 +1,4 @@
-import JukeboxCore
+@testable import JukeboxCore
 import Synchronization
 import Testing
 
@@ -36,9 +36,9 @@ struct ClipTimetableTests {
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: clips, atGrace: grace, quiet: quiet)
         let clock = clock
         let wallClock: WallClock = { [jump] in Double(start + clock.now.offset.components.seconds + jump.value) }
-        let quietHours = QuietHours(session: session, queue: queue, events: events, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
+        let quietHours = QuietHours(schedule: ScheduleBoard(session), queue: queue, events: events, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
         let timetable = ClipTimetable(
-            session: session, queue: queue, quiet: quietHours, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
+            schedule: ScheduleBoard(session), queue: queue, quiet: quietHours, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
         return (timetable, queue, quietHours)
     }
 
@@ -170,7 +170,7 @@ struct ClipTimetableTests {
         clock.advance(by: .seconds(3600))
         #expect(clock.now.offset == .seconds(3600))
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [try clip("bell", at: ["08:00"])])
-        await timetable.reload(session, clips: session.clips)
+        await timetable.schedule.replace(with: Schedule(session))
         await settled()
         #expect(await timetable.next?.moment == LocalZoneTests.utc(2026, 11, 28, 7))
         #expect(await queue.waiting.isEmpty, "07:50 + 1 h is 08:50; the bell's next time is tomorrow")

@@ -125,6 +125,26 @@ struct JukeboxTests {
         running.cancel()
     }
 
+    /// A reload puts one schedule in force for every part that keeps to it: once it is
+    /// answered, quiet hours, the timetable and `next` all read the new one.
+    @Test func aReloadedScheduleIsReadByEveryPartOnceTheReloadIsAnswered() async throws {
+        let decoder = Fixtures.decoder([("a", 1, 100), ("bell", 2, 100)])
+        var bell = clip("bell")
+        bell.at = [try FixedTime.parse("*:00").get()]
+        let core = make(ClipCatalog(session: session([clip("a"), bell])), decoder: decoder)
+        #expect(await core.snapshot().quiet.quiet == false)
+        #expect(await core.plan().fixedTimes.first.map { ($0.clip.id, $0.quiet) }! == ("bell", false))
+        var quieter = session([clip("a"), bell])
+        quieter.quiet = [TimeWindow(from: TimeOfDay("00:00")!, to: TimeOfDay("23:59")!)]
+        sessionFile.withLock { $0 = quieter }
+        _ = try await core.reload()
+        #expect(await core.snapshot().quiet.quiet == true, "quiet hours read the new schedule")
+        #expect(await core.plan().fixedTimes.first.map { ($0.clip.id, $0.quiet) }! == ("bell", true), "next reads it too")
+        sessionFile.withLock { $0 = session([clip("a")]) }
+        _ = try await core.reload()
+        #expect(await core.plan().fixedTimes.isEmpty, "the timetable reads it: the bell is gone")
+    }
+
     /// A duration added by a reload counts from start-up, like one read at start-up.
     @Test func reloadAppliesANewDurationFromStartUp() async throws {
         let decoder = Fixtures.decoder([("a", 1, 100)])

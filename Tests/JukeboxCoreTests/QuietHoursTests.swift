@@ -21,7 +21,7 @@ struct QuietHoursTests {
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [clip("a")], quiet: quiet)
         let clock = clock
         let wallClock: WallClock = { [jump] in Double(start + clock.now.offset.components.seconds + jump.value) }
-        let hours = QuietHours(session: session, queue: queue, events: events, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
+        let hours = QuietHours(schedule: ScheduleBoard(session), queue: queue, events: events, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
         return (hours, queue, wallClock)
     }
 

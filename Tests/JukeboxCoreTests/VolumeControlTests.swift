@@ -17,7 +17,7 @@ struct VolumeControlTests {
         session.maxVolume = maxVolume
         let clock = clock
         let wallClock: WallClock = { Double(start + clock.now.offset.components.seconds) }
-        return (VolumeControl(session: session, player: player, events: EventBus(), time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet), wallClock)
+        return (VolumeControl(schedule: ScheduleBoard(session), player: player, events: EventBus(), time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet), wallClock)
     }
 
     /// Advances to the next deadline (the schedule's look, or the ramp's next move) and waits
@@ -123,7 +123,7 @@ struct VolumeOwnerTests {
         var session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [])
         session.maxVolume = 0.6
         let events = EventBus()
-        let volume = VolumeControl(session: session, player: player, events: events, time: TimeSource(clock: clock, zone: CentralEuropeanZone()), logger: .quiet)
+        let volume = VolumeControl(schedule: ScheduleBoard(session), player: player, events: events, time: TimeSource(clock: clock, zone: CentralEuropeanZone()), logger: .quiet)
         let subscription = events.subscribe()
         #expect(await volume.setByHand(0.9) == 0.6)
         #expect(await player.volume == 0.6)
@@ -134,7 +134,7 @@ struct VolumeOwnerTests {
         // A reload with a lower maxVolume brings the level down to it.
         var quieter = session
         quieter.maxVolume = 0.2
-        await volume.reload(quieter)
+        await volume.schedule.replace(with: Schedule(quieter))
         #expect(await player.volume == 0.2)
     }
 }

@@ -37,10 +37,8 @@ extension Core {
         if session.output != old.output {
             await player.useSink(makeSink(session.output))
         }
-        await volume.reload(session)
-        await scheduler.reload(session, clips: fresh.playableClips)
-        await timetable.reload(session, clips: fresh.playableClips)
-        await quiet.reload(session)
+        // Quiet hours, the volume, the scheduler and the timetable take it up before this returns.
+        await schedule.replace(with: Schedule(session, playable: fresh.playableClips))
         await queue.setFixedTimeGrace(session.atGrace)
         await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(fresh))
         // The front ends listen from start-up: a change to theirs waits for a restart.

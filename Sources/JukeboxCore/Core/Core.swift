@@ -63,6 +63,9 @@ public actor Core: Service {
     public nonisolated let events: EventBus
     let player: Player
     let queue: ClipPlayQueue
+    /// The schedule in force, which the scheduler, the timetable, quiet hours, the volume
+    /// and `plan` read; a reload replaces it in one step.
+    let schedule: ScheduleBoard
     let scheduler: ClipJukebox
     /// Queues clips at their `at` times.
     let timetable: ClipTimetable
@@ -127,18 +130,20 @@ public actor Core: Service {
         self.events = events
         self.player = player
         self.queue = queue
+        let schedule = ScheduleBoard(session, playable: catalog.playableClips)
+        self.schedule = schedule
         let quiet = QuietHours(
-            session: session, queue: queue, events: events, time: configuration.time, logger: logger)
+            schedule: schedule, queue: queue, events: events, time: configuration.time, logger: logger)
         self.quiet = quiet
         let volume = VolumeControl(
-            session: session, player: player, events: events, time: configuration.time, logger: logger)
+            schedule: schedule, player: player, events: events, time: configuration.time, logger: logger)
         self.volume = volume
         let scheduler = ClipJukebox(
-            session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, events: events, time: configuration.time,
+            schedule: schedule, queue: queue, quiet: quiet, events: events, time: configuration.time,
             generator: configuration.generator, logger: logger)
         self.scheduler = scheduler
         let timetable = ClipTimetable(
-            session: session, clips: catalog.playableClips, queue: queue, quiet: quiet, time: configuration.time, logger: logger)
+            schedule: schedule, queue: queue, quiet: quiet, time: configuration.time, logger: logger)
         self.timetable = timetable
         self.catalog = catalog
         self.decoder = decoder

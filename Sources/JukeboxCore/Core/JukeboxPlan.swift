@@ -45,7 +45,7 @@ extension Core {
     /// What will happen next (`jukebox next`): up to `limit` fixed-time plays within a week.
     public func plan(limit: Int = 10) async -> JukeboxPlan {
         let now = configuration.time.wallSeconds()
-        let session = session
+        let session = schedule.current.session
         let fixed = await timetable.plan(limit: limit, horizon: Self.planHorizon)
         var plays: [JukeboxPlan.FixedPlay] = []
         for (moment, clip) in fixed {

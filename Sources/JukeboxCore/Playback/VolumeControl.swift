@@ -20,7 +20,9 @@ public actor VolumeControl: Service {
     public static let rampDuration: Duration = .seconds(5)
     static let rampMoves = 20
 
-    private var session: Session
+    /// The schedule in force, read at each use.
+    let schedule: ScheduleBoard
+    private var session: Session { schedule.current.session }
     private let player: Player
     private let events: EventBus
     private let time: TimeSource
@@ -35,14 +37,15 @@ public actor VolumeControl: Service {
     private var ramping: Task<Void, Never>?
 
     public init(
-        session: Session, player: Player, events: EventBus, time: TimeSource, logger: Logger
+        schedule: ScheduleBoard, player: Player, events: EventBus, time: TimeSource, logger: Logger
     ) {
-        self.session = session
+        self.schedule = schedule
         self.player = player
         self.events = events
         self.time = time
         self.clock = ElapsedClock(time.clock)
         self.logger = logger
+        schedule.follow { [weak self] old in await self?.scheduleChanged(from: old.session) }
     }
 
     public func setChangeHook(_ hook: @escaping @Sendable () async -> Void) { onChange = hook }
@@ -82,13 +85,12 @@ public actor VolumeControl: Service {
         return level
     }
 
-    /// Takes up a reloaded session: a new fixed `volume` (or the end of a schedule) is set at
+    /// Takes up a new schedule: a new fixed `volume` (or the end of a schedule) is set at
     /// once, a lower `maxVolume` brings a louder level down to it, and a changed schedule
     /// applies its step in force now, ramping to it.
-    public func reload(_ session: Session) async {
-        let old = self.session
+    private func scheduleChanged(from old: Session) async {
+        let session = self.session
         let changed = session.volumeSchedule != old.volumeSchedule || session.maxVolume != old.maxVolume
-        self.session = session
         if session.volumeSchedule.isEmpty, session.volume != old.volume || !old.volumeSchedule.isEmpty {
             ramping?.cancel()
             await player.setVolume(session.volume)

@@ -6,9 +6,11 @@ import ServiceLifecycle
 /// queue with the session's cue. Outside the session's active hours it picks nothing.
 /// When the session's duration has passed it lets the current clip finish and returns.
 public actor ClipJukebox: Service {
-    public private(set) var session: Session
-    /// The clips that can be picked at random: enabled, playable, and not only played at
-    /// their `at` times. Bag items index this array.
+    /// The schedule in force, read at each use.
+    let schedule: ScheduleBoard
+    private var session: Session { schedule.current.session }
+    /// The clips that can be picked at random, from the schedule: enabled, playable, and not
+    /// only played at their `at` times. Bag items index this array.
     public private(set) var clips: [Clip]
     private let queue: ClipPlayQueue
     /// Says when nothing may be picked.
@@ -24,12 +26,12 @@ public actor ClipJukebox: Service {
     public private(set) var nextPickWallTime: Double?
 
     public init(
-        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, quiet: QuietHours, events: EventBus, time: TimeSource,
+        schedule: ScheduleBoard, queue: ClipPlayQueue, quiet: QuietHours, events: EventBus, time: TimeSource,
         generator: SeededGenerator = SeededGenerator(), logger: Logger
     ) {
         self.time = time
-        self.session = session
-        self.clips = (clips ?? session.clips).filter { $0.enabled && $0.isShuffled }
+        self.schedule = schedule
+        self.clips = Self.shuffled(schedule.current.clips)
         self.queue = queue
         self.quiet = quiet
         self.events = events
@@ -37,7 +39,10 @@ public actor ClipJukebox: Service {
         self.generator = generator
         self.logger = logger
         self.bag = ShuffleBag(weights: self.clips.map(\.weight))
+        schedule.follow { [weak self] _ in await self?.scheduleChanged() }
     }
+
+    private static func shuffled(_ clips: [Clip]) -> [Clip] { clips.filter { $0.enabled && $0.isShuffled } }
 
     public func run() async throws {
         do {
@@ -128,15 +133,14 @@ public actor ClipJukebox: Service {
             lastPick: saved.lastPick.flatMap { index[$0] }, cycle: saved.cycle)
     }
 
-    /// Swaps in a reloaded session. The bag keeps its cycle for clips that still exist, so a
+    /// Takes up a new schedule. The bag keeps its cycle for clips that still exist, so a
     /// reload never causes early repeats; new clips join at the next cycle.
-    public func reload(_ session: Session, clips: [Clip]) {
+    private func scheduleChanged() {
         let oldIDs = self.clips.map(\.id)
-        let enabled = clips.filter { $0.enabled && $0.isShuffled }
+        let enabled = Self.shuffled(schedule.current.clips)
         let newIndex = Dictionary(uniqueKeysWithValues: enabled.enumerated().map { ($1.id, $0) })
         let remaining = bag.remaining.compactMap { newIndex[oldIDs[$0]] }
         let lastPick = bag.lastPick.flatMap { newIndex[oldIDs[$0]] }
-        self.session = session
         self.clips = enabled
         bag = ShuffleBag(weights: enabled.map(\.weight), remaining: remaining, lastPick: lastPick, cycle: bag.cycle)
         // The planned pick stands; only the end of the session is looked at again.

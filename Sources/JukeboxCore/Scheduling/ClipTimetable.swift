@@ -10,7 +10,10 @@ import ServiceLifecycle
 /// not played late: the log says it was missed. The moments it has dealt with only move
 /// forwards, so a clock set back never plays a time twice.
 public actor ClipTimetable: Service {
-    private var session: Session
+    /// The schedule in force, read at each use.
+    let schedule: ScheduleBoard
+    private var session: Session { schedule.current.session }
+    /// The clips with `at` times, from the schedule.
     private var clips: [Clip]
     private let queue: ClipPlayQueue
     /// Says when a time is skipped.
@@ -48,18 +51,21 @@ public actor ClipTimetable: Service {
 
 
     public init(
-        session: Session, clips: [Clip]? = nil, queue: ClipPlayQueue, quiet: QuietHours, time: TimeSource, logger: Logger
+        schedule: ScheduleBoard, queue: ClipPlayQueue, quiet: QuietHours, time: TimeSource, logger: Logger
     ) {
-        self.session = session
-        self.clips = (clips ?? session.clips).filter { $0.enabled && !$0.at.isEmpty }
+        self.schedule = schedule
+        self.clips = Self.timed(schedule.current.clips)
         self.queue = queue
         self.quiet = quiet
         self.time = time
         self.clock = ElapsedClock(time.clock)
         self.logger = logger
         // A time within the grace before start-up still plays: a restart is a short outage.
-        handledUntil = time.wallSeconds() - session.atGrace.components.seconds
+        handledUntil = time.wallSeconds() - schedule.current.session.atGrace.components.seconds
+        schedule.follow { [weak self] _ in await self?.scheduleChanged() }
     }
+
+    private static func timed(_ clips: [Clip]) -> [Clip] { clips.filter { $0.enabled && !$0.at.isEmpty } }
 
     public func run() async throws {
         do {
@@ -235,10 +241,9 @@ public actor ClipTimetable: Service {
         }
     }
 
-    /// Takes up a reloaded session's clips and times at once.
-    public func reload(_ session: Session, clips: [Clip]) {
-        self.session = session
-        self.clips = clips.filter { $0.enabled && !$0.at.isEmpty }
+    /// Takes up a new schedule's clips and times at once.
+    private func scheduleChanged() {
+        clips = Self.timed(schedule.current.clips)
         zoneMark = nil
         nap.wake()
     }

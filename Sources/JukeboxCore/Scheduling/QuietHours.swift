@@ -56,7 +56,9 @@ public actor QuietHours: Service {
     /// How many days ahead the next change of the session's quiet hours is looked for.
     static let lookahead = 8
 
-    private var session: Session
+    /// The schedule in force, read at each use.
+    let schedule: ScheduleBoard
+    private var session: Session { schedule.current.session }
     private let queue: ClipPlayQueue
     private let events: EventBus
     private let time: TimeSource
@@ -68,14 +70,15 @@ public actor QuietHours: Service {
     private let nap = WakeableSleep()
 
     public init(
-        session: Session, queue: ClipPlayQueue, events: EventBus, time: TimeSource, logger: Logger
+        schedule: ScheduleBoard, queue: ClipPlayQueue, events: EventBus, time: TimeSource, logger: Logger
     ) {
-        self.session = session
+        self.schedule = schedule
         self.queue = queue
         self.events = events
         self.time = time
         self.clock = ElapsedClock(time.clock)
         self.logger = logger
+        schedule.follow { [weak self] _ in await self?.scheduleChanged() }
     }
 
     // MARK: - Reading
@@ -163,9 +166,8 @@ public actor QuietHours: Service {
     /// Releases held requests if it is not quiet now (a request held just as quiet ended).
     public func settleNow() async { await settle(now: wallSeconds()) }
 
-    /// Takes up a reloaded session's quiet hours at once.
-    public func reload(_ session: Session) {
-        self.session = session
+    /// Takes up a new schedule's quiet hours at once.
+    private func scheduleChanged() {
         nap.wake()
     }
 
