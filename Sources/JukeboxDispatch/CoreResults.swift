@@ -139,19 +139,6 @@ extension JukeboxEvent {
     }
 }
 
-extension JSONDocument {
-    public init(_ value: JSONValue) {
-        switch value {
-        case .null: self = .null
-        case .bool(let flag): self = .bool(flag)
-        case .number(let number): self = .number(number)
-        case .string(let text): self = .string(text)
-        case .array(let items): self = .array(items.map(JSONDocument.init))
-        case .object(let fields): self = .object(fields.mapValues(JSONDocument.init))
-        }
-    }
-}
-
 extension SessionResult {
     public init(document: SessionDocument, session: Session) {
         let windows = session.activeHours.map { window in
@@ -162,7 +149,7 @@ extension SessionResult {
         case .snapcast(let pipe, let format): ["type": "snapcast", "pipe": pipe, "format": "\(format)"]
         }
         self.init(
-            path: session.sourcePath, revision: session.revision, document: JSONDocument(.object(document.fields)),
+            path: session.sourcePath, revision: session.revision, document: .object(document.fields),
             resolved: Resolved(
                 name: session.name, clipsDirectory: session.clipsDirectory, output: output,
                 interval: ["min": session.interval.lowerBound.secondsDouble, "max": session.interval.upperBound.secondsDouble],

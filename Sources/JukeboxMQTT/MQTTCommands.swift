@@ -72,13 +72,7 @@ struct MQTTCommands: Sendable {
 
     /// A JSON-RPC request line.
     static func requestLine(_ method: String, _ params: [String: JSONValue]) -> [UInt8] {
-        struct Request: Encodable {
-            var jsonrpc = "2.0"
-            var id = 1
-            var method: String
-            var params: JSONDocument
-        }
-        return Array((try? JSONEncoder().encode(Request(method: method, params: JSONDocument(.object(params))))) ?? Data())
+        Array(JSONValue.object(["jsonrpc": .string("2.0"), "id": .number(1), "method": .string(method), "params": .object(params)]).text.utf8)
     }
 
     /// The JSON-RPC method and params a command's payload stands for.

@@ -1,13 +1,39 @@
+import FoundationEssentials
+
 // Reading results from a parsed reply (`JSONParser`) by hand, for the client's commonest
 // commands. The first use of `Decodable` in a process costs more than the round trip to
 // jukeboxd: the runtime looks up each generic type it instantiates, across every
 // conformance in the program. The daemon encodes these same types with `Encodable`, and
 // tests check that both ways agree.
 
-/// A result the client reads from a parsed JSON value.
+/// A result the client reads from a parsed JSON value: every reply is parsed once, by
+/// `JSONParser`, and its result read through this. The commonest commands' results are read
+/// by hand (below); the others through `Decodable`, from the result's own text.
 public protocol JSONReadable {
     init(json: JSONValue) throws(JSONShapeError)
 }
+
+extension JSONReadable where Self: Decodable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        do {
+            self = try JSONDecoder().decode(Self.self, from: Data(json.text.utf8))
+        } catch {
+            throw JSONShapeError(field: "result")
+        }
+    }
+}
+
+extension NextResult: JSONReadable {}
+extension HistoryResult: JSONReadable {}
+extension VolumeResult: JSONReadable {}
+extension SubscribeResult: JSONReadable {}
+extension SessionResult: JSONReadable {}
+extension EditResult: JSONReadable {}
+extension UploadResult: JSONReadable {}
+extension WebCAResult: JSONReadable {}
+extension LoudnessResult: JSONReadable {}
+extension EventParams: JSONReadable {}
+extension RPCError: JSONReadable {}
 
 /// A reply whose JSON does not have the shape of the result it should be.
 public struct JSONShapeError: Error, Sendable, Equatable, CustomStringConvertible {

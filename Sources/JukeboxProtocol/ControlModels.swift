@@ -367,10 +367,10 @@ public struct SessionResult: Sendable, Equatable, Codable {
 
     public var path: String
     public var revision: String
-    public var document: JSONDocument
+    public var document: JSONValue
     public var resolved: Resolved
 
-    public init(path: String, revision: String, document: JSONDocument, resolved: Resolved) {
+    public init(path: String, revision: String, document: JSONValue, resolved: Resolved) {
         self.path = path
         self.revision = revision
         self.document = document

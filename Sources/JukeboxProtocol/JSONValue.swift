@@ -1,7 +1,7 @@
 /// A parsed JSON document (see `JSONParser`). The session loader walks this by hand rather
 /// than using `Decodable` models so that it can report *every* problem with its exact field path and
 /// reject unknown keys, which synthesized decoding cannot do.
-public enum JSONValue: Sendable, Equatable {
+public enum JSONValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
     case number(Double)
@@ -19,6 +19,49 @@ public enum JSONValue: Sendable, Equatable {
         case .string(let value): value.count > 60 ? "\"\(value.prefix(57))…\"" : "\"\(value)\""
         case .array: "a list"
         case .object: "an object"
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let items = try? container.decode([JSONValue].self) {
+            self = .array(items)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let flag): try container.encode(flag)
+        case .number(let number):
+            if number == number.rounded(), abs(number) < 1e15 { try container.encode(Int64(number)) } else { try container.encode(number) }
+        case .string(let text): try container.encode(text)
+        case .array(let items): try container.encode(items)
+        case .object(let fields): try container.encode(fields)
+        }
+    }
+
+    /// The value as compact JSON text, members in key order: what hand-written requests send.
+    public var text: String {
+        switch self {
+        case .null: "null"
+        case .bool(let flag): flag ? "true" : "false"
+        case .number(let number):
+            number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : (number.isFinite ? "\(number)" : "null")
+        case .string(let text): Self.quoted(text)
+        case .array(let items): "[" + items.map(\.text).joined(separator: ",") + "]"
+        case .object(let fields): "{" + fields.keys.sorted().map { Self.quoted($0) + ":" + fields[$0]!.text }.joined(separator: ",") + "}"
         }
     }
 

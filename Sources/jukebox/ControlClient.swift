@@ -91,46 +91,23 @@ final class ControlClient {
         return ClientError(message: "jukebox: cannot reach jukeboxd at \(path): \(reason)", exitCode: 69)
     }
 
-    /// Sends one request and returns its result, or throws the daemon's error.
-    func call<Result: Decodable>(_ method: String, _ params: some Encodable = Empty(), as type: Result.Type) throws(ClientError) -> (Result, [UInt8]) {
+    /// Sends one request and returns its result, and the reply's line, or throws the
+    /// daemon's error. The request is written by hand (`JSONValue.text`) and the reply parsed
+    /// by `JSONParser`: the first use of `JSONEncoder` or `JSONDecoder` costs more than the
+    /// round trip to jukeboxd (the runtime looks up each generic type it instantiates;
+    /// BENCHMARKS.md), so the commonest results are read without them (`JSONReadable`).
+    func call<Result: JSONReadable>(_ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type) throws(ClientError) -> (Result, [UInt8]) {
         let id = nextID
         nextID += 1
-        if params is Empty {
-            // Most commands have no parameters: their request is written out here, since
-            // the first use of JSONEncoder costs more than the round trip to jukeboxd (the
-            // runtime looks up each generic type it instantiates; BENCHMARKS.md).
-            try send(id: id, method: method, paramsJSON: "{}")
-        } else {
-            try send(Request(id: .number(id), method: method, params: params))
-        }
-        while true {
-            let line = try readLine()
-            guard let response = try? JSONDecoder().decode(Response<Result>.self, from: Data(line)) else {
-                throw ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand (are jukebox and jukeboxd from the same build?)", exitCode: 76)
-            }
-            guard response.id == .number(id) else { continue }
-            if let error = response.error { throw ClientError(message: "jukebox: \(error.message)", exitCode: error.data.reason == "uploads-busy" ? 75 : 1, refusal: error) }
-            guard let result = response.result else {
-                throw ClientError(message: "jukebox: jukeboxd sent an empty answer (are jukebox and jukeboxd from the same build?)", exitCode: 76)
-            }
-            return (result, line)
-        }
-    }
-
-    /// Sends one request whose parameters are JSON text already (`{}` for none), and reads
-    /// its result from the parsed reply, without `Decodable` (see `JSONReadable`). An error
-    /// reply, rare, is decoded as usual.
-    func call<Result: JSONReadable>(_ method: String, paramsJSON: String = "{}", as type: Result.Type) throws(ClientError) -> (Result, [UInt8]) {
-        let id = nextID
-        nextID += 1
-        try send(id: id, method: method, paramsJSON: paramsJSON)
+        let request: JSONValue = .object(["id": .number(Double(id)), "jsonrpc": .string("2.0"), "method": .string(method), "params": .object(params)])
+        try send(bytes: Array(request.text.utf8))
         let unreadable = ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand (are jukebox and jukeboxd from the same build?)", exitCode: 76)
         while true {
             let line = try readLine()
             guard let reply = try? JSONFields(JSONParser.parse(line), "reply") else { throw unreadable }
             guard reply["id"] == .number(Double(id)) else { continue }
-            if reply["error"] != nil {
-                guard let response = try? JSONDecoder().decode(Response<Empty>.self, from: Data(line)), let error = response.error else { throw unreadable }
+            if let refusal = reply["error"] {
+                guard let error = try? RPCError(json: refusal) else { throw unreadable }
                 throw ClientError(message: "jukebox: \(error.message)", exitCode: error.data.reason == "uploads-busy" ? 75 : 1, refusal: error)
             }
             guard let result = reply["result"] else {
@@ -142,18 +119,6 @@ final class ControlClient {
                 throw unreadable
             }
         }
-    }
-
-    /// A request line written by hand; `paramsJSON` is the parameters as JSON text.
-    private func send(id: Int64, method: String, paramsJSON: String) throws(ClientError) {
-        try send(bytes: Array(#"{"id":\#(id),"jsonrpc":"2.0","method":\#(JSONValue.quoted(method)),"params":\#(paramsJSON)}"#.utf8))
-    }
-
-    func send(_ request: some Encodable) throws(ClientError) {
-        guard let bytes = try? Array(JSONEncoder().encode(request)) else {
-            throw ClientError(message: "jukebox: cannot encode the request", exitCode: 70)
-        }
-        try send(bytes: bytes)
     }
 
     /// Sends one request line (`bytes`, without its newline).
@@ -180,8 +145,7 @@ final class ControlClient {
         }
         let size = Int(info.st_size)
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        struct Params: Encodable { var name: String; var size: Int }
-        let (accepted, _) = try call("upload", Params(name: name, size: size), as: UploadResult.self)
+        let (accepted, _) = try call("upload", ["name": .string(name), "size": .number(Double(size))], as: UploadResult.self)
         var chunk = [UInt8](repeating: 0, count: 1 << 18)
         var sent = 0
         while sent < size {
@@ -223,23 +187,15 @@ final class ControlClient {
     }
 }
 
-struct Empty: Codable {}
-
-struct Request<Params: Encodable>: Encodable {
-    var jsonrpc = "2.0"
-    var id: RPCID
-    var method: String
-    var params: Params
-}
-
-struct Response<Result: Decodable>: Decodable {
-    var id: RPCID?
-    var result: Result?
-    var error: RPCError?
-}
-
-/// A notification (`watch`).
-struct Notification: Decodable {
+/// A notification (`watch`): an event, as `method` and its `params`.
+struct Notification {
     var method: String
     var params: EventParams?
+
+    /// Nil unless `line` is a notification.
+    init?(_ line: [UInt8]) {
+        guard let fields = try? JSONFields(JSONParser.parse(line), "notification"), let method = try? fields.string("method") else { return nil }
+        self.method = method
+        params = fields["params"].flatMap { try? EventParams(json: $0) }
+    }
 }

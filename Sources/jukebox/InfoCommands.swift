@@ -46,10 +46,9 @@ extension JukeboxCLI {
             if !(1...100).contains(n) { throw ValidationError("-n takes a number from 1 to 100") }
         }
 
-        struct Params: Encodable { var limit: Int }
 
         func run() throws {
-            try options.run("next", Params(limit: n), as: NextResult.self, human: Self.describe)
+            try options.run("next", ["limit": .number(Double(n))], as: NextResult.self, human: Self.describe)
         }
 
         static func describe(_ next: NextResult) -> String {
@@ -111,10 +110,9 @@ extension JukeboxCLI {
             if !(1...200).contains(n) { throw ValidationError("-n takes a number from 1 to 200") }
         }
 
-        struct Params: Encodable { var limit: Int }
 
         func run() throws {
-            try options.run("history", Params(limit: n), as: HistoryResult.self) { result in
+            try options.run("history", ["limit": .number(Double(n))], as: HistoryResult.self) { result in
                 if result.plays.isEmpty { return "nothing played yet" }
                 return result.plays.map { play in
                     "\(Format.time(play.startedAt))  \(play.entry.shown)  \(play.outcome)" + (play.reason.map { ": \($0)" } ?? "")
@@ -136,7 +134,7 @@ extension JukeboxCLI {
                     let line = try client.readLine()
                     if options.json {
                         Output.line(String(decoding: line, as: UTF8.self))
-                    } else if let event = try? JSONDecoder().decode(Notification.self, from: Data(line)) {
+                    } else if let event = Notification(line) {
                         Output.line(Format.event(event))
                     }
                 }
@@ -155,7 +153,7 @@ extension JukeboxCLI {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            try options.run("webCA", Empty(), as: WebCAResult.self, human: Self.describe)
+            try options.run("webCA", as: WebCAResult.self, human: Self.describe)
         }
 
         static func describe(_ result: WebCAResult) -> String {
@@ -176,7 +174,7 @@ extension JukeboxCLI {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            try options.run("loudness", Empty(), as: LoudnessResult.self, human: Self.describe)
+            try options.run("loudness", as: LoudnessResult.self, human: Self.describe)
         }
 
         static func describe(_ result: LoudnessResult) -> String {

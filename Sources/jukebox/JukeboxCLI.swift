@@ -48,7 +48,7 @@ struct ClientOptions: ParsableArguments {
     func connect(timeoutSeconds: Int = 10) throws -> ControlClient { try settings.connect(timeoutSeconds: timeoutSeconds) }
 
     /// Runs one method and prints its result: raw JSON with `--json`, else `human(result)`.
-    func run<Result: Codable>(_ method: String, _ params: some Encodable = Empty(), as type: Result.Type, human: (Result) -> String) throws {
+    func run<Result: Encodable & JSONReadable>(_ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type, human: (Result) -> String) throws {
         try settings.run(method, params, as: type, human: human)
     }
 
@@ -72,23 +72,11 @@ struct ClientSettings {
     }
 
     /// Runs one method and prints its result: raw JSON with `--json`, else `human(result)`.
-    func run<Result: Codable>(_ method: String, _ params: some Encodable = Empty(), as type: Result.Type, human: (Result) -> String) throws {
+    func run<Result: Encodable & JSONReadable>(_ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type, human: (Result) -> String) throws {
         let client = try connect()
         do {
             let (result, _) = try client.call(method, params, as: type)
             // Written straight out: `print` looks up at run time how to write its argument.
-            Output.line(json ? Self.json(result) : human(result))
-        } catch {
-            throw fail(error)
-        }
-    }
-
-    /// The same for the commands scripts call most, whose results are read without
-    /// `Decodable` (`JSONReadable`); `paramsJSON` is the parameters as JSON text.
-    func run<Result: Codable & JSONReadable>(_ method: String, paramsJSON: String = "{}", as type: Result.Type, human: (Result) -> String) throws {
-        let client = try connect()
-        do {
-            let (result, _) = try client.call(method, paramsJSON: paramsJSON, as: type)
             Output.line(json ? Self.json(result) : human(result))
         } catch {
             throw fail(error)

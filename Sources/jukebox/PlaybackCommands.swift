@@ -25,15 +25,18 @@ extension JukeboxCLI {
             if client?.isEmpty == true { throw ValidationError("--client takes a name") }
         }
 
-        /// `{"clips": […], "cue": …, "client": …}`, written by hand (see `JSONReadable`).
-        static func paramsJSON(clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false) -> String {
-            #"{"clips":[\#(clips.map(JSONValue.quoted).joined(separator: ","))],"cue":\#(cue)\#(client.map { #","client":\#(JSONValue.quoted($0))"# } ?? "")\#(afterQuiet ? #","afterQuiet":true"# : "")}"#
+        /// `{"clips": […], "cue": …, "client": …}`.
+        static func params(clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false) -> [String: JSONValue] {
+            var params: [String: JSONValue] = ["clips": .array(clips.map(JSONValue.string)), "cue": .bool(cue)]
+            if let client { params["client"] = .string(client) }
+            if afterQuiet { params["afterQuiet"] = .bool(true) }
+            return params
         }
 
         func run() throws { try Self.run(options.settings, clips: clips, cue: cue, client: client, afterQuiet: afterQuiet) }
 
         static func run(_ options: ClientSettings, clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false) throws {
-            try options.run("enqueue", paramsJSON: paramsJSON(clips: clips, cue: cue, client: client, afterQuiet: afterQuiet), as: EnqueueResult.self) { result in
+            try options.run("enqueue", params(clips: clips, cue: cue, client: client, afterQuiet: afterQuiet), as: EnqueueResult.self) { result in
                 result.entries.map(accepted).joined(separator: "\n")
             }
         }
@@ -69,15 +72,10 @@ extension JukeboxCLI {
             if client?.isEmpty == true { throw ValidationError("--client takes a name") }
         }
 
-        struct Params: Encodable {
-            var text: String
-            var cue: Bool
-            var client: String?
-            var afterQuiet: Bool?
-        }
-
         func run() throws {
-            let params = Params(text: words.joined(separator: " "), cue: cue, client: client, afterQuiet: afterQuiet ? true : nil)
+            var params: [String: JSONValue] = ["text": .string(words.joined(separator: " ")), "cue": .bool(cue)]
+            if let client { params["client"] = .string(client) }
+            if afterQuiet { params["afterQuiet"] = .bool(true) }
             try options.run("say", params, as: EnqueueResult.self) { result in
                 result.entries.map(Play.accepted).joined(separator: "\n")
             }
@@ -144,10 +142,8 @@ extension JukeboxCLI {
             if let level, !(0...100).contains(level) { throw ValidationError("the volume is a whole number from 0 to 100") }
         }
 
-        struct Params: Encodable { var level: Int? }
-
         func run() throws {
-            try options.run("volume", Params(level: level), as: VolumeResult.self) { "volume \($0.volume)" }
+            try options.run("volume", level.map { ["level": .number(Double($0))] } ?? [:], as: VolumeResult.self) { "volume \($0.volume)" }
         }
     }
 
@@ -167,17 +163,12 @@ extension JukeboxCLI {
         @Argument(help: "on, off, or for and a length such as 30m.")
         var words: [String] = []
 
-        struct Params: Encodable {
-            var set: String?
-            var `for`: String?
-        }
-
-        var params: Params {
+        var params: [String: JSONValue] {
             get throws {
                 switch words {
-                case []: return Params()
-                case ["on"], ["off"]: return Params(set: words[0])
-                case let words where words.count == 2 && words[0] == "for": return Params(for: words[1])
+                case []: return [:]
+                case ["on"], ["off"]: return ["set": .string(words[0])]
+                case let words where words.count == 2 && words[0] == "for": return ["for": .string(words[1])]
                 default: throw ValidationError("say `jukebox quiet on`, `jukebox quiet off` or `jukebox quiet for 30m`")
                 }
             }

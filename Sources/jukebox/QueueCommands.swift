@@ -44,13 +44,11 @@ extension JukeboxCLI {
             if tickets.isEmpty { throw ValidationError("name at least one ticket (`jukebox queue` shows them)") }
         }
 
-        struct Params: Encodable { var tickets: [UInt64] }
-
         func run() throws {
             let client = try options.connect()
             let result: RemoveResult
             do {
-                result = try client.call("remove", Params(tickets: tickets), as: RemoveResult.self).0
+                result = try client.call("remove", ["tickets": .array(tickets.map { .number(Double($0)) })], as: RemoveResult.self).0
             } catch {
                 throw options.fail(error)
             }

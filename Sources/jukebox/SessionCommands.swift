@@ -30,8 +30,8 @@ struct ClipFieldOptions: ParsableArguments {
     }
 
     /// The fields as the session file writes them.
-    var fields: [String: JSONDocument] {
-        var fields: [String: JSONDocument] = [:]
+    var fields: [String: JSONValue] {
+        var fields: [String: JSONValue] = [:]
         if let title { fields["title"] = .string(title) }
         if let weight { fields["weight"] = .number(Double(weight)) }
         if let gain { fields["gain"] = .number(gain) }
@@ -48,7 +48,7 @@ struct RevisionOption: ParsableArguments {
     @Option(help: ArgumentHelp("Refuse the edit if the session is no longer at this revision (from `jukebox session`).", valueName: "REVISION"))
     var ifRevision: String?
 
-    func adding(to params: [String: JSONDocument]) -> [String: JSONDocument] {
+    func adding(to params: [String: JSONValue]) -> [String: JSONValue] {
         var params = params
         if let ifRevision { params["ifRevision"] = .string(ifRevision) }
         return params
@@ -59,13 +59,13 @@ struct RevisionOption: ParsableArguments {
 /// (`sunset-30m..23:00`), as a window object of the session file. The times are checked by
 /// jukeboxd, like everything in the file; only the shape is checked here.
 enum Windows {
-    static func parse(_ text: String) throws -> JSONDocument {
+    static func parse(_ text: String) throws -> JSONValue {
         let (span, days) = text.firstIndex(of: "@").map { (text[..<$0], Optional(text[text.index(after: $0)...])) } ?? (Substring(text), nil)
         let ends = span.contains("..") ? span.split(separator: "..", omittingEmptySubsequences: false) : span.split(separator: "-", omittingEmptySubsequences: false)
         guard ends.count == 2, !ends[0].isEmpty, !ends[1].isEmpty else {
             throw ValidationError("\"\(text)\" is not a window: write HH:MM-HH:MM, with @mon,tue… for some days only; where an end has an offset, put .. between the ends, such as sunset-30m..23:00")
         }
-        var window: [String: JSONDocument] = ["from": .string(String(ends[0])), "to": .string(String(ends[1]))]
+        var window: [String: JSONValue] = ["from": .string(String(ends[0])), "to": .string(String(ends[1]))]
         if let days {
             let names = days.split(separator: ",").map(String.init)
             guard !names.isEmpty else { throw ValidationError("\"\(text)\": name the days after @, such as @mon,tue") }
@@ -77,8 +77,8 @@ enum Windows {
 
 /// Prints an edit's result: what changed and the session's new revision.
 extension ClientOptions {
-    func edit(_ method: String, _ params: [String: JSONDocument], done: @escaping (EditResult) -> String) throws {
-        try run(method, JSONDocument.object(params), as: EditResult.self) { result in
+    func edit(_ method: String, _ params: [String: JSONValue], done: @escaping (EditResult) -> String) throws {
+        try run(method, params, as: EditResult.self) { result in
             done(result) + " (revision \(result.revision))"
         }
     }
@@ -102,7 +102,7 @@ extension JukeboxCLI {
                     "cue:       \(session.cue ?? "none")",
                     "volume:    \(Int((session.volume * 100).rounded()))",
                 ]
-                let document: [String: JSONDocument] = if case .object(let fields) = result.document { fields } else { [:] }
+                let document: [String: JSONValue] = if case .object(let fields) = result.document { fields } else { [:] }
                 if case .array(let steps)? = document["volume"] {
                     lines[lines.count - 1] = "volume:    " + steps.map { step in
                         guard case .object(let step) = step, case .string(let from)? = step["from"], case .number(let level)? = step["level"] else { return "?" }
@@ -125,7 +125,7 @@ extension JukeboxCLI {
         }
 
         /// One clip as the file has it: `eyes  eyes.wav  "Rest your eyes"  weight 2  09:00-18:00`.
-        static func describe(_ clip: JSONDocument) -> String {
+        static func describe(_ clip: JSONValue) -> String {
             guard case .object(let fields) = clip else { return "?" }
             func text(_ key: String) -> String? { if case .string(let value)? = fields[key] { value } else { nil } }
             let file = text("file") ?? "?"
@@ -143,7 +143,7 @@ extension JukeboxCLI {
 
         /// Windows as the command line takes them: `09:00-18:00@mon,fri`, `sunset-30m..23:00`,
         /// with their dates.
-        static func windows(_ value: JSONDocument) -> String {
+        static func windows(_ value: JSONValue) -> String {
             guard case .array(let windows) = value else { return list(value) }
             return windows.map { window in
                 guard case .object(let window) = window, case .string(let from)? = window["from"], case .string(let to)? = window["to"] else { return "?" }
@@ -156,7 +156,7 @@ extension JukeboxCLI {
         }
 
         /// A list of strings, or a `{"time": …}` object's time, joined with commas.
-        static func list(_ value: JSONDocument) -> String {
+        static func list(_ value: JSONValue) -> String {
             switch value {
             case .string(let text): return text
             case .number(let number): return Int(exactly: number).map(String.init) ?? "\(number)"
@@ -205,7 +205,7 @@ extension JukeboxCLI {
                     params["upload"] = .string(upload)
                     if let id { params["id"] = .string(id) }
                     if disabled { params["enabled"] = .bool(false) }
-                    let (result, _) = try client.call("addClip", JSONDocument.object(revision.adding(to: params)), as: EditResult.self)
+                    let (result, _) = try client.call("addClip", revision.adding(to: params), as: EditResult.self)
                     results.append(result)
                     if !options.json {
                         print("added \(result.clip?.id ?? "?") from \(file) as \(result.clip?.file ?? "?") (revision \(result.revision))")
@@ -369,7 +369,7 @@ extension JukeboxCLI {
         }
 
         func run() throws {
-            var params: [String: JSONDocument] = [:]
+            var params: [String: JSONValue] = [:]
             if let every {
                 let ends = every.split(separator: "-").map(String.init)
                 params["interval"] = .object(["min": .string(ends[0]), "max": .string(ends[1])])
@@ -395,7 +395,7 @@ extension JukeboxCLI {
 
         /// `0.6`, or steps `07:00=0.8 20:00=0.4`, as the session's `volume`; nil for none. The
         /// levels' range and the times are checked by jukeboxd.
-        static func volume(_ values: [String]) throws -> JSONDocument? {
+        static func volume(_ values: [String]) throws -> JSONValue? {
             guard !values.isEmpty else { return nil }
             if values.count == 1, !values[0].contains("="), let level = Double(values[0]) { return .number(level) }
             return .array(try values.map { value in
@@ -408,7 +408,7 @@ extension JukeboxCLI {
         }
 
         /// `52.37,4.89` as the session's `location`; the range is checked by jukeboxd.
-        static func location(_ text: String) throws -> JSONDocument {
+        static func location(_ text: String) throws -> JSONValue {
             let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double(String($0.filter { $0 != " " })) }
             guard parts.count == 2, let latitude = parts[0], let longitude = parts[1] else {
                 throw ValidationError("\"\(text)\" is not a place: write degrees north and east, such as 52.37,4.89")

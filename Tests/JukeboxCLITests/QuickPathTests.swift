@@ -30,11 +30,11 @@ struct QuickPathTests {
 
     @Test(arguments: [
         (["water"], false, nil as String?, #"{"clips":["water"],"cue":false}"#),
-        (["a", "b"], true, "door bell", #"{"clips":["a","b"],"cue":true,"client":"door bell"}"#),
-        ([#"say "hi"\"#, "tab\there", "\u{1}"], false, "ü", #"{"clips":["say \"hi\"\\","tab\there","\u0001"],"cue":false,"client":"ü"}"#),
+        (["a", "b"], true, "door bell", #"{"client":"door bell","clips":["a","b"],"cue":true}"#),
+        ([#"say "hi"\"#, "tab\there", "\u{1}"], false, "ü", #"{"client":"ü","clips":["say \"hi\"\\","tab\there","\u0001"],"cue":false}"#),
     ])
     func playsParametersAreTheJSONTheDaemonReads(clips: [String], cue: Bool, client: String?, expected: String) throws {
-        let text = JukeboxCLI.Play.paramsJSON(clips: clips, cue: cue, client: client)
+        let text = JSONValue.object(JukeboxCLI.Play.params(clips: clips, cue: cue, client: client)).text
         #expect(text == expected)
         let parsed = try JSONParser.parse(Array(text.utf8))
         var members: [String: JSONValue] = ["clips": .array(clips.map(JSONValue.string)), "cue": .bool(cue)]

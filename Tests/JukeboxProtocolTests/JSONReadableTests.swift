@@ -44,6 +44,28 @@ struct JSONReadableTests {
         #expect(try roundTrip(clips) == clips)
     }
 
+    /// The results read through `Decodable` go the same way: parsed once, then read.
+    @Test func theOtherResultsReadBackThroughDecodable() throws {
+        let volume = VolumeResult(volume: 35)
+        #expect(try roundTrip(volume) == volume)
+        let refusal = RPCError(code: -32013, message: "two uploads are under way; try again in a moment", data: .init(reason: "uploads-busy"))
+        #expect(try roundTrip(refusal) == refusal)
+        #expect(throws: JSONShapeError(field: "result")) { try VolumeResult(json: .object(["volume": .string("loud")])) }
+    }
+
+    /// What the client sends is `JSONValue.text`: JSON that parses back to the same value,
+    /// and that `JSONDecoder` reads as the same value too.
+    @Test func writtenJSONParsesBackToTheSameValue() throws {
+        let value: JSONValue = .object([
+            "n": .number(42), "negative": .number(-7), "fraction": .number(0.25), "big": .number(9_007_199_254_740),
+            "text": .string("quote \" slash \\ tab \t \u{1} ü"), "list": .array([.null, .bool(true), .bool(false), .array([])]),
+            "nested": .object(["empty": .object([:])]),
+        ])
+        #expect(value.text.hasPrefix(#"{"big":9007199254740,"fraction":0.25,"list":[null,true,false,[]],"n":42,"#))
+        #expect(try JSONParser.parse(Array(value.text.utf8)) == value)
+        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(value.text.utf8)) == value)
+    }
+
     @Test func aReplyOfTheWrongShapeNamesTheField() {
         #expect(throws: JSONShapeError(field: "volume")) {
             try StatusResult(json: .object(["session": .string("s"), "device": .string("d"), "deviceState": .string("ok"), "queueLength": .number(0),
