@@ -221,14 +221,14 @@ public struct RPCDispatcher: Sendable {
                 let (document, session) = try await core.sessionDocument()
                 return answer(SessionResult(document: document, session: session))
             case "addClip":
-                try params.allow(SessionEdit.clipFields + ["ifRevision", "upload"])
+                try params.allow(Clip.fields + ["ifRevision", "upload"])
                 let ifRevision = try params.string("ifRevision")
                 if let id = try params.string("upload") {
                     if params.fields["file"] != nil { throw RPCError.invalidParams("give \"file\" or \"upload\", not both") }
                     let upload = try await uploads.take(id)
-                    return answer(try await core.addClip(upload: upload, fields: params.fields(SessionEdit.clipFields), ifRevision: ifRevision), EditResult.init)
+                    return answer(try await core.addClip(upload: upload, fields: params.fields(Clip.fields), ifRevision: ifRevision), EditResult.init)
                 }
-                return answer(try await core.edit(.addClip(params.fields(SessionEdit.clipFields)), ifRevision: ifRevision), EditResult.init)
+                return answer(try await core.edit(.addClip(params.fields(Clip.fields)), ifRevision: ifRevision), EditResult.init)
             case "upload":
                 try params.allow(["name", "size"])
                 let name = try params.requiredString("name")
@@ -238,8 +238,8 @@ public struct RPCDispatcher: Sendable {
                 reply.rawBytes = accepted
                 return reply
             case "updateClip":
-                try params.allow(SessionEdit.clipFields + ["ifRevision"])
-                let edit = SessionEdit.updateClip(id: try params.requiredString("id"), params.fields(SessionEdit.clipFields.filter { $0 != "id" }))
+                try params.allow(Clip.fields + ["ifRevision"])
+                let edit = SessionEdit.updateClip(id: try params.requiredString("id"), params.fields(Clip.fields.filter { $0 != "id" }))
                 return answer(try await core.edit(edit, ifRevision: try params.string("ifRevision")), EditResult.init)
             case "removeClip":
                 try params.allow(["id", "deleteFile", "ifRevision"])

@@ -14,7 +14,6 @@ public enum SessionEdit: Sendable, Equatable {
     case updateSchedule([String: JSONValue])
 
     /// The fields each edit may name.
-    public static let clipFields = ["file", "id", "title", "weight", "gain", "windows", "at", "dates", "except", "enabled"]
     public static let scheduleFields = [
         "interval", "activeHours", "duration", "cue", "volume", "maxVolume", "name", "leadIn", "fade", "keepDeviceOpen", "location", "holidays",
         "quiet", "atGrace",

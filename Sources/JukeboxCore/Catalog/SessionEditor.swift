@@ -98,7 +98,7 @@ public struct SessionEditor: Sendable {
     private func apply(_ edit: SessionEdit, to document: inout SessionDocument, in session: Session) async throws(JukeboxError) -> String? {
         switch edit {
         case .addClip(let fields):
-            try allow(fields, SessionEdit.clipFields, "addClip")
+            try allow(fields, Clip.fields, "addClip")
             guard case .string(let file)? = fields["file"] else { throw .invalidParameter("addClip needs \"file\": a file inside the clips folder") }
             try await checkClipFile(file, in: session)
             let id = fields["id"].flatMap { if case .string(let id) = $0 { id } else { nil } } ?? SessionReader.defaultID(file: file)
@@ -108,7 +108,7 @@ public struct SessionEditor: Sendable {
             document.clips.append(.object(fields.filter { $0.value != .null }))
             return id
         case .updateClip(let id, let fields):
-            try allow(fields, SessionEdit.clipFields, "updateClip")
+            try allow(fields, Clip.fields, "updateClip")
             guard let index = document.clipIndex(id: id), case .object(var clip) = document.clips[index] else {
                 throw .unknownClip(id, suggestions: ClipResolver(catalog: ClipCatalog(session: session)).suggestions(for: id))
             }

@@ -1,4 +1,7 @@
 public struct Clip: Sendable, Equatable, Identifiable {
+    /// A clip's keys in the session file, which the reader allows and edits may set.
+    public static let fields = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "enabled"]
+
     public var id: String
     public var source: ClipSource
     public var title: String

@@ -41,7 +41,7 @@ public struct SessionDocument: Sendable, Equatable {
     /// The order keys are written in; keys not listed follow, sorted.
     static let keyOrder: [String: [String]] = [
         "": SessionReader.sessionKeys,
-        "clip": SessionReader.clipKeys,
+        "clip": Clip.fields,
         "window": SessionReader.windowKeys,
         "volume": SessionReader.volumeStepKeys,
         "interval": ["min", "max"],

@@ -16,7 +16,6 @@ struct SessionReader {
     }
 
     static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "quiet", "maxVolume", "loudness", "clips"]
-    static let clipKeys = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "enabled"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
@@ -151,102 +150,6 @@ struct SessionReader {
         return steps
     }
 
-    /// `output: {"type": "alsa", "device": …}`, `{"type": "snapcast", "pipe": …, "format":
-    /// "48000:16:2"}`, or the `device` shorthand; not both.
-    mutating func output(_ fields: [String: JSONValue], sessionDirectory: String) -> OutputConfig {
-        let device = fields["device"].flatMap { nonEmptyString($0, at: "device") }
-        guard let value = fields["output"] else { return .alsa(device: device ?? "default") }
-        if fields["device"] != nil {
-            problem("output", "give either \"output\" or \"device\", not both (\"device\" is shorthand for an ALSA output)")
-        }
-        guard let section = object(value, at: "output", allowed: Self.outputKeys) else { return .alsa(device: "default") }
-        let types = OutputConfig.types.map { "\"\($0)\"" }.joined(separator: " or ")
-        func refuse(_ keys: [String], in output: String) {
-            for key in keys where section[key] != nil { problem("output.\(key)", "is not used by \(output)") }
-        }
-        switch section["type"] {
-        case nil:
-            problem("output.type", "missing (expected \(types))")
-        case .string("alsa")?:
-            refuse(["pipe", "format"], in: "an ALSA output")
-        case .string("snapcast")?:
-            refuse(["device"], in: "a Snapcast output")
-            var format = StreamFormat.snapcastDefault
-            if let value = section["format"], let text = nonEmptyString(value, at: "output.format") {
-                switch StreamFormat.parse(text) {
-                case .success(let parsed): format = parsed
-                case .failure(let problem): self.problem("output.format", "\(value.shortDescription) \(problem.text)")
-                }
-            }
-            guard let pipe = section["pipe"].flatMap({ nonEmptyString($0, at: "output.pipe") }) else {
-                if section["pipe"] == nil { problem("output.pipe", "missing (the FIFO snapserver's pipe:// source reads, such as \"/run/snapserver/jukeboxd\")") }
-                return .alsa(device: "default")
-            }
-            return .snapcast(pipe: FilePath.normalize(FilePath.join(sessionDirectory, pipe)), format: format)
-        case let other?:
-            problem("output.type", "\(other.shortDescription) is not an output type (expected \(types))")
-        }
-        return .alsa(device: section["device"].flatMap { nonEmptyString($0, at: "output.device") } ?? "default")
-    }
-
-    static let outputKeys = ["type", "device", "pipe", "format"]
-
-    static let webKeys = ["listen", "passwordFile", "https", "certificate", "key"]
-
-    /// `http: {"listen": "0.0.0.0:8080", "passwordFile": "/etc/jukeboxd/web-password",
-    /// "https": true, "certificate": "…", "key": "…"}`.
-    mutating func web(_ value: JSONValue, sessionDirectory: String) -> WebSettings? {
-        guard let fields = object(value, at: "http", allowed: Self.webKeys) else { return nil }
-        func path(_ key: String) -> String? {
-            fields[key].flatMap { nonEmptyString($0, at: "http.\(key)") }.map { FilePath.normalize(FilePath.join(sessionDirectory, $0)) }
-        }
-        let passwordFile = path("passwordFile")
-        guard let listenValue = fields["listen"] else {
-            problem("http.listen", "missing (expected HOST:PORT, such as \"0.0.0.0:8080\")")
-            return nil
-        }
-        guard case .string(let listen) = listenValue, var settings = WebSettings(listen: listen, passwordFile: passwordFile) else {
-            problem("http.listen", "\(listenValue.shortDescription) is not HOST:PORT (such as \"0.0.0.0:8080\" or \"127.0.0.1:8080\")")
-            return nil
-        }
-        switch fields["https"] {
-        case nil: break
-        case .bool(let https)?: settings.https = https
-        case let other?: problem("http.https", "\(other.shortDescription) is not true or false (true: HTTPS, the default; false: plain HTTP)")
-        }
-        settings.certificateFile = path("certificate")
-        settings.keyFile = path("key")
-        if (settings.certificateFile == nil) != (settings.keyFile == nil) {
-            problem(settings.certificateFile == nil ? "http.key" : "http.certificate", "needs http.\(settings.certificateFile == nil ? "certificate" : "key") too: give both your certificate and its key, or neither (jukeboxd then makes its own)")
-        } else if settings.certificateFile != nil, !settings.https {
-            problem("http.certificate", "is for HTTPS, but http.https is false: leave out the certificate and key, or set https to true")
-        }
-        return settings
-    }
-
-    static let hookKeys = Hooks.Moment.allCases.map(\.rawValue) + ["timeLimit"]
-
-    /// `hooks: {"beforePlaying": ["gpioset", "gpiochip0", "17=1"], "afterPlaying": […],
-    /// "idle": […], "timeLimit": "5s"}`: argument lists, never a shell command line.
-    mutating func hooks(_ value: JSONValue) -> Hooks {
-        var hooks = Hooks()
-        guard let fields = object(value, at: "hooks", allowed: Self.hookKeys) else { return hooks }
-        for moment in Hooks.Moment.allCases {
-            guard let value = fields[moment.rawValue] else { continue }
-            let at = "hooks.\(moment.rawValue)"
-            guard case .array(let items) = value, (1...Hooks.maxArguments).contains(items.count) else {
-                problem(at, Self.listProblem(value, of: "words", described: "words, the program first", limit: Hooks.maxArguments, example: #"["gpioset", "gpiochip0", "17=1"]; no shell is run"#))
-                continue
-            }
-            if let words = words(items, at: at) { hooks.commands[moment] = words }
-        }
-        if let value = fields["timeLimit"], let limit = duration(value, at: "hooks.timeLimit") {
-            if Hooks.timeLimitRange.contains(limit) { hooks.timeLimit = limit } else {
-                problem("hooks.timeLimit", "\(value.shortDescription) is out of range (100ms to 60s)")
-            }
-        }
-        return hooks
-    }
 
     /// The words of an argument list, or nil (with a problem for each bad word).
     mutating func words(_ items: [JSONValue], at field: String) -> [String]? {
@@ -259,78 +162,6 @@ struct SessionReader {
             words.append(word)
         }
         return words.count == items.count ? words : nil
-    }
-
-    static let speechKeys = ["command", "timeLimit"]
-
-    /// `tts: {"command": ["espeak-ng", "-w", "{out}", "--stdin"], "timeLimit": "30s"}`, or
-    /// the command list alone.
-    mutating func speech(_ value: JSONValue) -> SpeechSettings {
-        var settings = SpeechSettings()
-        let command: JSONValue?
-        if case .array = value {
-            command = value
-        } else {
-            guard let fields = object(value, at: "tts", allowed: Self.speechKeys) else { return settings }
-            command = fields["command"]
-            if let value = fields["timeLimit"], let limit = duration(value, at: "tts.timeLimit") {
-                if SpeechSettings.timeLimitRange.contains(limit) { settings.timeLimit = limit } else {
-                    problem("tts.timeLimit", "\(value.shortDescription) is out of range (1s to 5m)")
-                }
-            }
-        }
-        guard let command else { return settings }
-        let at = "tts.command"
-        let example = "such as [\"espeak-ng\", \"-w\", \"{out}\", \"--stdin\"]; no shell is run"
-        guard case .array(let items) = command, (1...Hooks.maxArguments).contains(items.count) else {
-            problem(at, Self.listProblem(command, of: "words", described: "words, the program first", limit: Hooks.maxArguments, example: example.replacing("such as ", with: "")))
-            return settings
-        }
-        guard let words = words(items, at: at) else { return settings }
-        if !words.contains(where: { $0.contains(SpeechSettings.outPlaceholder) }) {
-            problem(at, "has no \"{out}\", the WAV file the engine is to write (\(example))")
-        } else if words[0].contains("{") {
-            problem(at, "the program, \(items[0].shortDescription), cannot be a placeholder")
-        } else {
-            settings.command = words
-        }
-        return settings
-    }
-
-    static let mqttKeys = ["broker", "username", "passwordFile", "topic", "discovery", "discoveryPrefix"]
-
-    /// `mqtt: {"broker": "mqtt://host:1883", "username": "…", "passwordFile": "…", "topic":
-    /// "jukeboxd/NAME", "discovery": true, "discoveryPrefix": "homeassistant"}`.
-    mutating func mqtt(_ value: JSONValue, sessionDirectory: String, name: String) -> MQTTSettings? {
-        guard let fields = object(value, at: "mqtt", allowed: Self.mqttKeys) else { return nil }
-        guard let brokerValue = fields["broker"] else {
-            problem("mqtt.broker", "missing (expected the broker, such as \"mqtt://homeassistant.local:1883\")")
-            return nil
-        }
-        guard case .string(let text) = brokerValue, let broker = MQTTSettings.broker(text) else {
-            problem("mqtt.broker", "\(brokerValue.shortDescription) is not a broker (expected mqtt://HOST:PORT, such as \"mqtt://192.168.1.10:1883\"; no TLS)")
-            return nil
-        }
-        let username = fields["username"].flatMap { nonEmptyString($0, at: "mqtt.username") }
-        let passwordFile = fields["passwordFile"].flatMap { nonEmptyString($0, at: "mqtt.passwordFile") }
-            .map { FilePath.normalize(FilePath.join(sessionDirectory, $0)) }
-        var topic = MQTTSettings.defaultTopic(name: name)
-        if let value = fields["topic"], let given = nonEmptyString(value, at: "mqtt.topic") {
-            if MQTTSettings.isTopic(given) { topic = given } else {
-                problem("mqtt.topic", "\(value.shortDescription) is not a topic to publish under (no + or #, no / at either end, at most 200 bytes)")
-            }
-        }
-        var discovery = true
-        if let value = fields["discovery"] {
-            if case .bool(let flag) = value { discovery = flag } else { problem("mqtt.discovery", "\(value.shortDescription) is not true or false") }
-        }
-        var prefix = MQTTSettings.defaultDiscoveryPrefix
-        if let value = fields["discoveryPrefix"], let given = nonEmptyString(value, at: "mqtt.discoveryPrefix") {
-            if MQTTSettings.isTopic(given) { prefix = given } else {
-                problem("mqtt.discoveryPrefix", "\(value.shortDescription) is not a topic prefix (no + or #, no / at either end)")
-            }
-        }
-        return MQTTSettings(host: broker.host, port: broker.port, username: username, passwordFile: passwordFile, topic: topic, discovery: discovery, discoveryPrefix: prefix)
     }
 
     mutating func playbackOptions(_ fields: [String: JSONValue]) -> PlaybackOptions {
@@ -362,7 +193,7 @@ struct SessionReader {
         var firstUse: [String: Int] = [:]
         for (index, item) in items.enumerated() {
             let field = "clips[\(index)]"
-            guard let fields = object(item, at: field, allowed: Self.clipKeys) else { continue }
+            guard let fields = object(item, at: field, allowed: Clip.fields) else { continue }
             guard let fileValue = fields["file"] else { problem("\(field).file", "missing (the clip's audio file)"); continue }
             guard let file = nonEmptyString(fileValue, at: "\(field).file") else { continue }
             let id = fields["id"].flatMap { nonEmptyString($0, at: "\(field).id") } ?? Self.defaultID(file: file)

@@ -48,3 +48,39 @@ public struct WebSettings: Sendable, Equatable {
     /// `https` or `http`.
     public var scheme: String { https ? "https" : "http" }
 }
+
+// The session's section: its reader, its checks and its messages.
+extension SessionReader {
+    static let webKeys = ["listen", "passwordFile", "https", "certificate", "key"]
+
+    /// `http: {"listen": "0.0.0.0:8080", "passwordFile": "/etc/jukeboxd/web-password",
+    /// "https": true, "certificate": "…", "key": "…"}`.
+    mutating func web(_ value: JSONValue, sessionDirectory: String) -> WebSettings? {
+        guard let fields = object(value, at: "http", allowed: Self.webKeys) else { return nil }
+        func path(_ key: String) -> String? {
+            fields[key].flatMap { nonEmptyString($0, at: "http.\(key)") }.map { FilePath.normalize(FilePath.join(sessionDirectory, $0)) }
+        }
+        let passwordFile = path("passwordFile")
+        guard let listenValue = fields["listen"] else {
+            problem("http.listen", "missing (expected HOST:PORT, such as \"0.0.0.0:8080\")")
+            return nil
+        }
+        guard case .string(let listen) = listenValue, var settings = WebSettings(listen: listen, passwordFile: passwordFile) else {
+            problem("http.listen", "\(listenValue.shortDescription) is not HOST:PORT (such as \"0.0.0.0:8080\" or \"127.0.0.1:8080\")")
+            return nil
+        }
+        switch fields["https"] {
+        case nil: break
+        case .bool(let https)?: settings.https = https
+        case let other?: problem("http.https", "\(other.shortDescription) is not true or false (true: HTTPS, the default; false: plain HTTP)")
+        }
+        settings.certificateFile = path("certificate")
+        settings.keyFile = path("key")
+        if (settings.certificateFile == nil) != (settings.keyFile == nil) {
+            problem(settings.certificateFile == nil ? "http.key" : "http.certificate", "needs http.\(settings.certificateFile == nil ? "certificate" : "key") too: give both your certificate and its key, or neither (jukeboxd then makes its own)")
+        } else if settings.certificateFile != nil, !settings.https {
+            problem("http.certificate", "is for HTTPS, but http.https is false: leave out the certificate and key, or set https to true")
+        }
+        return settings
+    }
+}

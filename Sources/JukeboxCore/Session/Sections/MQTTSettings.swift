@@ -60,3 +60,42 @@ public struct MQTTSettings: Sendable, Equatable {
 
     public var broker: String { host.contains(":") ? "mqtt://[\(host)]:\(port)" : "mqtt://\(host):\(port)" }
 }
+
+// The session's section: its reader, its checks and its messages.
+extension SessionReader {
+    static let mqttKeys = ["broker", "username", "passwordFile", "topic", "discovery", "discoveryPrefix"]
+
+    /// `mqtt: {"broker": "mqtt://host:1883", "username": "…", "passwordFile": "…", "topic":
+    /// "jukeboxd/NAME", "discovery": true, "discoveryPrefix": "homeassistant"}`.
+    mutating func mqtt(_ value: JSONValue, sessionDirectory: String, name: String) -> MQTTSettings? {
+        guard let fields = object(value, at: "mqtt", allowed: Self.mqttKeys) else { return nil }
+        guard let brokerValue = fields["broker"] else {
+            problem("mqtt.broker", "missing (expected the broker, such as \"mqtt://homeassistant.local:1883\")")
+            return nil
+        }
+        guard case .string(let text) = brokerValue, let broker = MQTTSettings.broker(text) else {
+            problem("mqtt.broker", "\(brokerValue.shortDescription) is not a broker (expected mqtt://HOST:PORT, such as \"mqtt://192.168.1.10:1883\"; no TLS)")
+            return nil
+        }
+        let username = fields["username"].flatMap { nonEmptyString($0, at: "mqtt.username") }
+        let passwordFile = fields["passwordFile"].flatMap { nonEmptyString($0, at: "mqtt.passwordFile") }
+            .map { FilePath.normalize(FilePath.join(sessionDirectory, $0)) }
+        var topic = MQTTSettings.defaultTopic(name: name)
+        if let value = fields["topic"], let given = nonEmptyString(value, at: "mqtt.topic") {
+            if MQTTSettings.isTopic(given) { topic = given } else {
+                problem("mqtt.topic", "\(value.shortDescription) is not a topic to publish under (no + or #, no / at either end, at most 200 bytes)")
+            }
+        }
+        var discovery = true
+        if let value = fields["discovery"] {
+            if case .bool(let flag) = value { discovery = flag } else { problem("mqtt.discovery", "\(value.shortDescription) is not true or false") }
+        }
+        var prefix = MQTTSettings.defaultDiscoveryPrefix
+        if let value = fields["discoveryPrefix"], let given = nonEmptyString(value, at: "mqtt.discoveryPrefix") {
+            if MQTTSettings.isTopic(given) { prefix = given } else {
+                problem("mqtt.discoveryPrefix", "\(value.shortDescription) is not a topic prefix (no + or #, no / at either end)")
+            }
+        }
+        return MQTTSettings(host: broker.host, port: broker.port, username: username, passwordFile: passwordFile, topic: topic, discovery: discovery, discoveryPrefix: prefix)
+    }
+}

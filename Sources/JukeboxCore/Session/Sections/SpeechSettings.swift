@@ -34,3 +34,42 @@ public struct SpeechSettings: Sendable, Equatable {
         }
     }
 }
+
+// The session's section: its reader, its checks and its messages.
+extension SessionReader {
+    static let speechKeys = ["command", "timeLimit"]
+
+    /// `tts: {"command": ["espeak-ng", "-w", "{out}", "--stdin"], "timeLimit": "30s"}`, or
+    /// the command list alone.
+    mutating func speech(_ value: JSONValue) -> SpeechSettings {
+        var settings = SpeechSettings()
+        let command: JSONValue?
+        if case .array = value {
+            command = value
+        } else {
+            guard let fields = object(value, at: "tts", allowed: Self.speechKeys) else { return settings }
+            command = fields["command"]
+            if let value = fields["timeLimit"], let limit = duration(value, at: "tts.timeLimit") {
+                if SpeechSettings.timeLimitRange.contains(limit) { settings.timeLimit = limit } else {
+                    problem("tts.timeLimit", "\(value.shortDescription) is out of range (1s to 5m)")
+                }
+            }
+        }
+        guard let command else { return settings }
+        let at = "tts.command"
+        let example = "such as [\"espeak-ng\", \"-w\", \"{out}\", \"--stdin\"]; no shell is run"
+        guard case .array(let items) = command, (1...Hooks.maxArguments).contains(items.count) else {
+            problem(at, Self.listProblem(command, of: "words", described: "words, the program first", limit: Hooks.maxArguments, example: example.replacing("such as ", with: "")))
+            return settings
+        }
+        guard let words = words(items, at: at) else { return settings }
+        if !words.contains(where: { $0.contains(SpeechSettings.outPlaceholder) }) {
+            problem(at, "has no \"{out}\", the WAV file the engine is to write (\(example))")
+        } else if words[0].contains("{") {
+            problem(at, "the program, \(items[0].shortDescription), cannot be a placeholder")
+        } else {
+            settings.command = words
+        }
+        return settings
+    }
+}
