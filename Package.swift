@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "JukeboxCoreTests",
             dependencies: [
-                "JukeboxCore", "JukeboxTestSupport", "JukeboxSndFile",
+                "JukeboxCore", "JukeboxTestSupport", "JukeboxCoreTestSupport", "JukeboxSndFile",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

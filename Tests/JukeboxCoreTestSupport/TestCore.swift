@@ -43,13 +43,13 @@ public struct TestCore: Sendable {
         case .saved: StateFile(path: folder.file("state.json"))
         case .failing: StateFile(path: try folder.write("not-a-folder", [0]) + "/state.json")
         }
-        core = Core(
-            catalog: catalog, decoder: SndFileDecoder(), makeSink: { _ in NullSink(deviceName: "fake") }, stateFile: stateFile,
+        core = Core.test(
+            catalog, decoder: SndFileDecoder(), makeSink: { _ in NullSink(deviceName: "fake") }, stateFile: stateFile,
             loadSession: { () throws(SessionLoadError) -> Session in
                 if let lines = problems.lines.withLock({ $0 }) { throw SessionLoadError(kind: .invalid, problems: lines) }
                 return try SessionLoader.load(path: sessionPath)
             },
-            configuration: Core.Configuration(queueLimit: queueLimit, time: TimeSource(wallClock: { 1_000 }), speechFolder: folder.file("speech")),
+            time: TimeSource(wallClock: { 1_000 }), speechFolder: folder.file("speech"), queueLimit: queueLimit,
             logger: Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() })
     }
 
@@ -59,5 +59,23 @@ public struct TestCore: Sendable {
     /// The state file as saved, or "" if there is none.
     public func savedState() -> String {
         (try? String(decoding: FilePath.read(statePath, limit: 1 << 20), as: UTF8.self)) ?? ""
+    }
+}
+
+extension Core {
+    /// A core as a test builds one: over `catalog`, with fake clips, a fake output, a manual
+    /// clock and a wall clock that stands at 1 000 s, a fixed seed, and nothing saved,
+    /// unless the test says otherwise. `reload` reads the catalog's session again, unless
+    /// `loadSession` says otherwise.
+    public static func test(
+        _ catalog: ClipCatalog, decoder: any ClipDecoder = Fixtures.decoder([]), makeSink: @escaping SinkFactory = { _ in FakeSink() },
+        stateFile: StateFile? = nil, loadSession: SessionSource? = nil, time: TimeSource = TimeSource(clock: ManualClock(), wallClock: { 1_000 }),
+        seed: UInt64 = 1, speechFolder: String? = nil, queueLimit: Int = ClipPlayQueue.defaultCapacity, logger: Logger = .quiet
+    ) -> Core {
+        let session = catalog.session
+        return Core(
+            catalog: catalog, decoder: decoder, makeSink: makeSink, stateFile: stateFile, loadSession: loadSession ?? { session },
+            configuration: Configuration(queueLimit: queueLimit, generator: SeededGenerator(seed: seed), time: time, speechFolder: speechFolder),
+            logger: logger)
     }
 }

@@ -2,6 +2,7 @@ import Glibc
 import JukeboxTestSupport
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 /// Programs run from argument lists (hooks, ffmpeg, a speech engine): no shell ever sees the
 /// text they are given, a hang is killed with everything it started, and output is bounded.

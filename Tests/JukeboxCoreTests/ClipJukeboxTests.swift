@@ -1,5 +1,6 @@
 import JukeboxCore
 import Testing
+import JukeboxCoreTestSupport
 
 @Suite("Scheduler", .timeLimit(.minutes(1)))
 struct ClipJukeboxTests {

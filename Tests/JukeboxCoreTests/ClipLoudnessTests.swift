@@ -4,6 +4,7 @@ import JukeboxTestSupport
 import Logging
 import Synchronization
 import Testing
+import JukeboxCoreTestSupport
 
 /// The loudness figures' owner: its two limits (figures kept, and the bytes of the file that
 /// keeps them) at, under and over, what survives a restart, and no work without a target.

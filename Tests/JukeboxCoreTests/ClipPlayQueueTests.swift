@@ -1,6 +1,7 @@
 @testable import JukeboxCore
 import Logging
 import Testing
+import JukeboxCoreTestSupport
 
 @Suite("Play queue", .timeLimit(.minutes(1)))
 struct ClipPlayQueueTests {

@@ -3,6 +3,7 @@ import JukeboxSndFile
 import JukeboxTestSupport
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 @Suite("Clip names and paths", .timeLimit(.minutes(1)))
 struct ClipResolverTests {

@@ -1,6 +1,7 @@
 @testable import JukeboxCore
 import Synchronization
 import Testing
+import JukeboxCoreTestSupport
 
 /// Seconds added to a test's wall clock by hand, as when NTP sets a Pi's clock after boot.
 final class ClockJump: Sendable {

@@ -4,6 +4,7 @@ import JukeboxTestSupport
 import Synchronization
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 /// The application core, driven the way every front end drives it, through a fake output
 /// and a manual clock: no sockets, no sound card.
@@ -36,10 +37,8 @@ struct JukeboxTests {
     func make(_ catalog: ClipCatalog, decoder: FakeDecoder, logger: Logger = .quiet) -> Core {
         sessionFile.withLock { $0 = catalog.session }
         let outputs = outputs
-        return Core(
-            catalog: catalog, decoder: decoder, makeSink: { outputs["\($0)"]! },
-            loadSession: { [sessionFile] in sessionFile.withLock { $0! } },
-            configuration: .init(generator: SeededGenerator(seed: 1), time: TimeSource(clock: clock, wallClock: { 1_000 })), logger: logger)
+        return Core.test(
+            catalog, decoder: decoder, makeSink: { outputs["\($0)"]! }, loadSession: { [sessionFile] in sessionFile.withLock { $0! } }, time: TimeSource(clock: clock, wallClock: { 1_000 }), logger: logger)
     }
 
     /// The web remote and MQTT are set up at start-up: a reload that changes their sections

@@ -1,5 +1,6 @@
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 /// Central European time by the EU's rule: UTC+1, and UTC+2 from 01:00 UTC on the last Sunday
 /// of March until 01:00 UTC on the last Sunday of October. Written out so tests need no `TZ`.

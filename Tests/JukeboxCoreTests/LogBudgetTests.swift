@@ -2,6 +2,7 @@ import JukeboxCore
 import JukeboxTestSupport
 import Logging
 import Testing
+import JukeboxCoreTestSupport
 
 /// What outsiders can cause as fast as they like is logged a few lines a window, then counted.
 @Suite("Log budget")

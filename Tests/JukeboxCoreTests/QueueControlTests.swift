@@ -1,5 +1,6 @@
 @testable import JukeboxCore
 import Testing
+import JukeboxCoreTestSupport
 
 @Suite("Queue control: skip, clear, pause, history, limits, events", .timeLimit(.minutes(1)))
 struct QueueControlTests {

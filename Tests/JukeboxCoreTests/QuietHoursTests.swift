@@ -2,6 +2,7 @@ import JukeboxTestSupport
 import Logging
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 /// Quiet: the session's quiet hours, quiet set by hand (`on`, `off`, `for`), and requests
 /// held until it ends. A manual clock whose wall time starts at a chosen moment, in Central
@@ -182,10 +183,8 @@ struct QuietCoreTests {
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: ["a", "b"].map {
             Clip(id: $0, source: ClipSource(file: "\($0).wav", path: "/clips/\($0).wav"))
         })
-        return Core(
-            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10), ("b", 2, 10)]), makeSink: { _ in FakeSink() },
-            stateFile: StateFile(path: folder.file("state.json")), loadSession: { session },
-            configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { 1_800_000_000 }, zone: FixedOffsetZone(seconds: 0))), logger: .quiet)
+        return Core.test(
+            ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10), ("b", 2, 10)]), stateFile: StateFile(path: folder.file("state.json")), time: TimeSource(clock: ManualClock(), wallClock: { 1_800_000_000 }, zone: FixedOffsetZone(seconds: 0)))
     }
 
     /// `for` takes from a minute to a week: at, under and over each end.

@@ -1,5 +1,6 @@
 import JukeboxCore
 import Testing
+import JukeboxCoreTestSupport
 
 /// Float files may hold NaN or ±Inf (a broken encoder, a corrupt file). None of them may trap
 /// on the way to an integer device: NaN plays as silence and ±Inf at full scale.

@@ -1,5 +1,6 @@
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 @Suite struct DayTimeTests {
     @Test func clockAndSunTimesAreRead() throws {

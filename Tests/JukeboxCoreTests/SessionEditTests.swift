@@ -2,6 +2,7 @@ import Glibc
 import JukeboxTestSupport
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 /// Editing the session through the core, on a real session file: every edit and every
 /// refusal, without sockets.
@@ -37,10 +38,8 @@ struct SessionEditTests {
         self.decoder = decoder
         let path = path
         let session = try SessionLoader.load(path: path)
-        core = Core(
-            catalog: await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeSink: { [sink] _ in sink },
-            loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
-            configuration: .init(generator: SeededGenerator(seed: 1), time: TimeSource(clock: ManualClock(), wallClock: { 1_000 })), logger: .quiet)
+        core = Core.test(
+            await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeSink: { [sink] _ in sink }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
     }
 
     func text() throws -> String { String(decoding: try folder.read("desk.json"), as: UTF8.self) }

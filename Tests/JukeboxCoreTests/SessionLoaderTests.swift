@@ -2,6 +2,7 @@ import Glibc
 import JukeboxCore
 import JukeboxTestSupport
 import Testing
+import JukeboxCoreTestSupport
 
 @Suite("Session file", .timeLimit(.minutes(1)))
 struct SessionLoaderTests {

@@ -1,5 +1,6 @@
 import JukeboxCore
 import Testing
+import JukeboxCoreTestSupport
 
 @Suite("Shuffle bag", .timeLimit(.minutes(1)))
 struct ShuffleBagTests {

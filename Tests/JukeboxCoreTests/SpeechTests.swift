@@ -4,6 +4,7 @@ import JukeboxTestSupport
 import Logging
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 /// Announcements: how their text is checked, how the engine is run (argument lists, a time
 /// limit, its output checked), and the bounded cache of what it made. The engine is the real

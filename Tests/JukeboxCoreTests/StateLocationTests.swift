@@ -2,6 +2,7 @@ import Glibc
 import JukeboxCore
 import JukeboxTestSupport
 import Testing
+import JukeboxCoreTestSupport
 
 /// Where the state may be written: never a shared folder, never through a planted symlink,
 /// and nothing restored from it that points outside the clips folder.

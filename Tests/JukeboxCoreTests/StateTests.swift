@@ -2,6 +2,7 @@ import Glibc
 import JukeboxCore
 import JukeboxTestSupport
 import Testing
+import JukeboxCoreTestSupport
 
 @Suite("Durable state", .timeLimit(.minutes(1)))
 struct StateTests {
@@ -67,9 +68,8 @@ struct StateTests {
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [
             Clip(id: "a", source: ClipSource(file: "a.wav", path: "/clips/a.wav")),
         ])
-        let core = Core(
-            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10)]), makeSink: { _ in FakeSink() },
-            stateFile: stateFile, loadSession: { session }, configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { 1_234 })), logger: .quiet)
+        let core = Core.test(
+            ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10)]), stateFile: stateFile, time: TimeSource(clock: ManualClock(), wallClock: { 1_234 }))
         await core.restoreState()
         let accepted = try await core.enqueue(["a"], cue: false, client: "test")
         await #expect(throws: JukeboxError.stateNotSaved(reason: "not saving the state file \(path): \(path) could not be read or moved aside (\(reason))")) {
@@ -123,9 +123,8 @@ struct StateTests {
         fresh.at = Int64(now) - 60
         let stateFile = StateFile(path: folder.file("state.json"))
         try await stateFile.save(PersistedState(nextTicket: 6, waiting: [stale, fresh, entry(5, "a", client: "cli")]))
-        let core = Core(
-            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
-            loadSession: { session }, configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { now })), logger: .quiet)
+        let core = Core.test(
+            ClipCatalog(session: session), stateFile: stateFile, time: TimeSource(clock: ManualClock(), wallClock: { now }))
         await core.restoreState()
         let restored = await core.snapshot()
         #expect(restored.queue.waiting.map(\.ticket) == [4, 5])
@@ -141,9 +140,8 @@ struct StateTests {
         let capped = session
         let stateFile = StateFile(path: folder.file("state.json"))
         try await stateFile.save(PersistedState(volume: 0.9))
-        let core = Core(
-            catalog: ClipCatalog(session: capped), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
-            loadSession: { capped }, configuration: .init(time: TimeSource(clock: ManualClock())), logger: .quiet)
+        let core = Core.test(
+            ClipCatalog(session: capped), stateFile: stateFile, time: TimeSource(clock: ManualClock()))
         await core.restoreState()
         #expect(await core.snapshot().volume == 60, "the saved 90 is held to the cap")
         #expect(try await core.setVolume(100).value == 60)
@@ -159,9 +157,8 @@ struct StateTests {
         try await stateFile.save(PersistedState(
             nextTicket: 12, waiting: [entry(10, "b"), entry(11, "a", client: "cli")], bag: .init(remaining: ["c"], lastPick: "a", cycle: 2),
             paused: true, volume: 0.5))
-        let core = Core(
-            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
-            loadSession: { session }, configuration: .init(generator: SeededGenerator(seed: 1), time: TimeSource(clock: ManualClock())), logger: .quiet)
+        let core = Core.test(
+            ClipCatalog(session: session), stateFile: stateFile, time: TimeSource(clock: ManualClock()))
         await core.restoreState()
         let restored = await core.snapshot()
         #expect(restored.queue.waiting.map(\.ticket) == [10, 11])
@@ -237,9 +234,8 @@ extension StateTests {
         try await stateFile.save(PersistedState(nextTicket: 6, waiting: [entry(3, "a"), spoken, blank]))
         guard case .loaded(let saved) = await stateFile.load() else { Issue.record("not saved"); return }
         #expect(saved.waiting[1].clip.say == "Dinner is ready")
-        let core = Core(
-            catalog: ClipCatalog(session: session), decoder: Fixtures.decoder([]), makeSink: { _ in FakeSink() }, stateFile: stateFile,
-            loadSession: { session }, configuration: .init(time: TimeSource(clock: ManualClock()), speechFolder: folder.file("speech")), logger: .quiet)
+        let core = Core.test(
+            ClipCatalog(session: session), stateFile: stateFile, time: TimeSource(clock: ManualClock()), speechFolder: folder.file("speech"))
         await core.restoreState()
         let restored = await core.snapshot()
         #expect(restored.queue.waiting.map(\.ticket) == [3, 4])

@@ -1,5 +1,6 @@
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 /// The sun's times against published tables, each within a minute of the printed figure.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import JukeboxTestSupport
 import Testing
+import JukeboxCoreTestSupport
 
 /// A test that runs past its time limit is cancelled. Waiting for blocking work used to
 /// force-unwrap the result of a cancelled wait and take the whole test process down with it.

@@ -1,6 +1,7 @@
 import Glibc
 import JukeboxCore
 import Testing
+import JukeboxCoreTestSupport
 
 @Suite("Time windows", .timeLimit(.minutes(1)))
 struct TimeWindowTests {

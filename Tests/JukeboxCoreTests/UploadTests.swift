@@ -4,6 +4,7 @@ import JukeboxSndFile
 import JukeboxTestSupport
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 /// Uploads in the core, without sockets: the limits, and that nothing is left behind.
 @Suite("Uploads", .timeLimit(.minutes(1)))
@@ -17,10 +18,8 @@ struct UploadTests {
         try folder.write("water.wav", tone)
         let path = try folder.write("s.json", text: #"{ "maxUploadSize": 4096, "clips": [ { "file": "water.wav" } ] }"#)
         let session = try SessionLoader.load(path: path)
-        core = Core(
-            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() },
-            loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
-            configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { 1_000 })), logger: .quiet)
+        core = Core.test(
+            await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
     }
 
     /// Files in the clips folder other than the session and its backup.
@@ -91,10 +90,8 @@ struct UploadTests {
         try folder.write("water.wav", tone)
         let path = try folder.write("s.json", text: #"{ "maxUploadLength": "1s", "clips": [ { "file": "water.wav" } ] }"#)
         let session = try SessionLoader.load(path: path)
-        let core = Core(
-            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() },
-            loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) },
-            configuration: .init(time: TimeSource(clock: ManualClock(), wallClock: { 1_000 })), logger: .quiet)
+        let core = Core.test(
+            await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
         let bytes = WAVFile.bytes(Array(repeating: 0.25, count: frames * channels), encoding: .s16, rate: rate, channels: channels)
         let upload = try await core.beginUpload(name: "a.wav", size: bytes.count)
         try await upload.write(bytes)
@@ -134,9 +131,8 @@ struct UploadTests {
         }
         // A large recording is described as well: only its first bytes are looked at.
         let session = try SessionLoader.parse(Array(#"{ "maxUploadSize": 4000000, "clips": [ { "file": "water.wav" } ] }"#.utf8), path: folder.file("s.json"))
-        let roomy = Core(
-            catalog: await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() },
-            loadSession: { session }, configuration: .init(time: TimeSource(clock: ManualClock())), logger: .quiet)
+        let roomy = Core.test(
+            await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() }, time: TimeSource(clock: ManualClock()))
         let long = m4a + [UInt8](repeating: 0, count: 3_000_000)
         let large = try await roomy.beginUpload(name: "long.m4a", size: long.count)
         try await large.write(long)

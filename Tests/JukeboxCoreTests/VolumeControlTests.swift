@@ -1,6 +1,7 @@
 import JukeboxTestSupport
 import Testing
 @testable import JukeboxCore
+import JukeboxCoreTestSupport
 
 /// The volume by time of day, on a manual clock whose wall time starts at a chosen moment, in
 /// Central European time (the EU rule written out, so days across both clock changes can be

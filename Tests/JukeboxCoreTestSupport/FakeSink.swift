@@ -5,8 +5,8 @@ import Synchronization
 /// of its block, which `FakeDecoder` sets to the clip's tag, so tests can see which clip every
 /// block came from and in what order. Writes yield a few times so that two concurrent writers
 /// would visibly interleave.
-actor FakeSink: AudioSink {
-    enum Event: Equatable, CustomStringConvertible {
+public actor FakeSink: AudioSink {
+    public enum Event: Sendable, Equatable, CustomStringConvertible {
         case open(AudioFormat)
         case write(tag: Int, frames: Int)
         case drain
@@ -15,7 +15,7 @@ actor FakeSink: AudioSink {
         /// Written by test hooks (e.g. `beforePlaying`) to place their own steps in the timeline.
         case mark(String)
 
-        var description: String {
+        public var description: String {
             switch self {
             case .open(let format): "open(\(format))"
             case .write(let tag, let frames): "write(\(tag)×\(frames))"
@@ -27,63 +27,63 @@ actor FakeSink: AudioSink {
         }
     }
 
-    nonisolated let deviceName: String
+    public nonisolated let deviceName: String
     /// Short blocks (64 frames at the fixtures' 1 kHz), so tests can act between a clip's blocks.
-    nonisolated var blockDuration: Duration { .milliseconds(50) }
+    public nonisolated var blockDuration: Duration { .milliseconds(50) }
 
-    init(deviceName: String = "fake") { self.deviceName = deviceName }
-    nonisolated var underruns: Int { 0 }
+    public init(deviceName: String = "fake") { self.deviceName = deviceName }
+    public nonisolated var underruns: Int { 0 }
     /// How many times the player asked a waiting write to stop waiting.
-    nonisolated let interrupts = Atomic<Int>(0)
-    nonisolated func interrupt() { interrupts.add(1, ordering: .relaxed) }
+    public nonisolated let interrupts = Atomic<Int>(0)
+    public nonisolated func interrupt() { interrupts.add(1, ordering: .relaxed) }
     /// The fake holds nothing back that it could hand back.
-    func rewind(upTo maxFrames: Int, keeping: Int) async -> Int { 0 }
-    private(set) var events: [Event] = []
+    public func rewind(upTo maxFrames: Int, keeping: Int) async -> Int { 0 }
+    public private(set) var events: [Event] = []
     private var openFailures: [AudioDeviceError] = []
     private var writeFailures: [Int: AudioDeviceError] = [:]
     private var writeCount = 0
     private var waiters: [(predicate: @Sendable ([Event]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
     /// When set, the sample formats the "device" accepts; others are negotiated to the first.
-    var acceptedFormats: [SampleFormat]?
+    public var acceptedFormats: [SampleFormat]?
     /// When set, every write waits for the test to release it, so a test can act mid-clip.
     private var writeGate: [CheckedContinuation<Void, Never>] = []
     private var gated = false
 
     private var drainFailures: [AudioDeviceError] = []
 
-    func failOpens(_ errors: [AudioDeviceError]) { openFailures = errors }
-    func failDrains(_ errors: [AudioDeviceError]) { drainFailures = errors }
+    public func failOpens(_ errors: [AudioDeviceError]) { openFailures = errors }
+    public func failDrains(_ errors: [AudioDeviceError]) { drainFailures = errors }
     /// When set, drains wait for `releaseDrains()`, so a test can act while a tail plays out.
     private var drainsHeld = false
     private var heldDrains: [CheckedContinuation<Void, Never>] = []
-    func holdDrains() { drainsHeld = true }
-    func releaseDrains() {
+    public func holdDrains() { drainsHeld = true }
+    public func releaseDrains() {
         drainsHeld = false
         heldDrains.forEach { $0.resume() }
         heldDrains = []
     }
     /// Makes write number `index` (counting from 0 over the sink's life) fail with `error`.
-    func failWrite(at index: Int, with error: AudioDeviceError) { writeFailures[index] = error }
-    func mark(_ text: String) { record(.mark(text)) }
-    func accept(_ formats: [SampleFormat]) { acceptedFormats = formats }
+    public func failWrite(at index: Int, with error: AudioDeviceError) { writeFailures[index] = error }
+    public func mark(_ text: String) { record(.mark(text)) }
+    public func accept(_ formats: [SampleFormat]) { acceptedFormats = formats }
 
-    func gateWrites(_ on: Bool) {
+    public func gateWrites(_ on: Bool) {
         gated = on
         if !on { writeGate.forEach { $0.resume() }; writeGate = [] }
     }
 
     /// Lets one gated write through.
-    func releaseOneWrite() { if !writeGate.isEmpty { writeGate.removeFirst().resume() } }
-    var gatedWriteCount: Int { writeGate.count }
+    public func releaseOneWrite() { if !writeGate.isEmpty { writeGate.removeFirst().resume() } }
+    public var gatedWriteCount: Int { writeGate.count }
     private var gateWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Returns once a write is being held at the gate (a clip is mid-play).
-    func waitForGatedWrite() async {
+    public func waitForGatedWrite() async {
         if !writeGate.isEmpty { return }
         await withCheckedContinuation { gateWaiters.append($0) }
     }
 
-    func open(_ format: AudioFormat) async throws -> AudioFormat {
+    public func open(_ format: AudioFormat) async throws -> AudioFormat {
         if !openFailures.isEmpty { throw openFailures.removeFirst() }
         record(.open(format))
         if let acceptedFormats, !acceptedFormats.contains(format.sampleFormat) {
@@ -92,7 +92,7 @@ actor FakeSink: AudioSink {
         return format
     }
 
-    func write(_ buffer: AudioBuffer) async throws {
+    public func write(_ buffer: AudioBuffer) async throws {
         if gated {
             await withCheckedContinuation {
                 writeGate.append($0)
@@ -111,35 +111,35 @@ actor FakeSink: AudioSink {
         record(.write(tag: tag, frames: buffer.frames))
     }
 
-    func drain() async throws {
+    public func drain() async throws {
         record(.drain)
         if drainsHeld { await withCheckedContinuation { heldDrains.append($0) } }
         if !drainFailures.isEmpty { throw drainFailures.removeFirst() }
     }
     /// Frames the fake "device" reports as written but not yet played when cancelled.
-    var unplayedOnCancel = 0
-    func setUnplayedOnCancel(_ frames: Int) { unplayedOnCancel = frames }
+    public var unplayedOnCancel = 0
+    public func setUnplayedOnCancel(_ frames: Int) { unplayedOnCancel = frames }
 
-    func cancel() async -> Int {
+    public func cancel() async -> Int {
         record(.cancel)
         return unplayedOnCancel
     }
-    func close() async { record(.close) }
+    public func close() async { record(.close) }
 
     /// Returns once the recorded events satisfy `predicate`.
-    func wait(until predicate: @escaping @Sendable ([Event]) -> Bool) async {
+    public func wait(until predicate: @escaping @Sendable ([Event]) -> Bool) async {
         if predicate(events) { return }
         await withCheckedContinuation { waiters.append((predicate, $0)) }
     }
 
     /// The order clips were written in, one entry per uninterrupted run of blocks.
-    var writeRuns: [Int] {
+    public var writeRuns: [Int] {
         var runs: [Int] = []
         for case .write(let tag, _) in events where runs.last != tag { runs.append(tag) }
         return runs
     }
 
-    func framesWritten(tag: Int) -> Int { events.frames(tag: tag) }
+    public func framesWritten(tag: Int) -> Int { events.frames(tag: tag) }
 
     private func record(_ event: Event) {
         events.append(event)
@@ -155,7 +155,7 @@ actor FakeSink: AudioSink {
 
 extension Sequence where Element == FakeSink.Event {
     /// Frames written for the clip whose samples carry `tag`.
-    func frames(tag: Int) -> Int {
+    public func frames(tag: Int) -> Int {
         reduce(0) { total, event in
             if case .write(tag, let frames) = event { return total + frames }
             return total

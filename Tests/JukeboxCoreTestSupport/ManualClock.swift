@@ -3,12 +3,12 @@ import Synchronization
 /// A clock that moves only when a test says so. Unlike a clock that yields a few times and
 /// hopes the code under test has gone to sleep, tests here wait for the sleep itself
 /// (`waitForSleepers`) before advancing, so no step depends on scheduling luck.
-final class ManualClock: Clock, Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+public final class ManualClock: Clock, Sendable {
+    public struct Instant: InstantProtocol {
+        public var offset: Duration
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private struct Sleeper {
@@ -27,11 +27,13 @@ final class ManualClock: Clock, Sendable {
 
     private let state = Mutex(State())
 
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
-    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    public init() {}
 
-    func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    public var now: Instant { state.withLock { $0.now } }
+    public var minimumResolution: Duration { .zero }
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -61,12 +63,12 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Returns once at least `count` tasks are asleep on this clock.
-    func waitForSleepers(_ count: Int = 1) async {
+    public func waitForSleepers(_ count: Int = 1) async {
         await waitForSleepers { $0.count >= count }
     }
 
     /// Returns once a task sleeps until `deadline` (say, a retry `duration` from now).
-    func waitForSleeper(until deadline: Instant) async {
+    public func waitForSleeper(until deadline: Instant) async {
         await waitForSleepers { $0.contains(deadline) }
     }
 
@@ -82,7 +84,7 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Moves time forward and wakes every sleeper whose deadline has come.
-    func advance(by duration: Duration) {
+    public func advance(by duration: Duration) {
         let due = state.withLock { state in
             state.now = state.now.advanced(by: duration)
             let now = state.now
@@ -94,7 +96,7 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Advances exactly to the earliest pending deadline.
-    func advanceToNextDeadline() {
+    public func advanceToNextDeadline() {
         let next = state.withLock { state in state.sleepers.map(\.deadline).min() }
         if let next { advance(by: now.duration(to: next)) }
     }
