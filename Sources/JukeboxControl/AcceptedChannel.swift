@@ -3,11 +3,11 @@ import NIOCore
 /// A client connection as accepted, before its async wrapper exists.
 struct AcceptedChannel: Sendable {
     let channel: any Channel
-    let hold: NIOLoopBound<InboundHold>
+    let hold: NIOLoopBound<InboundBuffer>
     /// Tells the line decoder when an upload's raw bytes come.
     let raw: PendingUploadBytes
 
-    init(channel: any Channel, hold: InboundHold, raw: PendingUploadBytes) {
+    init(channel: any Channel, hold: InboundBuffer, raw: PendingUploadBytes) {
         self.channel = channel
         self.raw = raw
         self.hold = NIOLoopBound(hold, eventLoop: channel.eventLoop)

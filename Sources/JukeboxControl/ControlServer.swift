@@ -63,7 +63,7 @@ public struct ControlServer: Service {
 
     public func run() async throws {
         // Accepted connections come out as plain channels, each wrapped in an NIOAsyncChannel
-        // by its own task; `InboundHold` keeps what arrives in between (see there why).
+        // by its own task; `InboundBuffer` keeps what arrives in between (see there why).
         try SocketFile.removeStale(path)
         let descriptor = try SocketFile.bindPrivately(path)
         defer { unlink(path) }
@@ -73,7 +73,7 @@ public struct ControlServer: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(descriptor) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let hold = InboundHold()
+                    let hold = InboundBuffer()
                     let raw = PendingUploadBytes()
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(LineFrameDecoder(maxLength: RPCDispatcher.maxLineLength, raw: raw)))

@@ -80,7 +80,7 @@ public struct WebServer: Service {
             } catch {
                 throw WebCertificateError(message: "cannot serve HTTPS with the web remote's certificate: \(error)")
             }
-            announce(identity)
+            logIdentity(identity)
         } else {
             webCertificate.publish(.plainHTTP)
         }
@@ -144,7 +144,7 @@ public struct WebServer: Service {
         return try certificates.prepare(names: clock.names(), now: clock.now())
     }
 
-    private func announce(_ identity: WebIdentity) {
+    private func logIdentity(_ identity: WebIdentity) {
         if let authority = identity.authority {
             if let aside = identity.keptAside {
                 logger.warning("the web remote's certificate authority could not be used (\(aside.reason)); it was kept as \(aside.paths.joined(separator: " and ")), and a new one was made: every phone must trust the new one (docs/web.md, or http://HOST:PORT/ca.crt)")
@@ -203,7 +203,7 @@ public struct WebServer: Service {
                 do {
                     try box.replace(with: identity)
                     current = identity
-                    announce(identity)
+                    logIdentity(identity)
                 } catch {
                     logger.error("cannot serve the web remote's new certificate (\(error)); HTTPS goes on with the one it has")
                 }

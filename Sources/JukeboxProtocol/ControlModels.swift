@@ -129,7 +129,7 @@ public struct QuietInfo: Sendable, Equatable, Codable {
 
 /// What will happen next (`next`, `jukebox next`). Times are seconds since the epoch.
 public struct NextResult: Sendable, Equatable, Codable {
-    public struct FixedPlay: Sendable, Equatable, Codable {
+    public struct FixedTimePlay: Sendable, Equatable, Codable {
         public var at: Double
         public var clip: String
         public var title: String
@@ -176,7 +176,7 @@ public struct NextResult: Sendable, Equatable, Codable {
     }
 
     /// The next fixed-time plays, within a week.
-    public var fixedTimes: [FixedPlay]
+    public var fixedTimes: [FixedTimePlay]
     /// The scheduler's next random pick; absent while picks are held back.
     public var nextPick: Double?
     /// true: the next pick falls outside active hours or in quiet, so nothing is picked then.
@@ -195,7 +195,7 @@ public struct NextResult: Sendable, Equatable, Codable {
     public var sun: [SunTime]?
 
     public init(
-        fixedTimes: [FixedPlay], nextPick: Double? = nil, pickSkipped: Bool? = nil, nextPlay: Double? = nil, activeHours: ActiveHours? = nil, quiet: QuietInfo,
+        fixedTimes: [FixedTimePlay], nextPick: Double? = nil, pickSkipped: Bool? = nil, nextPlay: Double? = nil, activeHours: ActiveHours? = nil, quiet: QuietInfo,
         quietHours: Span? = nil, location: String? = nil, sun: [SunTime]? = nil
     ) {
         self.fixedTimes = fixedTimes

@@ -139,7 +139,7 @@ struct ClipPlayQueueTests {
         await queue.setFixedTimeGrace(.seconds(5))
         let consumer = Task { try await queue.run() }
         defer { consumer.cancel() }
-        try await queue.enqueue(Fixtures.clip("bell"), origin: .timetable(1_000_000))
+        try await queue.enqueue(Fixtures.clip("bell"), origin: .fixedTime(1_000_000))
         try await queue.enqueue(Fixtures.clip("b"), origin: .client("phone"))
         // Retries after 0.5, 1, 2 and 4 s: 7.5 s after its time, longer than the grace.
         while await queue.history.isEmpty {

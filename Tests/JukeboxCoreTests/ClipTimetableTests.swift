@@ -61,7 +61,7 @@ struct ClipTimetableTests {
         #expect(await timetable.next?.moment == LocalZoneTests.utc(2026, 11, 27, 6, 55))
         while await queue.waiting.isEmpty { await step() }
         #expect(await queue.waiting.map(\.clip.id) == ["bell"])
-        #expect(await queue.waiting.first?.origin == .timetable(LocalZoneTests.utc(2026, 11, 27, 6, 55)))
+        #expect(await queue.waiting.first?.origin == .fixedTime(LocalZoneTests.utc(2026, 11, 27, 6, 55)))
         #expect(clock.now.offset == .seconds(300), "queued at its minute, not later")
         await settled()
         // Next: Monday, not Saturday.
@@ -109,7 +109,7 @@ struct ClipTimetableTests {
         defer { running.cancel() }
         await settled()
         while await timetable.next?.moment != LocalZoneTests.utc(2026, 11, 28, 20) { await step() }
-        #expect(await queue.waiting.map(\.origin) == [.timetable(LocalZoneTests.utc(2026, 11, 27, 20))])
+        #expect(await queue.waiting.map(\.origin) == [.fixedTime(LocalZoneTests.utc(2026, 11, 27, 20))])
     }
 
     /// `jukebox next` lists the coming times in order, clips due together in the session's
@@ -143,7 +143,7 @@ struct ClipTimetableTests {
         #expect(await queue.waiting.isEmpty, "21:00 was skipped")
         await quiet.set(.off)
         while await timetable.next?.moment != LocalZoneTests.utc(2026, 11, 28, 20) { await step() }
-        #expect(await queue.waiting.map(\.origin) == [.timetable(LocalZoneTests.utc(2026, 11, 27, 21))], "22:00 played")
+        #expect(await queue.waiting.map(\.origin) == [.fixedTime(LocalZoneTests.utc(2026, 11, 27, 21))], "22:00 played")
     }
 
     /// A restart just after a time was queued does not queue it again: the state file's mark
@@ -202,7 +202,7 @@ struct ClipTimetableTests {
         let running = Task { try await spring.run() }
         await settled()
         while await springQueue.waiting.isEmpty { await step() }
-        #expect(await springQueue.waiting.first?.origin == .timetable(LocalZoneTests.utc(2026, 3, 29, 1)))
+        #expect(await springQueue.waiting.first?.origin == .fixedTime(LocalZoneTests.utc(2026, 3, 29, 1)))
         running.cancel()
 
         let (autumn, autumnQueue) = make([try clip("night", at: ["02:30"])], start: LocalZoneTests.utc(2026, 10, 25, 0, 20))
@@ -213,6 +213,6 @@ struct ClipTimetableTests {
         // Through the repeated hour and on to the next morning: still once.
         for _ in 0..<200 { await step() }
         #expect(await autumnQueue.waiting.count == 1)
-        #expect(await autumnQueue.waiting.first?.origin == .timetable(LocalZoneTests.utc(2026, 10, 25, 0, 30)))
+        #expect(await autumnQueue.waiting.first?.origin == .fixedTime(LocalZoneTests.utc(2026, 10, 25, 0, 30)))
     }
 }

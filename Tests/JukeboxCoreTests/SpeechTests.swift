@@ -32,7 +32,7 @@ struct SpeechTests {
 
     func failureOf(_ speech: SpeechSynthesizer, _ text: String) async -> SpeechFailure? {
         do {
-            _ = try await speech.audio(for: .announcement(text))
+            _ = try await speech.audio(for: .spoken(text))
             return nil
         } catch {
             return error
@@ -54,9 +54,9 @@ struct SpeechTests {
     }
 
     @Test func anAnnouncementIsShownByItsFirstWords() {
-        let short = PlayableClip.announcement("Dinner is ready")
+        let short = PlayableClip.spoken("Dinner is ready")
         #expect(short.id == "say" && short.title == "say: Dinner is ready" && short.speech == "Dinner is ready")
-        let long = PlayableClip.announcement(String(repeating: "x", count: 200))
+        let long = PlayableClip.spoken(String(repeating: "x", count: 200))
         #expect(long.title == "say: " + String(repeating: "x", count: 59) + "…")
     }
 
@@ -115,11 +115,11 @@ struct SpeechTests {
         let log = folder.file("runs.log")
         // espeak-ng itself, counted: each run appends a line.
         let speech = synthesizer(["/bin/sh", "-c", "echo run >> \"$1\"; exec espeak-ng -w \"$2\" --stdin", "sh", log, "{out}"])
-        let made = try await running(speech) { try await speech.audio(for: .announcement("Dinner is ready")) }
+        let made = try await running(speech) { try await speech.audio(for: .spoken("Dinner is ready")) }
         #expect(made.source.path.hasPrefix(folder.file("speech/")) && made.source.within == speech.cache.folder)
         let probed = try await SndFileDecoder().probe(made.source)
         #expect(probed.duration > .milliseconds(500) && probed.duration < .seconds(3), "\(probed)")
-        let again = try await running(speech) { try await speech.audio(for: .announcement("Dinner is ready")) }
+        let again = try await running(speech) { try await speech.audio(for: .spoken("Dinner is ready")) }
         #expect(again.source == made.source)
         #expect(try folder.read("runs.log").count == 4, "espeak-ng ran once")
         #expect(access(speech.cache.partialPath(for: made.source.path), F_OK) != 0)
@@ -163,7 +163,7 @@ struct SpeechTests {
     @Test func waitingForAnAnnouncementStopsWhenItIsSkipped() async throws {
         let speech = synthesizer(["/bin/sh", "-c", "sleep 3", "sh", "{out}"], timeLimit: .seconds(5))
         await running(speech) {
-            let waiting = Task { try await speech.audio(for: .announcement("slow")) }
+            let waiting = Task { try await speech.audio(for: .spoken("slow")) }
             while await speech.pendingCount > 0 { await Task.yield() }
             waiting.cancel()
             let result = await waiting.result

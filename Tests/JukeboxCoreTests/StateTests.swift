@@ -41,7 +41,7 @@ struct StateTests {
             return
         }
         #expect(loaded == state)
-        #expect(loaded.waiting.map(\.queueEntry.origin) == [.timetable(1_795_760_100), .client("cli")])
+        #expect(loaded.waiting.map(\.queueEntry.origin) == [.fixedTime(1_795_760_100), .client("cli")])
     }
 
     @Test func corruptFileIsMovedAsideNotOverwritten() async throws {
@@ -128,7 +128,7 @@ struct StateTests {
         await core.restoreState()
         let restored = await core.snapshot()
         #expect(restored.queue.waiting.map(\.ticket) == [4, 5])
-        #expect(restored.queue.waiting.first?.origin == .timetable(Int64(now) - 60))
+        #expect(restored.queue.waiting.first?.origin == .fixedTime(Int64(now) - 60))
     }
 
     /// `maxVolume` holds every front end's volume, and a louder one saved before it was set.
@@ -226,7 +226,7 @@ extension StateTests {
             Clip(id: "a", source: ClipSource(file: "a.wav", path: "/clips/a.wav")),
         ])
         let stateFile = StateFile(path: folder.file("state.json"))
-        var spoken = PersistedState.Entry(ticket: 4, clip: .init(.announcement("Dinner is ready")), cue: nil, client: "mqtt")
+        var spoken = PersistedState.Entry(ticket: 4, clip: .init(.spoken("Dinner is ready")), cue: nil, client: "mqtt")
         spoken.clip.path = "/etc/passwd"
         var blank = spoken
         blank.ticket = 5

@@ -70,7 +70,7 @@ extension Core {
             throw .invalidParameter("announcements are off: this jukeboxd keeps no state, so it has nowhere to keep their audio")
         }
         let cueClip = cue ? sessionCue : nil
-        let accepted = try await admit([.announcement(spoken)], cue: cueClip, client: client, afterQuiet: afterQuiet)[0]
+        let accepted = try await admit([.spoken(spoken)], cue: cueClip, client: client, afterQuiet: afterQuiet)[0]
         await speech.prepare(spoken)
         return await acknowledge(accepted, .say)
     }

@@ -21,7 +21,7 @@ extension Core {
         case .unusable(let reason):
             // Saving now would overwrite a file that may still hold someone's queue.
             logger.error("state file \(stateFile.path) could not be used, and was not moved aside: \(reason); started with an empty queue and will not save until it is moved away or the folder is fixed, then restarted")
-            await writer.hold(reason: "\(stateFile.path) could not be read or moved aside (\(reason))")
+            await writer.refuseSaves(reason: "\(stateFile.path) could not be read or moved aside (\(reason))")
         case .loaded(let saved):
             let session = catalog.session
             let (state, refused) = saved.confined(to: session, now: configuration.time.wallClock())

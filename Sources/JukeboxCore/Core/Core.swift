@@ -153,9 +153,9 @@ public actor Core: Service {
         self.logger = logger
         self.startedAt = configuration.time.wallClock()
         self.stateFile = stateFile
-        if stateFile != nil { events.holdUntilSaved() }
+        if stateFile != nil { events.releaseOnlyWhatIsSaved() }
         self.writer = stateFile.map { file in
-            StateWriter(file: file, outbox: events) { [queue, scheduler, timetable, quiet, volume, player] in
+            StateWriter(file: file, events: events) { [queue, scheduler, timetable, quiet, volume, player] in
                 await PersistedState.gather(
                     queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, volume: volume, player: player)
             }

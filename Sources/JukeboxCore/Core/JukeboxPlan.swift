@@ -3,7 +3,7 @@
 /// and the next quiet hours, and today's sun times.
 public struct JukeboxPlan: Sendable {
     /// A clip due at one of its `at` times.
-    public struct FixedPlay: Sendable, Equatable {
+    public struct FixedTimePlay: Sendable, Equatable {
         /// Seconds since the epoch.
         public var moment: Int64
         public var clip: Clip
@@ -11,7 +11,7 @@ public struct JukeboxPlan: Sendable {
         public var quiet: Bool
     }
 
-    public var fixedTimes: [FixedPlay]
+    public var fixedTimes: [FixedTimePlay]
     /// When the scheduler picks next, in seconds since the epoch; nil while picks are held back.
     public var nextPick: Double?
     /// The next pick falls outside active hours or in quiet (as things stand), so nothing
@@ -47,7 +47,7 @@ extension Core {
         let now = configuration.time.wallSeconds()
         let session = schedule.current.session
         let fixed = await timetable.plan(limit: limit, horizon: Self.planHorizon)
-        var plays: [JukeboxPlan.FixedPlay] = []
+        var plays: [JukeboxPlan.FixedTimePlay] = []
         for (moment, clip) in fixed {
             plays.append(.init(moment: moment, clip: clip, quiet: await quiet.isQuiet(at: moment)))
         }

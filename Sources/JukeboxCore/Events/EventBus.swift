@@ -1,8 +1,8 @@
 import DequeModule
 import Synchronization
 
-/// Fans events out to subscribers, and is the core's one outbox: once the state is saved to a
-/// file (`holdUntilSaved`), an event that describes a change of the saved state reaches
+/// Fans events out to subscribers (the core calls it `events`, and so does the state writer):
+/// once the state is saved to a file (`releaseOnlyWhatIsSaved`), an event that describes a change of the saved state reaches
 /// subscribers only when a write that holds the change is on disk (`release(through:)`). So a
 /// socket subscriber, the event stream of the HTTP API and MQTT's state topics never hear of a
 /// change that a crash could still undo. Events about what is not saved (the device, the next
@@ -19,9 +19,9 @@ public final class EventBus: Sendable {
         var watchers: [Int: AsyncStream<JukeboxEvent>.Continuation] = [:]
         /// How many events have been published.
         var published: UInt64 = 0
-        var holding = false
+        var waitingForSaves = false
         /// Saved-state events waiting for their write, numbered in publishing order.
-        var held = Deque<(number: UInt64, event: JukeboxEvent)>()
+        var unsaved = Deque<(number: UInt64, event: JukeboxEvent)>()
     }
 
     private let state = Mutex(State())
@@ -33,17 +33,17 @@ public final class EventBus: Sendable {
 
     /// From now on, saved-state events wait for `release(through:)`. Called once, by the owner
     /// of the state file, before anything is published.
-    public func holdUntilSaved() { state.withLock { $0.holding = true } }
+    public func releaseOnlyWhatIsSaved() { state.withLock { $0.waitingForSaves = true } }
 
     public func publish(_ event: JukeboxEvent) {
         let (watchers, subscribers) = state.withLock { state in
             state.published += 1
             let watchers = Array(state.watchers.values)
-            guard state.holding, event.describesSavedState else { return (watchers, Array(state.subscribers.values)) }
-            state.held.append((state.published, event))
+            guard state.waitingForSaves, event.describesSavedState else { return (watchers, Array(state.subscribers.values)) }
+            state.unsaved.append((state.published, event))
             // Bounded even if writes fail for a long time: the oldest are dropped, as a slow
             // subscriber's are.
-            if state.held.count > bufferLimit { state.held.removeFirst() }
+            if state.unsaved.count > bufferLimit { state.unsaved.removeFirst() }
             return (watchers, [])
         }
         for watcher in watchers { watcher.yield(event) }
@@ -55,13 +55,13 @@ public final class EventBus: Sendable {
     /// by the change's owner), so once it is on disk they may go out.
     public func mark() -> UInt64 { state.withLock { $0.published } }
 
-    /// Sends the held events numbered up to `mark`, in order: their changes are on disk.
+    /// Sends the unsaved events numbered up to `mark`, in order: their changes are on disk.
     public func release(through mark: UInt64) {
         let (due, subscribers) = state.withLock { state in
             var due: [JukeboxEvent] = []
-            while let first = state.held.first, first.number <= mark {
+            while let first = state.unsaved.first, first.number <= mark {
                 due.append(first.event)
-                state.held.removeFirst()
+                state.unsaved.removeFirst()
             }
             return (due, due.isEmpty ? [] : Array(state.subscribers.values))
         }

@@ -23,7 +23,7 @@ public struct PlayableClip: Sendable, Hashable, CustomStringConvertible {
     public static let speechTitleLength = 60
 
     /// An announcement of `text` (already checked: `SpeechText`).
-    public static func announcement(_ text: String) -> PlayableClip {
+    public static func spoken(_ text: String) -> PlayableClip {
         let short = text.count > speechTitleLength ? text.prefix(speechTitleLength - 1) + "…" : Substring(text)
         return PlayableClip(id: speechID, source: ClipSource(file: "say: \(short)", path: ""), title: "say: \(short)", speech: text)
     }

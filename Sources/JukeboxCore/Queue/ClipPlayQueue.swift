@@ -128,7 +128,7 @@ public actor ClipPlayQueue: Service {
         guard waiting.count + held.count < capacity else { throw QueueFullError(capacity: capacity) }
         let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin)
         nextTicket += 1
-        let index = origin.isTimetable ? (waiting.firstIndex { !$0.origin.isTimetable } ?? waiting.count) : waiting.count
+        let index = origin.isFixedTime ? (waiting.firstIndex { !$0.origin.isFixedTime } ?? waiting.count) : waiting.count
         waiting.insert(entry, at: index)
         wake.yield()
         events.publish(.queued(entry, position: index + 1))
@@ -456,7 +456,7 @@ public actor ClipPlayQueue: Service {
                 retryWait = nil
                 // Cancelled by `skip()`, or shutting down: either way the slot ends here.
                 guard slept, !skipRequested else { break }
-                if case .timetable(let due) = entry.origin, time.wallClock() - Double(due) > fixedTimeGrace.secondsDouble {
+                if case .fixedTime(let due) = entry.origin, time.wallClock() - Double(due) > fixedTimeGrace.secondsDouble {
                     // A fixed time is not played late: the device came back too long after it.
                     return .failed(reason: "missed its time: the audio device was missing for longer than atGrace (\(DurationText.format(fixedTimeGrace))), and a fixed time is not played late")
                 }

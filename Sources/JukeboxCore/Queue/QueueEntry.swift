@@ -3,13 +3,13 @@ public struct QueueEntry: Sendable, Identifiable, Equatable {
     public enum Origin: Sendable, Equatable, CustomStringConvertible {
         case scheduler
         /// A clip's `at` time came; the moment it was due, in seconds since the epoch.
-        case timetable(Int64)
+        case fixedTime(Int64)
         case client(String)
 
         public var description: String {
             switch self {
             case .scheduler: "scheduler"
-            case .timetable: "timetable"
+            case .fixedTime: "timetable"
             case .client(let name): name
             }
         }
@@ -17,7 +17,7 @@ public struct QueueEntry: Sendable, Identifiable, Equatable {
         /// Queued by a client, rather than by the daemon itself.
         public var isClient: Bool { if case .client = self { true } else { false } }
 
-        public var isTimetable: Bool { if case .timetable = self { true } else { false } }
+        public var isFixedTime: Bool { if case .fixedTime = self { true } else { false } }
     }
 
     /// Ticket ids increase in acceptance order and are never reused while the daemon runs.

@@ -208,7 +208,7 @@ public actor ClipTimetable: Service {
         }
         let cue = session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") }
         do {
-            let position = try await queue.enqueue(PlayableClip(clip), cue: cue, origin: .timetable(due)).position
+            let position = try await queue.enqueue(PlayableClip(clip), cue: cue, origin: .fixedTime(due)).position
             logger.info("\(clip.id): its time \(when) came; queued at position \(position)", metadata: ["clip": "\(clip.id)"])
         } catch {
             logger.warning("\(clip.id) at \(when) dropped: \(error)", metadata: ["clip": "\(clip.id)"])

@@ -65,8 +65,8 @@ public actor QuietHours: Service {
     private let clock: ElapsedClock
     private let logger: Logger
     public private(set) var override: Override?
-    /// The status last announced (`quiet` events), so only a change is announced.
-    private var announced: Status?
+    /// The status last lastPublished (`quiet` events), so only a change is lastPublished.
+    private var lastPublished: Status?
     private let nap = WakeableSleep()
 
     public init(
@@ -157,8 +157,8 @@ public actor QuietHours: Service {
         if !released.isEmpty {
             logger.info("quiet ended: \(Plural.count(released.count, "request")) held for it queued")
         }
-        if status != announced || !released.isEmpty {
-            announced = status
+        if status != lastPublished || !released.isEmpty {
+            lastPublished = status
             events.publish(.quiet(status))
         }
     }
@@ -188,7 +188,7 @@ public actor QuietHours: Service {
 
     private func watch() async throws {
         // The status at start-up is no change to announce (nor to save).
-        if announced == nil { announced = status(at: wallSeconds()) }
+        if lastPublished == nil { lastPublished = status(at: wallSeconds()) }
         while true {
             let now = wallSeconds()
             await settle(now: now)

@@ -146,7 +146,7 @@ extension PersistedState {
             // An announcement names no file: its audio comes from the speech engine.
             if let text = clip.say {
                 guard case .success(let spoken) = SpeechText.check(text) else { return nil }
-                return Clip(PlayableClip.announcement(spoken))
+                return Clip(PlayableClip.spoken(spoken))
             }
             if listed.contains(clip.path) { return clip }
             guard FilePath.isInside(FilePath.normalize(clip.path), session.clipsDirectory) else { return nil }
@@ -194,7 +194,7 @@ extension PersistedState.Entry {
     init(_ entry: QueueEntry) {
         self.init(ticket: entry.ticket, clip: .init(entry.clip), cue: entry.cue.map(PersistedState.Clip.init),
                   client: { if case .client(let name) = entry.origin { name } else { nil } }(),
-                  at: { if case .timetable(let moment) = entry.origin { moment } else { nil } }())
+                  at: { if case .fixedTime(let moment) = entry.origin { moment } else { nil } }())
     }
 
     /// Queued at a fixed time more than `grace` seconds before `now`.
@@ -203,7 +203,7 @@ extension PersistedState.Entry {
     }
 
     public var queueEntry: QueueEntry {
-        QueueEntry(ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? at.map { .timetable($0) } ?? .scheduler)
+        QueueEntry(ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? at.map { .fixedTime($0) } ?? .scheduler)
     }
 }
 

@@ -20,19 +20,19 @@ public actor StateWriter {
     static let trimThreshold = 1 << 20
 
     /// Where the events of saved changes wait for their write (see `EventBus`).
-    private let outbox: EventBus?
+    private let events: EventBus?
 
-    public init(file: StateFile, outbox: EventBus? = nil, gather: @escaping Gather) {
+    public init(file: StateFile, events: EventBus? = nil, gather: @escaping Gather) {
         self.file = file
-        self.outbox = outbox
+        self.events = events
         self.gather = gather
     }
 
     /// Why nothing may be saved (the state file could not be read or moved aside), or nil.
-    private var held: String?
+    private var refusal: String?
 
     /// From now on every save fails with `reason`, so the file there is never overwritten.
-    public func hold(reason: String) { held = reason }
+    public func refuseSaves(reason: String) { refusal = reason }
 
     /// Call right after a change is applied in memory; pass the result to `save(through:)`.
     public func markChange() -> UInt64 {
@@ -42,7 +42,7 @@ public actor StateWriter {
 
     /// Returns once every change up to `mark` is on disk.
     public func save(through mark: UInt64) async throws {
-        if let held { throw StateFileError(path: file.path, errno: 0, detail: held) }
+        if let refusal { throw StateFileError(path: file.path, errno: 0, detail: refusal) }
         guard mark > durable else { return }
         try await withCheckedThrowingContinuation { continuation in
             waiting.append((mark, continuation))
@@ -63,7 +63,7 @@ public actor StateWriter {
             // Everything marked so far was applied before this gather, so it is in the snapshot.
             let target = marked
             // Likewise every event published so far: its change is in the snapshot.
-            let published = outbox?.mark()
+            let published = events?.mark()
             let state = await gather()
             do {
                 let size = try await file.save(state)
@@ -76,7 +76,7 @@ public actor StateWriter {
                     largest = size
                 }
                 durable = max(durable, target)
-                if let published { outbox?.release(through: published) }
+                if let published { events?.release(through: published) }
                 let done = waiting.filter { $0.mark <= durable }
                 waiting.removeAll { $0.mark <= durable }
                 done.forEach { $0.continuation.resume() }

@@ -5,7 +5,7 @@ import NIOCore
 /// Accepted connections therefore travel through the server's queue as plain channels: one
 /// still queued when the server closes holds no async writer that could trap when dropped,
 /// and a client that writes and half-closes at once loses nothing.
-final class InboundHold: ChannelInboundHandler, RemovableChannelHandler {
+final class InboundBuffer: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = LineFrameDecoder.Frame
     typealias InboundOut = LineFrameDecoder.Frame
 
