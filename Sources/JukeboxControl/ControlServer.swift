@@ -35,7 +35,7 @@ public struct ControlServer: Service {
 
     let path: String
     let group: String?
-    let core: Core
+    let core: Jukebox
     /// What the web remote serves, for `webCA`.
     let webCertificate: WebCertificateBoard
     let logger: Logger
@@ -46,7 +46,7 @@ public struct ControlServer: Service {
     let onListening: @Sendable () -> Void
 
     public init(
-        path: String, group: String? = nil, core: Core, webCertificate: WebCertificateBoard = WebCertificateBoard(), logger: Logger,
+        path: String, group: String? = nil, core: Jukebox, webCertificate: WebCertificateBoard = WebCertificateBoard(), logger: Logger,
         maxConnections: Int = ControlServer.maxConnections(openFileLimit: ControlServer.openFileLimit), idleTimeout: Duration = ControlServer.defaultIdleTimeout,
         uploadStallTimeout: Duration = ControlServer.defaultUploadStallTimeout, onListening: @escaping @Sendable () -> Void = {}
     ) {

@@ -37,7 +37,7 @@ public struct RPCDispatcher: Sendable {
         }
     }
 
-    let core: Core
+    let core: Jukebox
     /// Who is asking, as shown in `queue` ("who queued them").
     let client: String
     /// What the web remote serves, for `webCA`.
@@ -45,7 +45,7 @@ public struct RPCDispatcher: Sendable {
     /// The connection's upload, if any.
     let uploads = UploadSlot()
 
-    public init(core: Core, client: String = "client", webCertificate: WebCertificateBoard = WebCertificateBoard()) {
+    public init(core: Jukebox, client: String = "client", webCertificate: WebCertificateBoard = WebCertificateBoard()) {
         self.core = core
         self.client = client
         self.webCertificate = webCertificate
@@ -170,7 +170,7 @@ public struct RPCDispatcher: Sendable {
                 return answer(HistoryResult(await core.snapshot(), limit: limit))
             case "volume":
                 try params.allow(["level"])
-                guard let level = try params.integer("level", in: Core.volumeRange) else {
+                guard let level = try params.integer("level", in: Jukebox.volumeRange) else {
                     return answer(VolumeResult(await core.snapshot()))
                 }
                 return answer(try await core.setVolume(level)) { VolumeResult(volume: $0) }
@@ -192,7 +192,7 @@ public struct RPCDispatcher: Sendable {
                 return answer(done) { QuietInfo($0, held: held) }
             case "next":
                 try params.allow(["limit"])
-                let plan = await core.plan(limit: try params.integer("limit", in: Core.planLimitRange) ?? 10)
+                let plan = await core.plan(limit: try params.integer("limit", in: Jukebox.planLimitRange) ?? 10)
                 return answer(NextResult(plan, held: await core.snapshot().queue.held.count))
             case "reload": try params.allow([]); return answer(try await core.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
             case "loudness":

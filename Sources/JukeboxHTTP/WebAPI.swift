@@ -20,7 +20,7 @@ struct WebAPI: Sendable {
     /// Events a slow reader of `/events` may have waiting; past that it loses the oldest.
     static let eventBuffer = 1000
 
-    let core: Core
+    let core: Jukebox
     /// What this server serves, for `webCA` through `/rpc`.
     let webCertificate: WebCertificateBoard
     let auth: WebAuth

@@ -23,7 +23,7 @@ public struct WebServer: Service {
     }
 
     let settings: WebSettings
-    let core: Core
+    let core: Jukebox
     let auth: WebAuth
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
@@ -51,7 +51,7 @@ public struct WebServer: Service {
     /// Browsers' sessions are kept in `sessionsFile`, so they outlive a restart.
     public init(
         settings: WebSettings, password: String?, sessionsFile: String?, certificates: WebCertificateStore,
-        webCertificate: WebCertificateBoard = WebCertificateBoard(), core: Core, logger: Logger,
+        webCertificate: WebCertificateBoard = WebCertificateBoard(), core: Jukebox, logger: Logger,
         clock: Clocks = Clocks(), onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.settings = settings

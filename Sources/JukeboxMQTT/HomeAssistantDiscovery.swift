@@ -10,7 +10,7 @@ struct HomeAssistantDiscovery {
     /// The enabled clips' titles, the options of the "play" select.
     let titles: [String]
     /// The top of the volume slider: the session's `maxVolume`, 0–100.
-    var maxVolume = Core.volumeRange.upperBound
+    var maxVolume = Jukebox.volumeRange.upperBound
 
     struct Device: Encodable {
         var identifiers: [String]
@@ -71,7 +71,7 @@ struct HomeAssistantDiscovery {
         var volume = config("volume", "Volume")
         volume.command_topic = topics.command("volume")
         volume.state_topic = topics.state("volume")
-        volume.min = Core.volumeRange.lowerBound
+        volume.min = Jukebox.volumeRange.lowerBound
         volume.max = maxVolume
         volume.step = 1
         volume.mode = "slider"

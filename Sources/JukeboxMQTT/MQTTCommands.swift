@@ -22,7 +22,7 @@ struct MQTTCommands: Sendable {
     /// Refused commands are logged 20 lines a minute at most, then counted.
     let refusals = SharedLogBudget(LogBudget(what: "refused MQTT commands", maxLines: 20))
 
-    init(topics: MQTTTopics, core: Core, logger: Logger, homeAssistantOnline: @escaping @Sendable () async -> Void) {
+    init(topics: MQTTTopics, core: Jukebox, logger: Logger, homeAssistantOnline: @escaping @Sendable () async -> Void) {
         self.topics = topics
         self.dispatcher = RPCDispatcher(core: core, client: "mqtt")
         self.logger = logger
@@ -109,7 +109,7 @@ struct MQTTCommands: Sendable {
             }
         case "volume":
             guard let level = volumeLevel(text) else {
-                return .failure(Refusal(reason: "\"\(text.prefix(40))\" is not a volume from \(Core.volumeRange.lowerBound) to \(Core.volumeRange.upperBound)"))
+                return .failure(Refusal(reason: "\"\(text.prefix(40))\" is not a volume from \(Jukebox.volumeRange.lowerBound) to \(Jukebox.volumeRange.upperBound)"))
             }
             return .success(("volume", ["level": .number(Double(level))]))
         default:
@@ -142,7 +142,7 @@ struct MQTTCommands: Sendable {
         guard !text.isEmpty, text.utf8.count <= 32, text.allSatisfy({ "0123456789.+-eE".contains($0) }),
               let number = Double(text), number.isFinite else { return nil }
         let rounded = number.rounded()
-        guard rounded >= Double(Core.volumeRange.lowerBound), rounded <= Double(Core.volumeRange.upperBound) else { return nil }
+        guard rounded >= Double(Jukebox.volumeRange.lowerBound), rounded <= Double(Jukebox.volumeRange.upperBound) else { return nil }
         return Int(rounded)
     }
 

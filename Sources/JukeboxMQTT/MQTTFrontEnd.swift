@@ -11,10 +11,10 @@ import ServiceLifecycle
 public struct MQTTFrontEnd: Service {
     let settings: MQTTSettings
     let password: String?
-    let core: Core
+    let core: Jukebox
     let logger: Logger
 
-    public init(settings: MQTTSettings, password: String?, core: Core, logger: Logger) {
+    public init(settings: MQTTSettings, password: String?, core: Jukebox, logger: Logger) {
         self.settings = settings
         self.password = password
         self.core = core

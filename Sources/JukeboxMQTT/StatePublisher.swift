@@ -7,7 +7,7 @@ import MQTT
 /// configs go out on every connection and whenever Home Assistant says it is back online.
 actor StatePublisher {
     let topics: MQTTTopics
-    let core: Core
+    let core: Jukebox
     private var client: MQTTClient?
     /// What each state topic last carried on this connection.
     private var published: [String: String] = [:]
@@ -19,7 +19,7 @@ actor StatePublisher {
         var maxVolume: Int
     }
 
-    init(topics: MQTTTopics, core: Core) {
+    init(topics: MQTTTopics, core: Jukebox) {
         self.topics = topics
         self.core = core
     }
@@ -84,7 +84,7 @@ actor StatePublisher {
     static func advertised(_ snapshot: JukeboxSnapshot) -> Advertised {
         Advertised(
             titles: snapshot.catalog.session.clips.filter(\.enabled).map(\.title),
-            maxVolume: Int((snapshot.session.maxVolume * Double(Core.volumeRange.upperBound)).rounded(.down)))
+            maxVolume: Int((snapshot.session.maxVolume * Double(Jukebox.volumeRange.upperBound)).rounded(.down)))
     }
 
     func publishDiscovery() async {

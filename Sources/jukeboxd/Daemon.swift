@@ -126,11 +126,11 @@ struct Daemon {
         if leftovers > 0 {
             logger.notice("removed \(Plural.count(leftovers, "unfinished upload file")) that an earlier run left in the clips folder \(folder)")
         }
-        let core = Core(
+        let core = Jukebox(
             catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeSink: Self.makeSink,
             stateFile: StateFile(path: statePath), loadSession: { () throws(SessionLoadError) -> Session in try self.loadSession() },
             sessionOverrides: { session in self.applyOverrides(session) },
-            configuration: Core.Configuration(
+            configuration: Jukebox.Configuration(
                 queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
                 makeRateConverter: { from, to, channels in try Resampler(inputRate: from, outputRate: to, channels: channels) },
                 loudnessMeter: EBUR128Meter()),

@@ -5,7 +5,7 @@ import UnixSignals
 
 /// SIGHUP re-reads the session file, exactly like `jukebox reload`.
 struct ReloadOnHangup: Service {
-    let core: Core
+    let core: Jukebox
     let logger: Logger
 
     func run() async throws {

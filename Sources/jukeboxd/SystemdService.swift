@@ -12,7 +12,7 @@ struct SystemdService: Service {
     static let stallLimit: Duration = .seconds(20)
 
     let notifier: SystemdNotifier
-    let core: Core
+    let core: Jukebox
     let watchdog: Duration?
     /// Finishes once `READY=1` has been sent; pings start after it.
     let ready: AsyncStream<Void>

@@ -19,7 +19,7 @@ import Testing
 @Suite("Control socket", .timeLimit(.minutes(2)))
 struct ControlServerTests {
     let fixture: TestCore
-    var core: Core { fixture.core }
+    var core: Jukebox { fixture.core }
     var path: String { fixture.folder.file("control.sock") }
 
     init() async throws { fixture = try await TestCore() }

@@ -18,7 +18,7 @@ public struct TestCore: Sendable {
     }
 
     public let folder: TemporaryDirectory
-    public let core: Core
+    public let core: Jukebox
     /// While set, `reload` finds these problems in the session file.
     public let reloadProblems: Problems
 
@@ -43,7 +43,7 @@ public struct TestCore: Sendable {
         case .saved: StateFile(path: folder.file("state.json"))
         case .failing: StateFile(path: try folder.write("not-a-folder", [0]) + "/state.json")
         }
-        core = Core.test(
+        core = Jukebox.test(
             catalog, decoder: SndFileDecoder(), makeSink: { _ in NullSink(deviceName: "fake") }, stateFile: stateFile,
             loadSession: { () throws(SessionLoadError) -> Session in
                 if let lines = problems.lines.withLock({ $0 }) { throw SessionLoadError(kind: .invalid, problems: lines) }
@@ -62,7 +62,7 @@ public struct TestCore: Sendable {
     }
 }
 
-extension Core {
+extension Jukebox {
     /// A core as a test builds one: over `catalog`, with fake clips, a fake output, a manual
     /// clock and a wall clock that stands at 1 000 s, a fixed seed, and nothing saved,
     /// unless the test says otherwise. `reload` reads the catalog's session again, unless
@@ -71,9 +71,9 @@ extension Core {
         _ catalog: ClipCatalog, decoder: any ClipDecoder = Fixtures.decoder([]), makeSink: @escaping SinkFactory = { _ in FakeSink() },
         stateFile: StateFile? = nil, loadSession: SessionSource? = nil, time: TimeSource = TimeSource(clock: ManualClock(), wallClock: { 1_000 }),
         seed: UInt64 = 1, speechFolder: String? = nil, queueLimit: Int = ClipPlayQueue.defaultCapacity, logger: Logger = .quiet
-    ) -> Core {
+    ) -> Jukebox {
         let session = catalog.session
-        return Core(
+        return Jukebox(
             catalog: catalog, decoder: decoder, makeSink: makeSink, stateFile: stateFile, loadSession: loadSession ?? { session },
             configuration: Configuration(queueLimit: queueLimit, generator: SeededGenerator(seed: seed), time: time, speechFolder: speechFolder),
             logger: logger)

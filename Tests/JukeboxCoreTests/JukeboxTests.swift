@@ -34,10 +34,10 @@ struct JukeboxTests {
             interval: .seconds(10) ... .seconds(10), duration: duration, cue: cue, volume: volume, clips: clips)
     }
 
-    func make(_ catalog: ClipCatalog, decoder: FakeDecoder, logger: Logger = .quiet) -> Core {
+    func make(_ catalog: ClipCatalog, decoder: FakeDecoder, logger: Logger = .quiet) -> Jukebox {
         sessionFile.withLock { $0 = catalog.session }
         let outputs = outputs
-        return Core.test(
+        return Jukebox.test(
             catalog, decoder: decoder, makeSink: { outputs["\($0)"]! }, loadSession: { [sessionFile] in sessionFile.withLock { $0! } }, time: TimeSource(clock: clock, wallClock: { 1_000 }), logger: logger)
     }
 

@@ -179,11 +179,11 @@ struct QuietCoreTests {
     let folder: TemporaryDirectory
     init() throws { folder = try TemporaryDirectory() }
 
-    func makeCore() -> Core {
+    func makeCore() -> Jukebox {
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: ["a", "b"].map {
             Clip(id: $0, source: ClipSource(file: "\($0).wav", path: "/clips/\($0).wav"))
         })
-        return Core.test(
+        return Jukebox.test(
             ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10), ("b", 2, 10)]), stateFile: StateFile(path: folder.file("state.json")), time: TimeSource(clock: ManualClock(), wallClock: { 1_800_000_000 }, zone: FixedOffsetZone(seconds: 0)))
     }
 

@@ -11,7 +11,7 @@ struct SessionEditTests {
     let folder: TemporaryDirectory
     let path: String
     let decoder: FakeDecoder
-    let core: Core
+    let core: Jukebox
     let sink = FakeSink()
 
     static let original = """
@@ -38,7 +38,7 @@ struct SessionEditTests {
         self.decoder = decoder
         let path = path
         let session = try SessionLoader.load(path: path)
-        core = Core.test(
+        core = Jukebox.test(
             await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeSink: { [sink] _ in sink }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
     }
 

@@ -68,7 +68,7 @@ struct StateTests {
         let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [
             Clip(id: "a", source: ClipSource(file: "a.wav", path: "/clips/a.wav")),
         ])
-        let core = Core.test(
+        let core = Jukebox.test(
             ClipCatalog(session: session), decoder: Fixtures.decoder([("a", 1, 10)]), stateFile: stateFile, time: TimeSource(clock: ManualClock(), wallClock: { 1_234 }))
         await core.restoreState()
         let accepted = try await core.enqueue(["a"], cue: false, client: "test")
@@ -123,7 +123,7 @@ struct StateTests {
         fresh.at = Int64(now) - 60
         let stateFile = StateFile(path: folder.file("state.json"))
         try await stateFile.save(PersistedState(nextTicket: 6, waiting: [stale, fresh, entry(5, "a", client: "cli")]))
-        let core = Core.test(
+        let core = Jukebox.test(
             ClipCatalog(session: session), stateFile: stateFile, time: TimeSource(clock: ManualClock(), wallClock: { now }))
         await core.restoreState()
         let restored = await core.snapshot()
@@ -140,7 +140,7 @@ struct StateTests {
         let capped = session
         let stateFile = StateFile(path: folder.file("state.json"))
         try await stateFile.save(PersistedState(volume: 0.9))
-        let core = Core.test(
+        let core = Jukebox.test(
             ClipCatalog(session: capped), stateFile: stateFile, time: TimeSource(clock: ManualClock()))
         await core.restoreState()
         #expect(await core.snapshot().volume == 60, "the saved 90 is held to the cap")
@@ -157,7 +157,7 @@ struct StateTests {
         try await stateFile.save(PersistedState(
             nextTicket: 12, waiting: [entry(10, "b"), entry(11, "a", client: "cli")], bag: .init(remaining: ["c"], lastPick: "a", cycle: 2),
             paused: true, volume: 0.5))
-        let core = Core.test(
+        let core = Jukebox.test(
             ClipCatalog(session: session), stateFile: stateFile, time: TimeSource(clock: ManualClock()))
         await core.restoreState()
         let restored = await core.snapshot()
@@ -234,7 +234,7 @@ extension StateTests {
         try await stateFile.save(PersistedState(nextTicket: 6, waiting: [entry(3, "a"), spoken, blank]))
         guard case .loaded(let saved) = await stateFile.load() else { Issue.record("not saved"); return }
         #expect(saved.waiting[1].clip.say == "Dinner is ready")
-        let core = Core.test(
+        let core = Jukebox.test(
             ClipCatalog(session: session), stateFile: stateFile, time: TimeSource(clock: ManualClock()), speechFolder: folder.file("speech"))
         await core.restoreState()
         let restored = await core.snapshot()

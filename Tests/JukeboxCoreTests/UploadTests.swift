@@ -10,7 +10,7 @@ import JukeboxCoreTestSupport
 @Suite("Uploads", .timeLimit(.minutes(1)))
 struct UploadTests {
     let folder: TemporaryDirectory
-    let core: Core
+    let core: Jukebox
     let tone = WAVFile.bytes(WAVFile.tone(frequency: 440, frames: 800, rate: 8000, channels: 1), encoding: .s16, rate: 8000, channels: 1)
 
     init() async throws {
@@ -18,7 +18,7 @@ struct UploadTests {
         try folder.write("water.wav", tone)
         let path = try folder.write("s.json", text: #"{ "maxUploadSize": 4096, "clips": [ { "file": "water.wav" } ] }"#)
         let session = try SessionLoader.load(path: path)
-        core = Core.test(
+        core = Jukebox.test(
             await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
     }
 
@@ -90,7 +90,7 @@ struct UploadTests {
         try folder.write("water.wav", tone)
         let path = try folder.write("s.json", text: #"{ "maxUploadLength": "1s", "clips": [ { "file": "water.wav" } ] }"#)
         let session = try SessionLoader.load(path: path)
-        let core = Core.test(
+        let core = Jukebox.test(
             await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
         let bytes = WAVFile.bytes(Array(repeating: 0.25, count: frames * channels), encoding: .s16, rate: rate, channels: channels)
         let upload = try await core.beginUpload(name: "a.wav", size: bytes.count)
@@ -131,7 +131,7 @@ struct UploadTests {
         }
         // A large recording is described as well: only its first bytes are looked at.
         let session = try SessionLoader.parse(Array(#"{ "maxUploadSize": 4000000, "clips": [ { "file": "water.wav" } ] }"#.utf8), path: folder.file("s.json"))
-        let roomy = Core.test(
+        let roomy = Jukebox.test(
             await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() }, time: TimeSource(clock: ManualClock()))
         let long = m4a + [UInt8](repeating: 0, count: 3_000_000)
         let large = try await roomy.beginUpload(name: "long.m4a", size: long.count)

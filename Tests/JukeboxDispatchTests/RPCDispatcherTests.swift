@@ -7,7 +7,7 @@ import Testing
 @Suite("Control requests and responses", .timeLimit(.minutes(1)))
 struct RPCDispatcherTests {
     let fixture: TestCore
-    var core: Core { fixture.core }
+    var core: Jukebox { fixture.core }
     var handler: RPCDispatcher { RPCDispatcher(core: core, client: "client 7") }
 
     init() async throws { fixture = try await TestCore() }

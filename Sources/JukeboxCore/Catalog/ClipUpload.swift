@@ -7,7 +7,7 @@ import Logging
 import Synchronization
 
 /// A clip file arriving from a client, piece by piece. The bytes go to a hidden temporary file
-/// in the clips folder; once all have come, `Core.addClip(upload:…)` checks that the file
+/// in the clips folder; once all have come, `Jukebox.addClip(upload:…)` checks that the file
 /// plays (converting a phone's recording with ffmpeg if need be) and stores it under a safe
 /// name. Until then, and whenever anything fails, no file of it is left behind: `discard()`
 /// removes it, and every front end calls it when the client goes away.

@@ -105,7 +105,7 @@ public actor VolumeControl: Service {
 
     /// The one place a `volume` event is made.
     private func publish(_ level: Double) {
-        events.publish(.volume(Int((level * Double(Core.volumeRange.upperBound)).rounded())))
+        events.publish(.volume(Int((level * Double(Jukebox.volumeRange.upperBound)).rounded())))
     }
 
     public func run() async throws {

@@ -37,7 +37,7 @@ public struct JukeboxPlan: Sendable {
     }
 }
 
-extension Core {
+extension Jukebox {
     /// The longest list of fixed times `next` gives, and how far ahead it looks.
     public static let planLimitRange = 1...100
     static let planHorizon: Int64 = 7 * 86_400

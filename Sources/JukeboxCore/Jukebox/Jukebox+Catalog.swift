@@ -2,7 +2,7 @@
 /// The file work is the editor's (`SessionEditor`); the rules here are the core's: one
 /// reload or edit at a time, an edit against the revision the client saw, the new session
 /// applied like a reload, and the answer durable before it is given.
-extension Core {
+extension Jukebox {
     /// The session file as the daemon read it, and the session with every default resolved.
     public func sessionDocument() async throws(JukeboxError) -> (document: SessionDocument, session: Session) {
         await lockSession()

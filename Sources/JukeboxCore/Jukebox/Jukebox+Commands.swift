@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 
 // The commands every front end calls, and the one snapshot they read from.
-extension Core {
+extension Jukebox {
     /// Queues clips by id, or by the name of a file inside the clips folder, all or none.
     /// A file that is not in the session is opened first, so one that is not audio is
     /// refused now rather than failing later.

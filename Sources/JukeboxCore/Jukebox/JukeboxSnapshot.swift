@@ -41,8 +41,8 @@ public struct JukeboxSnapshot: Sendable {
     /// The device as `status` and `device` events show it: the player's.
     public var deviceState: DeviceState { player.device }
 
-    /// The volume as every front end shows and sets it, within `Core.volumeRange`.
-    public var volume: Int { Int((player.volume * Double(Core.volumeRange.upperBound)).rounded()) }
+    /// The volume as every front end shows and sets it, within `Jukebox.volumeRange`.
+    public var volume: Int { Int((player.volume * Double(Jukebox.volumeRange.upperBound)).rounded()) }
 
     /// How far into the clip playing now, or paused, playback is, and how long the clip is.
     public var position: (elapsed: Duration, total: Duration)? { player.position ?? queue.pausedPosition }

@@ -1,8 +1,9 @@
 import Logging
 import ServiceLifecycle
 
-/// The application core: the one place every front end (the control socket, the HTTP API and
-/// page, MQTT, SIGHUP) goes through. It wires the catalog (the probed session, and the
+/// The jukebox as its front ends see it (the application core, `core` where it is held): the
+/// one place every front end (the control socket, the HTTP API and page, MQTT, SIGHUP) goes
+/// through. It wires the catalog (the probed session, and the
 /// `SessionEditor` for its file), the scheduler (`ClipJukebox`), the play queue
 /// (`ClipPlayQueue`), the player with its output, and the state file. Commands are carried
 /// out here, with their checks and limits; `StateChange.mustBeDurable` says which must be
@@ -13,11 +14,11 @@ import ServiceLifecycle
 /// changes, and saves a last time once they have stopped.
 ///
 /// One file per job: this one holds what the core is made of and builds it;
-/// `Core+Lifecycle` starts and stops it (the saved state put back, the services, autosave);
-/// `Core+Commands` has the commands and the snapshot; `Core+Catalog` the session's edits and
-/// uploads; `Core+Reload` takes up a session read again or edited, one at a time; and
-/// `Core+Durability` holds the rule that a change is answered once it is on disk.
-public actor Core: Service {
+/// `Jukebox+Lifecycle` starts and stops it (the saved state put back, the services, autosave);
+/// `Jukebox+Commands` has the commands and the snapshot; `Jukebox+Catalog` the session's edits and
+/// uploads; `Jukebox+Reload` takes up a session read again or edited, one at a time; and
+/// `Jukebox+Durability` holds the rule that a change is answered once it is on disk.
+public actor Jukebox: Service {
     /// Reads the session again, for `reload` (the daemon applies its command-line overrides).
     public typealias SessionSource = @Sendable () async throws(SessionLoadError) -> Session
     public typealias SessionOverrides = SessionEditor.SessionOverrides

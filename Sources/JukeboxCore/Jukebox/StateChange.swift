@@ -1,6 +1,6 @@
 /// The kinds of change a front end can ask of the core. `mustBeDurable` is the one
 /// durability rule: a change that must survive a restart is acknowledged to its client only
-/// once the state file holds it (`Core.waitUntilDurable`).
+/// once the state file holds it (`Jukebox.waitUntilDurable`).
 public enum StateChange: String, Sendable, CaseIterable {
     case enqueue, say, remove, clear, skip, pause, resume, pick, setVolume, setQuiet, reload
     case addClip, updateClip, removeClip, updateSchedule

@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 
 // A session read again or edited, taken up by every part at once; one reload or edit at a time.
-extension Core {
+extension Jukebox {
     /// Reads the session file again. Every waiting entry keeps its place, even one whose
     /// clip the new file no longer lists: it carries its file and plays (or fails with a
     /// reason in the history), never dropped unseen. The bag keeps its cycle and the counts

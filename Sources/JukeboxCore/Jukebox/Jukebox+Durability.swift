@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 
 // The durability rule: a change that must survive a restart is answered only once it is on disk.
-extension Core {
+extension Jukebox {
     /// The one place `StateChange.mustBeDurable` is applied: a change that must be
     /// durable is marked once it is in memory, and acknowledged after `waitUntilDurable`.
     func acknowledge<Value: Sendable>(_ value: Value, _ command: StateChange) async -> Acknowledged<Value> {

@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 
 // Starting and stopping: the saved state put back, the services run, the state saved as it changes.
-extension Core {
+extension Jukebox {
     /// Puts back the saved queue, bag, volume and pause, and logs what happened. Call once,
     /// before `run()`.
     public func restoreState() async {
