@@ -13,7 +13,8 @@ import ServiceLifecycle
 /// As a `Service` it runs the queue, the scheduler and the saving of the daemon's own
 /// changes, and saves a last time once they have stopped.
 ///
-/// One file per job: this one holds what the core is made of and builds it;
+/// One file per job: this one holds what the core is made of, and `JukeboxParts` wires
+/// those parts together;
 /// `Jukebox+Lifecycle` starts and stops it (the saved state put back, the services, autosave);
 /// `Jukebox+Commands` has the commands and the snapshot; `Jukebox+Catalog` the session's edits and
 /// uploads; `Jukebox+Reload` takes up a session read again or edited, one at a time; and
@@ -98,68 +99,35 @@ public actor Jukebox: Service {
     /// Makes announcements' audio; nil when there is nowhere to keep it.
     let speech: SpeechSynthesizer?
 
+    /// Builds the jukebox's parts (`JukeboxParts.wire`) and serves commands with them.
     public init(
         catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, makeSink: @escaping SinkFactory,
         stateFile: StateFile? = nil, loadSession: @escaping SessionSource, sessionOverrides: @escaping SessionOverrides = { $0 },
         configuration: Configuration = Configuration(), logger: Logger
     ) {
-        self.editor = SessionEditor(decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, logger: logger)
-        let session = catalog.session
-        let events = EventBus()
-        let loudness = ClipLoudness(
-            meter: configuration.loudnessMeter, decoder: decoder, file: stateFile.map { ClipLoudness.file(besideState: $0.path) }, logger: logger)
-        self.loudness = loudness
-        let player = Player(
-            sink: makeSink(session.output), makeRateConverter: configuration.makeRateConverter, decoder: decoder, clock: configuration.time.clock, volume: session.volume, options: session.playback,
-            events: events, loudness: loudness, logger: logger)
-        let hooks = HookRunner(session.hooks, logger: logger)
-        let speech = (configuration.speechFolder ?? stateFile.map { SpeechCache.folder(besideState: $0.path) }).map { folder in
-            SpeechSynthesizer(
-                settings: session.speech, cache: SpeechCache(folder: folder, limits: configuration.speechLimits), decoder: decoder,
-                logger: logger)
-        }
-        let queue = ClipPlayQueue(
-            player: player, events: events, time: configuration.time, capacity: configuration.queueLimit, logger: logger,
-            beforePlaying: { entry in await hooks.run(.beforePlaying, entry: entry) },
-            afterPlaying: { entry, outcome in await hooks.run(.afterPlaying, entry: entry, outcome: outcome) },
-            prepare: { clip in
-                guard let speech else { throw SpeechFailure("announcements are off: there is no state folder to keep their audio in") }
-                return try await speech.audio(for: clip)
-            })
-        self.hooks = hooks
-        self.speech = speech
-        self.events = events
-        self.player = player
-        self.queue = queue
-        let schedule = ScheduleBoard(session, playable: catalog.playableClips)
-        self.schedule = schedule
-        let quiet = QuietHours(
-            schedule: schedule, queue: queue, events: events, time: configuration.time, logger: logger)
-        self.quiet = quiet
-        let volume = VolumeControl(
-            schedule: schedule, player: player, events: events, time: configuration.time, logger: logger)
-        self.volume = volume
-        let scheduler = ClipJukebox(
-            schedule: schedule, queue: queue, quiet: quiet, events: events, time: configuration.time,
-            generator: configuration.generator, logger: logger)
-        self.scheduler = scheduler
-        let timetable = ClipTimetable(
-            schedule: schedule, queue: queue, quiet: quiet, time: configuration.time, logger: logger)
-        self.timetable = timetable
+        let parts = JukeboxParts.wire(
+            catalog: catalog, decoder: decoder, converter: converter, makeSink: makeSink, stateFile: stateFile, sessionOverrides: sessionOverrides,
+            configuration: configuration, logger: logger)
+        events = parts.events
+        player = parts.player
+        queue = parts.queue
+        schedule = parts.schedule
+        scheduler = parts.scheduler
+        timetable = parts.timetable
+        quiet = parts.quiet
+        volume = parts.volume
+        loudness = parts.loudness
+        editor = parts.editor
+        writer = parts.writer
+        hooks = parts.hooks
+        speech = parts.speech
         self.catalog = catalog
         self.decoder = decoder
         self.makeSink = makeSink
         self.loadSession = loadSession
         self.configuration = configuration
         self.logger = logger
-        self.startedAt = configuration.time.wallClock()
         self.stateFile = stateFile
-        if stateFile != nil { events.releaseOnlyWhatIsSaved() }
-        self.writer = stateFile.map { file in
-            StateWriter(file: file, events: events) { [queue, scheduler, timetable, quiet, volume, player] in
-                await PersistedState.gather(
-                    queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, volume: volume, player: player)
-            }
-        }
+        startedAt = configuration.time.wallClock()
     }
 }

@@ -1,0 +1,68 @@
+import Logging
+
+/// What the jukebox is made of, wired together once at start-up: who plays (the player and
+/// its output), who queues (the queue, with the hooks and the speech engine at its slots),
+/// who keeps to the schedule (the scheduler, the timetable, quiet hours, the volume, all
+/// reading one `ScheduleBoard`), and who saves (the state writer, which releases the events).
+/// `Jukebox` serves commands with these parts; it builds none of them itself.
+struct JukeboxParts {
+    let events: EventBus
+    let player: Player
+    let queue: ClipPlayQueue
+    let schedule: ScheduleBoard
+    let scheduler: ClipJukebox
+    let timetable: ClipTimetable
+    let quiet: QuietHours
+    let volume: VolumeControl
+    let loudness: ClipLoudness
+    let editor: SessionEditor
+    let hooks: HookRunner
+    /// nil when there is nowhere to keep announcements' audio.
+    let speech: SpeechSynthesizer?
+    /// nil: nothing is saved (tests, benchmarks).
+    let writer: StateWriter?
+
+    static func wire(
+        catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)?, makeSink: Jukebox.SinkFactory, stateFile: StateFile?,
+        sessionOverrides: @escaping Jukebox.SessionOverrides, configuration: Jukebox.Configuration, logger: Logger
+    ) -> JukeboxParts {
+        let session = catalog.session
+        let time = configuration.time
+        let events = EventBus()
+        // Saved-state events wait for their write, from the first.
+        if stateFile != nil { events.releaseOnlyWhatIsSaved() }
+        let loudness = ClipLoudness(
+            meter: configuration.loudnessMeter, decoder: decoder, file: stateFile.map { ClipLoudness.file(besideState: $0.path) }, logger: logger)
+        let player = Player(
+            sink: makeSink(session.output), makeRateConverter: configuration.makeRateConverter, decoder: decoder, clock: time.clock,
+            volume: session.volume, options: session.playback, events: events, loudness: loudness, logger: logger)
+        let hooks = HookRunner(session.hooks, logger: logger)
+        let speech = (configuration.speechFolder ?? stateFile.map { SpeechCache.folder(besideState: $0.path) }).map { folder in
+            SpeechSynthesizer(
+                settings: session.speech, cache: SpeechCache(folder: folder, limits: configuration.speechLimits), decoder: decoder, logger: logger)
+        }
+        let queue = ClipPlayQueue(
+            player: player, events: events, time: time, capacity: configuration.queueLimit, logger: logger,
+            beforePlaying: { entry in await hooks.run(.beforePlaying, entry: entry) },
+            afterPlaying: { entry, outcome in await hooks.run(.afterPlaying, entry: entry, outcome: outcome) },
+            prepare: { clip in
+                guard let speech else { throw SpeechFailure("announcements are off: there is no state folder to keep their audio in") }
+                return try await speech.audio(for: clip)
+            })
+        let schedule = ScheduleBoard(session, playable: catalog.playableClips)
+        let quiet = QuietHours(schedule: schedule, queue: queue, events: events, time: time, logger: logger)
+        let volume = VolumeControl(schedule: schedule, player: player, events: events, time: time, logger: logger)
+        let scheduler = ClipJukebox(
+            schedule: schedule, queue: queue, quiet: quiet, events: events, time: time, generator: configuration.generator, logger: logger)
+        let timetable = ClipTimetable(schedule: schedule, queue: queue, quiet: quiet, time: time, logger: logger)
+        let writer = stateFile.map { file in
+            StateWriter(file: file, events: events) { [queue, scheduler, timetable, quiet, volume, player] in
+                await PersistedState.gather(queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, volume: volume, player: player)
+            }
+        }
+        return JukeboxParts(
+            events: events, player: player, queue: queue, schedule: schedule, scheduler: scheduler, timetable: timetable, quiet: quiet,
+            volume: volume, loudness: loudness, editor: SessionEditor(decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, logger: logger),
+            hooks: hooks, speech: speech, writer: writer)
+    }
+}
