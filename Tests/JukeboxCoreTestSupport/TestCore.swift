@@ -1,5 +1,4 @@
 import JukeboxCore
-import JukeboxDispatch
 import JukeboxSndFile
 import JukeboxTestSupport
 import Logging
