@@ -99,8 +99,10 @@ final class ControlClient {
     func call<Result: JSONReadable>(_ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type) throws(ClientError) -> (Result, [UInt8]) {
         let id = nextID
         nextID += 1
-        let request: JSONValue = .object(["id": .number(Double(id)), "jsonrpc": .string("2.0"), "method": .string(method), "params": .object(params)])
-        try send(bytes: Array(request.text.utf8))
+        // The envelope as text: a dictionary literal here would cost the runtime a search of
+        // every conformance in the program the first time (String: Hashable, from its name).
+        let params = params.isEmpty ? "{}" : JSONValue.object(params).text
+        try send(bytes: Array(#"{"id":\#(id),"jsonrpc":"2.0","method":\#(JSONValue.quoted(method)),"params":\#(params)}"#.utf8))
         let unreadable = ClientError(message: "jukebox: jukeboxd sent an answer this client does not understand (are jukebox and jukeboxd from the same build?)", exitCode: 76)
         while true {
             let line = try readLine()
