@@ -1,7 +1,8 @@
 #!/bin/sh
 # Writes scripts/link-order.txt: the functions jukeboxd runs when it starts, idles, plays clips
 # through ALSA, reloads, and serves the control socket, the web remote and MQTT, in the order
-# Valgrind's callgrind first lists them. Release builds link these first (see Package.swift), so
+# Valgrind's callgrind first lists them; and scripts/client-link-order.txt, the same for the
+# `jukebox` client's commands. Release builds link these first (see Package.swift), so
 # the code the daemon runs sits together instead of spread over the whole binary: the kernel
 # maps 64 KB around each page it runs, so spread-out code costs resident memory for the
 # daemon's whole life. Run it again after large changes (it needs valgrind); names that no
@@ -13,6 +14,7 @@ work=$(mktemp -d)
 daemon=""
 trap 'kill $daemon ${broker:-} 2>/dev/null || true; rm -rf "$work"' EXIT
 strip --strip-debug -o "$work/jukeboxd" .build-static/release/jukeboxd
+strip --strip-debug -o "$work/jukebox" .build-static/release/jukebox
 python3 - "$work" <<'PY'
 import struct, sys
 work = sys.argv[1]
@@ -54,6 +56,16 @@ profile() {
         mosquitto_pub -p 18766 -t jukeboxd/s/command/volume -m 60
     fi
     jukebox pause; jukebox resume
+    if [ "$front" = core ]; then
+        # The client's commands, each a process of its own, as scripts and people run them.
+        n=0
+        for command in status queue clips "--json status" next history skip pause resume "play a" "volume 50"; do
+            n=$((n + 1))
+            # shellcheck disable=SC2086
+            valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/client.$n.out" \
+                "$work/jukebox" --socket "$work/c.sock" $command >/dev/null 2>&1
+        done
+    fi
     sleep 3
     kill -TERM "$daemon"; wait "$daemon" || true
 }
@@ -69,7 +81,8 @@ fi
 for front in $fronts; do profile "$front"; done
 # What every daemon runs first, then what only the web remote runs, then what only MQTT runs:
 # a daemon without them keeps their code out of its pages.
-python3 - "$work/jukeboxd" scripts/link-order.txt $(for front in $fronts; do echo "$work/$front.out"; done) <<'PY'
+order() {
+python3 - "$@" <<'PY'
 import re, subprocess, sys
 binary, target, profiles = sys.argv[1], sys.argv[2], sys.argv[3:]
 defined = set(line.split()[-1] for line in subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True).stdout.splitlines())
@@ -93,3 +106,6 @@ for profile in profiles:
 open(target, "w").write("\n".join(order) + "\n")
 print(f"{target}: {len(order)} functions")
 PY
+}
+order "$work/jukeboxd" scripts/link-order.txt $(for front in $fronts; do echo "$work/$front.out"; done)
+order "$work/jukebox" scripts/client-link-order.txt $(n=1; while [ -f "$work/client.$n.out" ]; do echo "$work/client.$n.out"; n=$((n + 1)); done)
