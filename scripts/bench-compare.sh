@@ -41,6 +41,13 @@ cat >"$work/session.json" <<JSON
 { "name": "bench", "device": "pulse", "clipsDirectory": "music", "interval": { "min": "1h", "max": "1h" },
   "clips": [ { "file": "ten.wav" }, { "file": "a.wav" }, { "file": "b.wav" } ] }
 JSON
+# Every MPD plays through the rig, as the others do.
+rig_output='audio_output {
+    type "alsa"
+    name "rig"
+    device "pulse"
+    mixer_type "none"
+}'
 # MPD as Debian sets it up (its /etc/mpd.conf: the curl input, two decoders off, UTF-8 file
 # names), with the paths moved into the bench's folder, no user switch, a port of its own,
 # the rig's ALSA output, and room for the storm's 40 000 entries.
@@ -57,12 +64,7 @@ pid_file "$work/mpd.pid"
 bind_to_address "127.0.0.1"
 port "6611"
 max_playlist_length "40000"
-audio_output {
-    type "alsa"
-    name "rig"
-    device "pulse"
-    mixer_type "none"
-}
+$rig_output
 CONF
 } >"$work/mpd.conf"
 # MPD as lean as it runs: only what it needs to play files from a folder, on a Unix socket,
@@ -79,12 +81,7 @@ bind_to_address "$work/mpd-min.sock"
 user "$(id -un)"
 auto_update "no"
 zeroconf_enabled "no"
-audio_output {
-    type "alsa"
-    name "rig"
-    device "pulse"
-    mixer_type "none"
-}
+$rig_output
 CONF
 socket="$work/jukeboxd.sock"
 jukebox() { "$bin/jukebox" --socket "$socket" "$@"; }

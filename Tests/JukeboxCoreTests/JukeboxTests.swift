@@ -109,17 +109,17 @@ struct JukeboxTests {
         let running = Task { try await core.run() }
         _ = try await core.enqueue(["a"], cue: false, client: "test")
         await one.waitForGatedWrite()
-        #expect(await core.outputStall() != nil, "a write to \"one\" has not returned")
+        #expect(core.outputStall() != nil, "a write to \"one\" has not returned")
         sessionFile.withLock { $0 = session([clip("a"), clip("b")], device: "two") }
         _ = try await core.reload()
-        #expect(await core.outputStall() != nil, "the write to \"one\" is still stuck, and the watchdog sees it")
+        #expect(core.outputStall() != nil, "the write to \"one\" is still stuck, and the watchdog sees it")
         await one.gateWrites(false)
         _ = try await core.enqueue(["b"], cue: false, client: "test")
         await two.wait(until: { $0.contains(.write(tag: 2, frames: 36)) })
         await two.gateWrites(true)
         _ = try await core.enqueue(["b"], cue: false, client: "test")
         await two.waitForGatedWrite()
-        #expect(await core.outputStall() != nil, "after the switch, the new output is the one watched")
+        #expect(core.outputStall() != nil, "after the switch, the new output is the one watched")
         await two.gateWrites(false)
         running.cancel()
     }
@@ -187,13 +187,7 @@ struct JukeboxTests {
         let one = outputs["one"]!
         await one.failOpens([AudioDeviceError(code: .notFound, device: "one", operation: "open", reason: "No such file or directory")])
         await one.gateWrites(true)
-        let events = core.events.subscribe()
-        let running = Task { try await core.run() }
-        _ = try await core.enqueue(["a"], cue: false, client: "test")
-        var iterator = events.makeAsyncIterator()
-        while let event = await iterator.next() {
-            if case .device(let state) = event, state.isRetrying { break }
-        }
+        let (running, _) = try await runUntilTheDeviceIsRetried(core)
         #expect(await core.snapshot().waitingForDevice?.clip.id == "a")
         // The first retry comes half a second later.
         await clock.waitForSleeper(until: clock.now.advanced(by: .milliseconds(500)))
@@ -207,13 +201,8 @@ struct JukeboxTests {
         running.cancel()
     }
 
-    /// While the clip at the head waits for a missing device, the scheduler picks nothing
-    /// (a backlog would play back to back later), and the clip shows as waiting, not playing.
-    @Test func nothingIsPickedWhileAClipWaitsForTheDevice() async throws {
-        let decoder = Fixtures.decoder([("a", 1, 100), ("b", 2, 100)])
-        let core = make(ClipCatalog(session: session([clip("a"), clip("b")])), decoder: decoder)
-        let missing = AudioDeviceError(code: .notFound, device: "one", operation: "open", reason: "No such file or directory")
-        await outputs["one"]!.failOpens(Array(repeating: missing, count: 100))
+    /// Runs `core` with "a" queued, and returns once its device is being retried.
+    func runUntilTheDeviceIsRetried(_ core: Jukebox) async throws -> (Task<Void, any Error>, AsyncStream<JukeboxEvent>.AsyncIterator) {
         let events = core.events.subscribe()
         let running = Task { try await core.run() }
         _ = try await core.enqueue(["a"], cue: false, client: "test")
@@ -221,6 +210,17 @@ struct JukeboxTests {
         while let event = await iterator.next() {
             if case .device(let state) = event, state.isRetrying { break }
         }
+        return (running, iterator)
+    }
+
+    /// While the clip at the head waits for a missing device, the scheduler picks nothing
+    /// (a backlog would play back to back later), and the clip shows as waiting, not playing.
+    @Test func nothingIsPickedWhileAClipWaitsForTheDevice() async throws {
+        let decoder = Fixtures.decoder([("a", 1, 100), ("b", 2, 100)])
+        let core = make(ClipCatalog(session: session([clip("a"), clip("b")])), decoder: decoder)
+        let missing = AudioDeviceError(code: .notFound, device: "one", operation: "open", reason: "No such file or directory")
+        await outputs["one"]!.failOpens(Array(repeating: missing, count: 100))
+        let (running, events) = try await runUntilTheDeviceIsRetried(core)
         let waiting = await core.snapshot()
         #expect(waiting.playing == nil)
         #expect(waiting.waitingForDevice?.clip.id == "a")
@@ -229,6 +229,7 @@ struct JukeboxTests {
         // Let the scheduler's moment come: it plans the next pick without picking.
         clock.advance(by: .seconds(10))
         var queued: [String] = []
+        var iterator = events
         while let event = await iterator.next() {
             if case .queued(let entry, _) = event { queued.append(entry.clip.id) }
             if case .scheduled = event { break }
