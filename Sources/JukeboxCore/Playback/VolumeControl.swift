@@ -53,7 +53,7 @@ public actor VolumeControl: Service {
     /// The step in force now: its level (held to `maxVolume`) and when it began; nil without
     /// a schedule.
     public func inForce() -> (level: Double, since: Int64)? {
-        session.volumeSchedule.inForce(at: wallSeconds(), zone: zone, location: session.location).map { (min($0.level, session.maxVolume), $0.since) }
+        session.volumeSchedule.inForce(at: time.wallSeconds(), zone: time.zone, location: session.location).map { (min($0.level, session.maxVolume), $0.since) }
     }
 
     /// At start-up: the level the volume should start at. `saved` is the volume and step mark
@@ -119,7 +119,7 @@ public actor VolumeControl: Service {
 
     private func keepSteps() async throws {
         while true {
-            let now = wallSeconds()
+            let now = time.wallSeconds()
             if let step = inForce(), appliedSince.map({ step.since > $0 }) ?? true {
                 appliedSince = step.since
                 logger.info("volume schedule: \(Self.percent(step.level)) from now, over \(DurationText.format(Self.rampDuration))")
@@ -127,7 +127,7 @@ public actor VolumeControl: Service {
             }
             // With no steps it sleeps until a reload brings some; otherwise until the next step,
             // looking at the wall clock at least once a minute (a clock that is set).
-            let next = session.volumeSchedule.next(after: now, zone: zone, location: session.location)
+            let next = session.volumeSchedule.next(after: now, zone: time.zone, location: session.location)
             try await nap.sleep(for: .seconds(WallTime.wait(now: now, next: next, nothingToKeep: session.volumeSchedule.isEmpty)), on: clock)
         }
     }
@@ -160,8 +160,6 @@ public actor VolumeControl: Service {
     func rampFinished() async { await ramping?.value }
 
 
-    private func wallSeconds() -> Int64 { time.wallSeconds() }
-    private var zone: any LocalZone { time.zone }
 
     static func percent(_ level: Double) -> String { "\(Int((level * 100).rounded()))" }
 }

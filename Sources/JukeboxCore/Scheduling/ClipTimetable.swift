@@ -77,7 +77,7 @@ public actor ClipTimetable: Service {
 
     private func keepTime() async throws {
         while true {
-            let now = wallSeconds()
+            let now = time.wallSeconds()
             if now > handledUntil {
                 var missed = 0
                 for due in due(after: handledUntil, upTo: now) {
@@ -133,7 +133,7 @@ public actor ClipTimetable: Service {
     /// from what was worked out before when that still answers.
     private func nextMoment(clip: Int, time: Int, after: Int64) -> Int64? {
         if let known = upcomingMoments[clip][time], known.answers(after: after) { return known.moment }
-        let moment = clips[clip].at[time].next(after: after, zone: zone, location: session.location, holidays: session.holidays)
+        let moment = clips[clip].at[time].next(after: after, zone: self.time.zone, location: session.location, holidays: session.holidays)
         upcomingMoments[clip][time] = Upcoming(from: after, moment: moment)
         return moment
     }
@@ -143,15 +143,15 @@ public actor ClipTimetable: Service {
     /// were worked out. Called once before each look at the times.
     private func checkZone(at moment: Int64) {
         if let mark = zoneMark, upcomingMoments.count == clips.count,
-           [zone.utcOffset(at: mark.at), zone.utcOffset(at: mark.at + 182 * 86_400)] == mark.offsets { return }
+           [time.zone.utcOffset(at: mark.at), time.zone.utcOffset(at: mark.at + 182 * 86_400)] == mark.offsets { return }
         upcomingMoments = clips.map { Array(repeating: nil, count: $0.at.count) }
-        zoneMark = (moment, [zone.utcOffset(at: moment), zone.utcOffset(at: moment + 182 * 86_400)])
+        zoneMark = (moment, [time.zone.utcOffset(at: moment), time.zone.utcOffset(at: moment + 182 * 86_400)])
     }
 
     /// The next `limit` moments of every clip's `at` times, within `horizon` seconds of now,
     /// earliest first; for `jukebox next`.
     public func plan(limit: Int, horizon: Int64) -> [(moment: Int64, clip: Clip)] {
-        let now = wallSeconds()
+        let now = time.wallSeconds()
         let after = max(handledUntil, now)
         checkZone(at: now)
         // Each time's next moment (as worked out before), then, as the earliest is taken, the
@@ -168,7 +168,7 @@ public actor ClipTimetable: Service {
             // A clip at one moment once, whichever of its times brought it.
             if !found.contains(where: { $0 == (head.moment, head.clip) }) { found.append((head.moment, head.clip)) }
             let time = clips[head.clip].at[head.time]
-            if let moment = time.next(after: head.moment, zone: zone, location: session.location, holidays: session.holidays), moment <= now + horizon {
+            if let moment = time.next(after: head.moment, zone: self.time.zone, location: session.location, holidays: session.holidays), moment <= now + horizon {
                 heads[earliest].moment = moment
             } else {
                 heads.remove(at: earliest)
@@ -191,7 +191,7 @@ public actor ClipTimetable: Service {
     }
 
     private func play(_ clip: Clip, due: Int64, now: Int64, missedSoFar missed: inout Int) async {
-        let reading = zone.localTime(at: due)
+        let reading = time.zone.localTime(at: due)
         let when = "\(reading.date) \(TimeOfDay(minuteOfDay: reading.secondOfDay / 60)!)"
         let late = now - due
         guard late <= session.atGrace.components.seconds else {
@@ -215,9 +215,6 @@ public actor ClipTimetable: Service {
         }
     }
 
-    /// The wall clock, in whole seconds since the epoch.
-    private func wallSeconds() -> Int64 { time.wallSeconds() }
-    private var zone: any LocalZone { time.zone }
 
 
     /// Every moment up to this has been dealt with, for the state file.
@@ -227,7 +224,7 @@ public actor ClipTimetable: Service {
     /// queued again, and one that passed while the daemon was down, longer ago than
     /// `atGrace`, is logged as missed. Call before `run()`.
     public func restore(handledUntil saved: Int64) async {
-        let now = wallSeconds()
+        let now = time.wallSeconds()
         if saved >= handledUntil {
             handledUntil = saved
             return

@@ -87,9 +87,9 @@ public actor QuietHours: Service {
     public func isQuiet(at moment: Int64) -> Bool { status(at: moment).quiet }
 
     /// Whether nothing the daemon starts by itself may play now.
-    public func isQuietNow() -> Bool { isQuiet(at: wallSeconds()) }
+    public func isQuietNow() -> Bool { isQuiet(at: time.wallSeconds()) }
 
-    public func statusNow() -> Status { status(at: wallSeconds()) }
+    public func statusNow() -> Status { status(at: time.wallSeconds()) }
 
     public func status(at moment: Int64) -> Status {
         if let override, override.until.map({ moment < $0 }) ?? true {
@@ -100,13 +100,13 @@ public actor QuietHours: Service {
 
     /// Whether the session's quiet windows hold `moment`.
     private func hoursQuiet(at moment: Int64) -> Bool {
-        session.quiet.hold(moment, zone: zone, location: session.location, holidays: session.holidays)
+        session.quiet.hold(moment, zone: time.zone, location: session.location, holidays: session.holidays)
     }
 
     /// The first moment after `moment` at which the session's quiet hours begin or end,
     /// within `lookahead` days; nil when they never change (none, or always quiet).
     func nextChangeOfHours(after moment: Int64) -> Int64? {
-        session.quiet.nextChange(after: moment, zone: zone, location: session.location, holidays: session.holidays, days: Self.lookahead)
+        session.quiet.nextChange(after: moment, zone: time.zone, location: session.location, holidays: session.holidays, days: Self.lookahead)
     }
 
     /// The next span of the session's quiet hours: the one in force at `moment` (from when it
@@ -114,7 +114,7 @@ public actor QuietHours: Service {
     /// it does not end within that time.
     public func nextHours(after moment: Int64) -> (from: Int64, to: Int64?)? {
         if hoursQuiet(at: moment) {
-            let began = session.quiet.lastChange(atOrBefore: moment, zone: zone, location: session.location, holidays: session.holidays, days: Self.lookahead)
+            let began = session.quiet.lastChange(atOrBefore: moment, zone: time.zone, location: session.location, holidays: session.holidays, days: Self.lookahead)
             return (began ?? moment, nextChangeOfHours(after: moment))
         }
         guard let from = nextChangeOfHours(after: moment) else { return nil }
@@ -127,7 +127,7 @@ public actor QuietHours: Service {
     /// released at once if it is not quiet any more.
     @discardableResult
     public func set(_ request: Request) async -> Status {
-        let now = wallSeconds()
+        let now = time.wallSeconds()
         switch request {
         case .on:
             override = Override(quiet: true, until: nil)
@@ -164,7 +164,7 @@ public actor QuietHours: Service {
     }
 
     /// Releases held requests if it is not quiet now (a request held just as quiet ended).
-    public func settleNow() async { await settle(now: wallSeconds()) }
+    public func settleNow() async { await settle(now: time.wallSeconds()) }
 
     /// Takes up a new schedule's quiet hours at once.
     private func scheduleChanged() {
@@ -188,9 +188,9 @@ public actor QuietHours: Service {
 
     private func watch() async throws {
         // The status at start-up is no change to announce (nor to save).
-        if lastPublished == nil { lastPublished = status(at: wallSeconds()) }
+        if lastPublished == nil { lastPublished = status(at: time.wallSeconds()) }
         while true {
-            let now = wallSeconds()
+            let now = time.wallSeconds()
             await settle(now: now)
             let status = status(at: now)
             // Nothing here changes with time: sleep until a change by hand or a reload.
@@ -200,8 +200,6 @@ public actor QuietHours: Service {
     }
 
 
-    private func wallSeconds() -> Int64 { time.wallSeconds() }
-    private var zone: any LocalZone { time.zone }
 
     // MARK: - Words
 
@@ -217,7 +215,7 @@ public actor QuietHours: Service {
     func describe(_ status: Status) -> String {
         let state = status.quiet ? "quiet" : "not quiet"
         guard let until = status.until else { return status.byHand && status.quiet ? "\(state) until turned off" : state }
-        let reading = zone.localTime(at: until)
+        let reading = time.zone.localTime(at: until)
         return "\(state) until \(reading.date) \(TimeOfDay(minuteOfDay: reading.secondOfDay / 60)!)"
     }
 }
