@@ -220,7 +220,7 @@ async function refresh() {
     const entries = queue.waiting.concat(held);
     if (entries.length === 0) return [item("Nothing is waiting.")];
     return entries.map((entry) =>
-      item(`${entry.title} (from ${entry.origin}${entry.afterQuiet ? ", after quiet" : ""})`,
+      item(`${entry.title} (from ${entry.origin}${entry.afterQuiet ? ", after quiet" : ""}${urgency(entry)})`,
         button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); toast(`Removed ${entry.title}.`); })));
   });
   $("clear").disabled = queue.waiting.length + held.length === 0;
@@ -232,6 +232,13 @@ async function refresh() {
 
   draw("history", history.plays, () => history.plays.length === 0 ? [item("Nothing has played yet.")] : history.plays.map((play) =>
     item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
+}
+
+// What an entry's place in the queue owes to an urgent clip: asked for now, or cut by one.
+function urgency(entry) {
+  if (entry.now) return ", now";
+  if (entry.resumeAt === undefined || entry.resumeAt === null) return "";
+  return entry.resumeAt > 0 ? `, cut: goes on from ${clock(entry.resumeAt)}` : ", cut: plays again from its start";
 }
 
 function describe(clip) {
@@ -285,6 +292,10 @@ function openMenu(id) {
   $("menu-title").textContent = clip.title;
   const close = () => $("menu").close();
   const actions = [];
+  actions.push(button("Play now", `Play ${clip.title} now, cutting in`, async () => {
+    close();
+    await rpc("enqueue", { clips: [clip.id], now: true }).then(() => toast(`Playing ${clip.title} now.`), (error) => cardProblem(clip, error));
+  }));
   if (hasCue) actions.push(button("Play with the cue", `Play ${clip.title} with the cue`, async () => {
     close();
     await rpc("enqueue", { clips: [clip.id], cue: true }).then(() => toast(`Queued ${clip.title}, with the cue.`), (error) => cardProblem(clip, error));
@@ -551,9 +562,11 @@ $("schedule").addEventListener("submit", async (event) => {
 
 $("say").addEventListener("submit", async (event) => {
   event.preventDefault();
+  // "Now" cuts in; "Say" queues it at the back.
+  const now = event.submitter && event.submitter.id === "say-now";
   try {
-    await rpc("say", { text: $("say-text").value });
-    done("say-message", `Queued “${$("say-text").value}”.`);
+    await rpc("say", now ? { text: $("say-text").value, now: true } : { text: $("say-text").value });
+    done("say-message", now ? `Saying “${$("say-text").value}” now.` : `Queued “${$("say-text").value}”.`);
     $("say-text").value = "";
   } catch (error) {
     problem("say-message", error);
@@ -892,7 +905,7 @@ function follow() {
   if (events) events.close();
   events = new EventSource("/events");
   events.onopen = () => { retryDelay = 1000; $("banner").hidden = true; refreshSoon(); };
-  for (const name of ["queued", "held", "playing", "finished", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet"]) {
+  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet"]) {
     events.addEventListener(name, refreshSoon);
   }
   // Lost (the daemon restarted, the Wi-Fi dropped): try again later, fetching everything

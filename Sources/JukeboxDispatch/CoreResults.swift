@@ -44,7 +44,8 @@ extension RPCError {
 extension EntryInfo {
     public init(_ entry: QueueEntry, position: Int? = nil, afterQuiet: Bool = false) {
         self.init(ticket: entry.ticket, clip: entry.clip.id, title: entry.clip.title, file: entry.clip.source.file,
-                  origin: entry.origin.description, position: position, say: entry.clip.speech, afterQuiet: afterQuiet ? true : nil)
+                  origin: entry.origin.description, position: position, say: entry.clip.speech, afterQuiet: afterQuiet ? true : nil,
+                  now: entry.urgent ? true : nil, resumeAt: entry.resumeAt?.seconds)
     }
 
     /// An entry just accepted: queued at `position`, or held until quiet ends (nil).
@@ -126,6 +127,7 @@ extension JukeboxEvent {
         case .playing(let entry): ("playing", EventParams(entry: EntryInfo(entry)))
         case .finished(let entry, let outcome):
             ("finished", EventParams(entry: EntryInfo(entry), outcome: outcome.name, reason: outcome.reason))
+        case .cut(let entry, let position): ("cut", EventParams(entry: EntryInfo(entry, position: position)))
         case .removed(let tickets): ("removed", EventParams(tickets: tickets))
         case .paused: ("paused", EventParams())
         case .resumed: ("resumed", EventParams())

@@ -132,24 +132,25 @@ public struct RPCDispatcher: Sendable {
         do {
             switch method {
             case "enqueue":
-                try params.allow(["clips", "title", "cue", "client", "afterQuiet"])
+                try params.allow(["clips", "title", "cue", "client", "afterQuiet", "now"])
                 let (cue, from, afterQuiet) = (try params.bool("cue") ?? false, try params.string("client") ?? client, try params.bool("afterQuiet") ?? false)
+                let now = try params.bool("now") ?? false
                 let done: Acknowledged<[(entry: QueueEntry, position: Int?)]>
                 if let title = try params.string("title") {
                     guard params.fields["clips"] == nil else { throw RPCError.invalidParams("give \"clips\" or \"title\", not both") }
-                    done = try await core.enqueue(titled: title, cue: cue, client: from, afterQuiet: afterQuiet)
+                    done = try await core.enqueue(titled: title, cue: cue, client: from, afterQuiet: afterQuiet, now: now)
                 } else {
                     let clips = try params.strings("clips")
                     guard !clips.isEmpty else { throw RPCError.invalidParams("\"clips\" must name at least one clip") }
-                    done = try await core.enqueue(clips, cue: cue, client: from, afterQuiet: afterQuiet)
+                    done = try await core.enqueue(clips, cue: cue, client: from, afterQuiet: afterQuiet, now: now)
                 }
                 return answer(done) { EnqueueResult(entries: $0.map { EntryInfo(accepted: $0.entry, position: $0.position) }) }
             case "say":
-                try params.allow(["text", "cue", "client", "afterQuiet"])
+                try params.allow(["text", "cue", "client", "afterQuiet", "now"])
                 guard let text = try params.string("text") else { throw RPCError.invalidParams("\"text\" must give the text to say") }
                 let done = try await core.say(
                     text, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client,
-                    afterQuiet: try params.bool("afterQuiet") ?? false)
+                    afterQuiet: try params.bool("afterQuiet") ?? false, now: try params.bool("now") ?? false)
                 return answer(done) { EnqueueResult(entries: [EntryInfo(accepted: $0.entry, position: $0.position)]) }
             case "queue": try params.allow([]); return answer(QueueResult(await core.snapshot()))
             case "status": try params.allow([]); return answer(StatusResult(await core.snapshot()))

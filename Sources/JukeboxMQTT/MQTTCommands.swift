@@ -79,14 +79,14 @@ struct MQTTCommands: Sendable {
     static func request(_ name: String, _ text: String) -> Result<(String, [String: JSONValue]), Refusal> {
         switch name {
         case "play":
-            // A clip id, or {"clips": ["water", …], "cue": true, "afterQuiet": true}.
+            // A clip id, or {"clips": ["water", …], "cue": true, "afterQuiet": true} ("now": true cuts in).
             guard text.hasPrefix("{") else {
                 guard !text.isEmpty else { return .failure(Refusal(reason: "the payload is empty (send a clip id, or {\"clips\": [\"id\"], \"cue\": true})")) }
                 return .success(("enqueue", ["clips": .array([.string(text)])]))
             }
-            return object(text, what: "a clip id or {\"clips\": [\"id\", …], \"cue\": true, \"afterQuiet\": true}").map { ("enqueue", $0) }
+            return object(text, what: "a clip id or {\"clips\": [\"id\", …], \"cue\": true, \"now\": true}").map { ("enqueue", $0) }
         case "say":
-            // The text itself (what Home Assistant's notify sends), or {"text": "…", "cue": true}.
+            // The text itself (what Home Assistant's notify sends), or {"text": "…", "cue": true, "now": true}.
             if text.hasPrefix("{"), case .success(let params) = object(text, what: ""), params["text"] != nil { return .success(("say", params)) }
             return .success(("say", ["text": .string(text)]))
         case "play_title": return .success(("enqueue", ["title": .string(text)]))

@@ -142,7 +142,8 @@ extension EntryInfo: JSONReadable {
         self.init(
             ticket: try fields.ticket("ticket"), clip: try fields.string("clip"), title: try fields.string("title"),
             file: try fields.string("file"), origin: try fields.string("origin"), position: try fields.optionalInt("position"),
-            say: try fields.optionalString("say"), afterQuiet: try fields.optionalBool("afterQuiet"))
+            say: try fields.optionalString("say"), afterQuiet: try fields.optionalBool("afterQuiet"), now: try fields.optionalBool("now"),
+            resumeAt: try fields.optionalDouble("resumeAt"))
     }
 }
 

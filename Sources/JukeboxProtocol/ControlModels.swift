@@ -13,9 +13,19 @@ public struct EntryInfo: Sendable, Equatable, Codable {
     public var say: String?
     /// true: held until quiet ends (`afterQuiet`), then queued; it has no position yet.
     public var afterQuiet: Bool?
+    /// true: urgent (`now`); it cuts in ahead of everything that is not.
+    public var now: Bool?
+    /// Cut by an urgent entry: how far into the clip it goes on from, in seconds (0: from its
+    /// start again).
+    public var resumeAt: Double?
 
-    public init(ticket: UInt64, clip: String, title: String, file: String, origin: String, position: Int? = nil, say: String? = nil, afterQuiet: Bool? = nil) {
+    public init(
+        ticket: UInt64, clip: String, title: String, file: String, origin: String, position: Int? = nil, say: String? = nil, afterQuiet: Bool? = nil,
+        now: Bool? = nil, resumeAt: Double? = nil
+    ) {
         self.afterQuiet = afterQuiet
+        self.now = now
+        self.resumeAt = resumeAt
         self.say = say
         self.ticket = ticket
         self.clip = clip

@@ -58,6 +58,14 @@ enum Format {
         return text
     }
 
+    /// ` now` for an urgent entry; ` cut, goes on from 0:12` (or `from its start`) for one
+    /// an urgent entry cut.
+    static func urgency(_ entry: EntryInfo) -> String {
+        var text = entry.now == true ? " now" : ""
+        if let resumeAt = entry.resumeAt { text += resumeAt > 0 ? " cut, goes on from \(clock(resumeAt))" : " cut, plays again from its start" }
+        return text
+    }
+
     static func event(_ event: Notification) -> String {
         let params = event.params
         var text = event.method
@@ -71,6 +79,7 @@ enum Format {
         if let session = params?.session { text += " \"\(session)\" (\(params?.clips ?? 0) clips)" }
         if let volume = params?.volume { text += " \(volume)" }
         if params?.entry?.afterQuiet == true { text += " until quiet ends" }
+        if let entry = params?.entry { text += urgency(entry) }
         if let quiet = params?.quiet { text += " " + Self.quiet(quiet) }
         return text
     }

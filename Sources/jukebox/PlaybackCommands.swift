@@ -20,30 +20,38 @@ extension JukeboxCLI {
         @Flag(name: .customLong("after-quiet"), help: "While it is quiet (quiet hours, or `jukebox quiet`), hold them and play them once it ends, instead of now.")
         var afterQuiet = false
 
+        @Flag(help: "Cut in: play them before everything waiting, cutting the clip playing now, which goes on after them (the session's afterCut).")
+        var now = false
+
         func validate() throws {
             if clips.isEmpty { throw ValidationError("name at least one clip (`jukebox clips` lists them)") }
             if client?.isEmpty == true { throw ValidationError("--client takes a name") }
+            if now, afterQuiet { throw ValidationError("--now and --after-quiet cannot be given together: one cuts in at once, the other waits until quiet ends") }
         }
 
         /// `{"clips": […], "cue": …, "client": …}`.
-        static func params(clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false) -> [String: JSONValue] {
+        static func params(clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false, now: Bool = false) -> [String: JSONValue] {
             var params: [String: JSONValue] = ["clips": .array(clips.map(JSONValue.string)), "cue": .bool(cue)]
             if let client { params["client"] = .string(client) }
             if afterQuiet { params["afterQuiet"] = .bool(true) }
+            if now { params["now"] = .bool(true) }
             return params
         }
 
-        func run() throws { try Self.run(options.settings, clips: clips, cue: cue, client: client, afterQuiet: afterQuiet) }
+        func run() throws { try Self.run(options.settings, clips: clips, cue: cue, client: client, afterQuiet: afterQuiet, now: now) }
 
-        static func run(_ options: ClientSettings, clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false) throws {
-            try options.run("enqueue", params(clips: clips, cue: cue, client: client, afterQuiet: afterQuiet), as: EnqueueResult.self) { result in
+        static func run(_ options: ClientSettings, clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false, now: Bool = false) throws {
+            try options.run("enqueue", params(clips: clips, cue: cue, client: client, afterQuiet: afterQuiet, now: now), as: EnqueueResult.self) { result in
                 result.entries.map(accepted).joined(separator: "\n")
             }
         }
 
-        /// `queued 12 ward (position 2)`, or `held 12 ward until quiet ends`.
+        /// `queued 12 ward (position 2)`, `queued 12 ward now (position 1)`, or `held 12 ward
+        /// until quiet ends`.
         static func accepted(_ entry: EntryInfo) -> String {
-            entry.afterQuiet == true ? "held \(entry.ticket) \(entry.shown) until quiet ends" : "queued \(entry.ticket) \(entry.shown) (position \(entry.position ?? 0))"
+            entry.afterQuiet == true
+                ? "held \(entry.ticket) \(entry.shown) until quiet ends"
+                : "queued \(entry.ticket) \(entry.shown)\(entry.now == true ? " now" : "") (position \(entry.position ?? 0))"
         }
     }
 
@@ -67,15 +75,20 @@ extension JukeboxCLI {
         @Flag(name: .customLong("after-quiet"), help: "While it is quiet, hold it and say it once quiet ends, instead of now.")
         var afterQuiet = false
 
+        @Flag(help: "Cut in: say it before everything waiting, cutting the clip playing now, which goes on after it (the session's afterCut).")
+        var now = false
+
         func validate() throws {
             if words.allSatisfy({ $0.allSatisfy(\.isWhitespace) }) { throw ValidationError("give the text to say, such as: jukebox say \"Dinner is ready\"") }
             if client?.isEmpty == true { throw ValidationError("--client takes a name") }
+            if now, afterQuiet { throw ValidationError("--now and --after-quiet cannot be given together: one cuts in at once, the other waits until quiet ends") }
         }
 
         func run() throws {
             var params: [String: JSONValue] = ["text": .string(words.joined(separator: " ")), "cue": .bool(cue)]
             if let client { params["client"] = .string(client) }
             if afterQuiet { params["afterQuiet"] = .bool(true) }
+            if now { params["now"] = .bool(true) }
             try options.run("say", params, as: EnqueueResult.self) { result in
                 result.entries.map(Play.accepted).joined(separator: "\n")
             }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Glibc
 
 /// Runs the commands scripts and home automation call most without ArgumentParser, when the
-/// command line is an argumentless command or `play CLIP… [--cue] [--client NAME]`, plus
+/// command line is an argumentless command or `play CLIP… [--cue] [--now] [--client NAME]`, plus
 /// `--socket PATH` and `--json`. ArgumentParser's property wrappers, and the runtime's lookup
 /// of each generic type they instantiate, cost more than the round trip to jukeboxd, and for
 /// `play` they delay the clip (BENCHMARKS.md). Any other command line, including `--help` and
@@ -28,7 +28,15 @@ struct QuickCommand {
 
     enum Command {
         case argumentless((ClientSettings) throws -> Void)
-        case play(clips: [String], cue: Bool, client: String?)
+        case play(Play)
+    }
+
+    /// `play`'s clips and flags.
+    struct Play {
+        var clips: [String] = []
+        var cue = false
+        var now = false
+        var client: String?
     }
 
     var command: Command
@@ -46,19 +54,21 @@ struct QuickCommand {
                 socket = path
             } else if argument.hasPrefix("--socket="), socket == nil, argument.count > "--socket=".count {
                 socket = String(argument.dropFirst("--socket=".count))
-            } else if case .play(var clips, let cue, let client) = command {
-                if argument == "--cue", !cue {
-                    command = .play(clips: clips, cue: true, client: client)
-                } else if argument == "--client", client == nil, let name = arguments.next(), !name.isEmpty, !name.hasPrefix("-") {
-                    command = .play(clips: clips, cue: cue, client: name)
+            } else if case .play(var play) = command {
+                if argument == "--cue", !play.cue {
+                    play.cue = true
+                } else if argument == "--now", !play.now {
+                    play.now = true
+                } else if argument == "--client", play.client == nil, let name = arguments.next(), !name.isEmpty, !name.hasPrefix("-") {
+                    play.client = name
                 } else if !argument.hasPrefix("-") {
-                    clips.append(argument)
-                    command = .play(clips: clips, cue: cue, client: client)
+                    play.clips.append(argument)
                 } else {
                     return nil
                 }
+                command = .play(play)
             } else if command == nil, argument == "play" {
-                command = .play(clips: [], cue: false, client: nil)
+                command = .play(Play())
             } else if command == nil, let named = Self.argumentless(argument) {
                 command = .argumentless(named)
             } else {
@@ -66,7 +76,8 @@ struct QuickCommand {
             }
         }
         switch command {
-        case nil, .play(clips: [], cue: _, client: _): return nil
+        case nil: return nil
+        case .play(let play) where play.clips.isEmpty: return nil
         case let command?: self.command = command
         }
     }
@@ -77,7 +88,7 @@ struct QuickCommand {
         do {
             switch command {
             case .argumentless(let run): try run(settings)
-            case .play(let clips, let cue, let client): try JukeboxCLI.Play.run(settings, clips: clips, cue: cue, client: client)
+            case .play(let play): try JukeboxCLI.Play.run(settings, clips: play.clips, cue: play.cue, client: play.client, now: play.now)
             }
             exit(0)
         } catch let code as ExitCode {

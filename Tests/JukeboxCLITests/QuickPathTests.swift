@@ -26,6 +26,19 @@ struct QuickPathTests {
         #expect(QuickCommand(["play"]) == nil, "play needs a clip")
         #expect(QuickCommand(["play", "a", "--client"]) == nil)
         #expect(QuickCommand(["--socket", "--json", "status"]) == nil)
+        #expect(QuickCommand(["play", "--now", "bell"]) != nil, "an urgent play is quick too")
+        #expect(QuickCommand(["play", "bell", "--now", "--now"]) == nil)
+    }
+
+    @Test func playNowAsksForAnUrgentEntry() throws {
+        let text = JSONValue.object(JukeboxCLI.Play.params(clips: ["bell"], cue: false, client: nil, now: true)).text
+        #expect(text == #"{"clips":["bell"],"cue":false,"now":true}"#)
+        guard case .play(let play)? = QuickCommand(["play", "--now", "bell", "--cue"])?.command else {
+            Issue.record("not read as play")
+            return
+        }
+        #expect(play.clips == ["bell"] && play.now && play.cue && play.client == nil)
+        #expect(throws: (any Error).self) { try JukeboxCLI.Play.parse(["bell", "--now", "--after-quiet"]) }
     }
 
     @Test(arguments: [

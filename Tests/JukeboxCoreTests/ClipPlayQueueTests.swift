@@ -136,7 +136,7 @@ struct ClipPlayQueueTests {
         let player = Player(sink: sink, decoder: Fixtures.decoder([("bell", 1, 100), ("b", 2, 100)]), clock: ManualClock(), logger: .quiet)
         let queue = ClipPlayQueue(
             player: player, events: events, time: TimeSource(clock: clock, wallClock: { 1_000_000 + clock.now.offset.secondsDouble }), logger: .quiet)
-        await queue.setFixedTimeGrace(.seconds(5))
+        await queue.configure(atGrace: .seconds(5), afterCut: .resume)
         let consumer = Task { try await queue.run() }
         defer { consumer.cancel() }
         try await queue.enqueue(Fixtures.clip("bell"), origin: .fixedTime(1_000_000))

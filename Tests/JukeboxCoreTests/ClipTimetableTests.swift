@@ -82,6 +82,23 @@ struct ClipTimetableTests {
         #expect(await queue.waiting.map(\.clip.id) == ["chime", "bell", "request", "request"])
     }
 
+    /// A clip with `"priority": "now"` is queued urgent at its time, ahead of everything,
+    /// other fixed times included; one without it waits behind them.
+    @Test func aFixedTimeWithPriorityNowIsQueuedUrgent() async throws {
+        let start = LocalZoneTests.utc(2026, 11, 27, 6, 59)
+        var bell = try clip("bell", at: ["08:00"])
+        bell.priority = .now
+        let (timetable, queue) = make([try clip("chime", at: ["*:00"]), bell], start: start)
+        let fake = PlayableClip(id: "request", source: ClipSource(file: "r.wav", path: "/clips/r.wav"))
+        try await queue.enqueue(fake, origin: .client("phone"))
+        let running = Task { try await timetable.run() }
+        defer { running.cancel() }
+        await settled()
+        while await queue.waiting.count < 3 { await step() }
+        #expect(await queue.waiting.map(\.clip.id) == ["bell", "chime", "request"])
+        #expect(await queue.waiting.map(\.urgent) == [true, false, false])
+    }
+
     /// Within the grace a time missed by a restart still plays; beyond it, it is not played late.
     @Test func aTimeMissedByLongerThanTheGraceIsNotPlayedLate() async throws {
         let bell = try clip("bell", at: ["07:55"])

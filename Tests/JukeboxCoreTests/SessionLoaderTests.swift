@@ -192,6 +192,25 @@ struct SessionLoaderTests {
         #expect(problems(grace("1h1s")) == [#"/srv/jukebox/session.json:1: atGrace: "1h1s" is out of range (0s to 1h: how late an at time may still play after a short outage)"#])
     }
 
+    /// `afterCut` is resume (the default), restart or drop; a clip's `priority` is normal or
+    /// now, and now is for a clip with `at` times.
+    @Test func whatUrgentClipsDoIsCheckedWithTheLine() throws {
+        #expect(try load(#"{ "clips": [ { "file": "a.wav" } ] }"#).afterCut == .resume)
+        for choice in AfterCut.allCases {
+            #expect(try load(#"{ "afterCut": "\#(choice.rawValue)", "clips": [ { "file": "a.wav" } ] }"#).afterCut == choice)
+        }
+        #expect(problems(#"{ "afterCut": "pause", "clips": [ { "file": "a.wav" } ] }"#) == [
+            #"/srv/jukebox/session.json:1: afterCut: "pause" is not one of "resume", "restart", "drop" (what becomes of a clip an urgent one cuts)"#])
+        let bell = try load(#"{ "clips": [ { "file": "a.wav", "at": ["08:00"], "priority": "now" }, { "file": "b.wav", "at": ["09:00"] } ] }"#)
+        #expect(bell.clips.map(\.priority) == [.now, .normal])
+        #expect(problems("""
+            { "clips": [ { "file": "a.wav", "priority": "now" },
+                         { "file": "b.wav", "at": ["09:00"], "priority": "urgent" } ] }
+            """) == [
+            #"/srv/jukebox/session.json:1: clips[0].priority: "now" is for a clip's at times, and this clip has none: add "at", or ask for it with play --now"#,
+            #"/srv/jukebox/session.json:2: clips[1].priority: "urgent" is not "normal" or "now""#])
+    }
+
     @Test func badTimeNamesTheFieldPath() {
         let text = """
             { "clips": [ { "file": "a.wav" }, { "file": "b.wav" }, { "file": "c.wav" },

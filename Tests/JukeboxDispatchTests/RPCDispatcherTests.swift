@@ -72,6 +72,27 @@ struct RPCDispatcherTests {
         #expect(await call(method, params) == expected)
     }
 
+    /// `now` on enqueue and say: the entry goes before everything waiting that is not urgent,
+    /// and says so; it cannot be combined with `afterQuiet`, and must be true or false.
+    @Test func nowPutsTheEntryFirstAndSaysItIsUrgent() async {
+        _ = await call("pause")
+        _ = await call("enqueue", #"{"clips":["ward","water"]}"#)
+        #expect(await call("enqueue", #"{"clips":["walk"],"now":true}"#) ==
+            #"{"id":1,"jsonrpc":"2.0","result":{"entries":[{"clip":"walk","file":"walk.wav","now":true,"origin":"client 7","position":1,"ticket":3,"title":"walk"}]}}"#)
+        let said = await call("say", #"{"text":"Fire drill","now":true}"#) ?? ""
+        #expect(said.contains(#""now":true"#) && said.contains(#""position":2"#), "\(said)")
+        #expect(await fixture.waiting() == [3, 4, 1, 2])
+        for (method, params, message) in [
+            ("enqueue", #"{"clips":["ward"],"now":true,"afterQuiet":true}"#, "cannot both be set: one plays at once, cutting in"),
+            ("say", #"{"text":"hi","now":true,"afterQuiet":true}"#, "cannot both be set: one plays at once, cutting in"),
+            ("enqueue", #"{"clips":["ward"],"now":"yes"}"#, "must be true or false"),
+        ] {
+            let answer = await call(method, params) ?? ""
+            #expect(answer.contains("invalid-params") && answer.contains(message), "\(params): \(answer)")
+        }
+        #expect(await fixture.waiting() == [3, 4, 1, 2], "nothing refused was queued")
+    }
+
     /// `afterQuiet` holds a request while it is quiet: the answer has no position, and the
     /// queue lists it apart until quiet ends.
     @Test func afterQuietHoldsARequestWhileItIsQuiet() async {

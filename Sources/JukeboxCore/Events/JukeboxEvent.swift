@@ -5,6 +5,9 @@ public enum JukeboxEvent: Sendable, Equatable {
     case held(QueueEntry)
     case playing(QueueEntry)
     case finished(QueueEntry, PlayOutcome)
+    /// An urgent entry cut this one, which waits again at `position`, to go on from where
+    /// it was cut or from its start (`QueueEntry.resumeAt`, the session's `afterCut`).
+    case cut(QueueEntry, position: Int)
     case removed([UInt64])
     case paused
     case resumed
@@ -24,7 +27,7 @@ extension JukeboxEvent {
     /// the history), which subscribers hear of only once it is on disk.
     public var describesSavedState: Bool {
         switch self {
-        case .queued, .held, .playing, .finished, .removed, .paused, .resumed, .volume, .quiet: true
+        case .queued, .held, .playing, .finished, .cut, .removed, .paused, .resumed, .volume, .quiet: true
         case .scheduled, .device, .sessionReloaded: false
         }
     }

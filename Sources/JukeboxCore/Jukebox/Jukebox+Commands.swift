@@ -10,8 +10,12 @@ extension Jukebox {
     /// `afterQuiet`: while it is quiet (quiet hours, or by hand), the clips are held, durably,
     /// and queued when quiet ends; their position is then nil. When it is not quiet they are
     /// queued at once, as without it.
-    public func enqueue(_ names: [String], cue: Bool, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
+    ///
+    /// `now`: the clips are urgent. They go before everything waiting that is not urgent, and
+    /// cut the clip playing now, which goes on after them as the session's `afterCut` says.
+    public func enqueue(_ names: [String], cue: Bool, client: String, afterQuiet: Bool = false, now: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
         try Self.checkClient(client)
+        try Self.checkUrgency(now: now, afterQuiet: afterQuiet)
         let resolver = ClipResolver(catalog: catalog)
         var clips: [PlayableClip] = []
         for name in names {
@@ -26,14 +30,21 @@ extension Jukebox {
             clips.append(clip)
         }
         let cueClip = cue ? sessionCue : nil
-        return await acknowledge(try await admit(clips, cue: cueClip, client: client, afterQuiet: afterQuiet), .enqueue)
+        return await acknowledge(try await admit(clips, cue: cueClip, client: client, afterQuiet: afterQuiet, now: now), .enqueue)
+    }
+
+    /// A request cannot both cut in now and wait for quiet to end.
+    static func checkUrgency(now: Bool, afterQuiet: Bool) throws(JukeboxError) {
+        if now, afterQuiet {
+            throw .invalidParameter("\"now\" and \"afterQuiet\" cannot both be set: one plays at once, cutting in; the other waits until quiet ends")
+        }
     }
 
     /// Queues clips, or holds them until quiet ends (see `enqueue`).
-    func admit(_ clips: [PlayableClip], cue: PlayableClip?, client: String, afterQuiet: Bool) async throws(JukeboxError) -> [(entry: QueueEntry, position: Int?)] {
+    func admit(_ clips: [PlayableClip], cue: PlayableClip?, client: String, afterQuiet: Bool, now: Bool = false) async throws(JukeboxError) -> [(entry: QueueEntry, position: Int?)] {
         do {
             guard afterQuiet, await quiet.isQuietNow() else {
-                return try await queue.enqueue(contentsOf: clips, cue: cue, origin: .client(client)).map { ($0.entry, $0.position) }
+                return try await queue.enqueue(contentsOf: clips, cue: cue, origin: .client(client), urgent: now).map { ($0.entry, $0.position) }
             }
             let held = try await queue.hold(contentsOf: clips, cue: cue, origin: .client(client))
             logger.info("held \(clips.map(\.id).joined(separator: ", ")) for \(client) until quiet ends", metadata: ["client": "\(client)"])
@@ -47,20 +58,22 @@ extension Jukebox {
 
     /// Queues the session's clip with this title (the names Home Assistant's select shows),
     /// or, when no clip has it, this id. Refused with suggestions when neither is found.
-    public func enqueue(titled title: String, cue: Bool = false, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
+    public func enqueue(titled title: String, cue: Bool = false, client: String, afterQuiet: Bool = false, now: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
         let clips = catalog.session.clips
         guard let clip = clips.first(where: { $0.title == title }) ?? clips.first(where: { $0.id == title }) else {
             let shown = String(title.prefix(100))
             throw .unknownClip(shown, suggestions: ClipResolver(catalog: catalog).suggestions(for: shown))
         }
-        return try await enqueue([clip.id], cue: cue, client: client, afterQuiet: afterQuiet)
+        return try await enqueue([clip.id], cue: cue, client: client, afterQuiet: afterQuiet, now: now)
     }
 
     /// Queues an announcement: `text` spoken by the session's speech engine (`tts`), FIFO
     /// like any clip. Its audio is started at once in the background; if it cannot be made,
-    /// the entry fails at its turn with the reason, and the queue goes on.
-    public func say(_ text: String, cue: Bool, client: String, afterQuiet: Bool = false) async throws(JukeboxError) -> Acknowledged<(entry: QueueEntry, position: Int?)> {
+    /// the entry fails at its turn with the reason, and the queue goes on. `now`: it cuts in,
+    /// as `enqueue` describes.
+    public func say(_ text: String, cue: Bool, client: String, afterQuiet: Bool = false, now: Bool = false) async throws(JukeboxError) -> Acknowledged<(entry: QueueEntry, position: Int?)> {
         try Self.checkClient(client)
+        try Self.checkUrgency(now: now, afterQuiet: afterQuiet)
         let spoken: String
         switch SpeechText.check(text) {
         case .success(let checked): spoken = checked
@@ -70,8 +83,9 @@ extension Jukebox {
             throw .invalidParameter("announcements are off: this jukeboxd keeps no state, so it has nowhere to keep their audio")
         }
         let cueClip = cue ? sessionCue : nil
-        let accepted = try await admit([.spoken(spoken)], cue: cueClip, client: client, afterQuiet: afterQuiet)[0]
+        // Its audio is started before it is queued, so an urgent one is ready the sooner.
         await speech.prepare(spoken)
+        let accepted = try await admit([.spoken(spoken)], cue: cueClip, client: client, afterQuiet: afterQuiet, now: now)[0]
         return await acknowledge(accepted, .say)
     }
 

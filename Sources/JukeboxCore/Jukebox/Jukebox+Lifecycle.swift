@@ -62,7 +62,7 @@ extension Jukebox {
     }
 
     public func run() async throws {
-        await queue.setFixedTimeGrace(catalog.session.atGrace)
+        await queue.configure(atGrace: catalog.session.atGrace, afterCut: catalog.session.afterCut)
         await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(catalog))
         if !volumeStarted {
             // Nothing saved: the volume schedule's step in force, if there is one.

@@ -202,13 +202,17 @@ public actor Player {
         /// The pause switch went on. The listener stopped hearing the clip at `frame` (after
         /// a short fade); `play(_:from:)` with it goes on from there, fading in.
         case paused(atFrame: Int, elapsed: Duration, total: Duration)
+        /// An urgent entry cut in (`PauseSwitch.cutRequested`): the listener stopped hearing
+        /// the clip at `frame`, after a short fade, and the next clip can follow at once.
+        case cut(atFrame: Int, elapsed: Duration)
 
         /// How the clip ended; nil when it was paused.
         public var outcome: PlayOutcome? { if case .ended(let outcome) = self { outcome } else { nil } }
     }
 
     /// Plays `clip` to the end, or until `stopCurrent()`, task cancellation, or `pause`
-    /// going on; from `frame`, with a fade-in, when it goes on after a pause.
+    /// going on (a pause or a cut); from `frame`, with a fade-in, when it goes on after a
+    /// pause or a cut.
     /// Throws `AudioDeviceError` when the device fails; the device is then closed so the
     /// next attempt reopens it.
     public func play(_ clip: PlayableClip, from frame: Int = 0, pause: PauseSwitch? = nil) async throws -> Played {
@@ -255,8 +259,9 @@ public actor Player {
         sink.interrupt()
     }
 
-    /// The pause switch of the clip playing now went on: a write waiting for room stops
-    /// waiting, so the pause is heard at once. (The switch itself is read at every block.)
+    /// The pause switch of the clip playing now went on, for a pause or a cut: a write
+    /// waiting for room stops waiting, so it is heard at once. (The switch itself is read at
+    /// every block.)
     public func pauseSwitched() {
         if isPlaying { sink.interrupt() }
     }
@@ -353,11 +358,13 @@ public actor Player {
                 if Task.isCancelled { try? await sink.drain() }
                 return .ended(.stopped)
             }
-            if pauseRequested?.isOn == true {
+            if let hold = pauseRequested, hold.stops {
                 // Nothing of it written yet (paused before it began): nothing to cut.
                 if frames > start {
                     frames = await cutShort(decoded, at: frames, gain: gain, fadeFrames: fadeFrames)
                 }
+                // Cut for an urgent entry, which follows at once: the fade runs on into it.
+                if hold.cutRequested, !hold.isOn { return .cut(atFrame: frames, elapsed: decoded.format.duration(frames: frames)) }
                 // Let the fade play out rather than underrun; or keep the device fed.
                 if options.keepDeviceOpen == .always { startSilence() } else { try await sink.drain() }
                 let format = decoded.format

@@ -81,6 +81,8 @@ public actor ClipPlayQueue: Service {
     /// How late a clip queued at its `at` time may still start after waiting for a missing
     /// device (the session's `atGrace`).
     private var fixedTimeGrace: Duration = Session.defaultAtGrace
+    /// What becomes of a clip an urgent entry cuts (the session's `afterCut`).
+    private var afterCut: AfterCut = .resume
     private var retryWait: Task<Void, any Error>?
     /// An announcement's audio being made for the entry at the head; a skip cancels it.
     private var preparing: Task<PlayableClip, any Error>?
@@ -110,9 +112,10 @@ public actor ClipPlayQueue: Service {
         }
     }
 
-    /// Takes the session's `atGrace` (at start-up and on every reload).
-    public func setFixedTimeGrace(_ grace: Duration) {
-        fixedTimeGrace = grace
+    /// Takes the session's `atGrace` and `afterCut` (at start-up and on every reload).
+    public func configure(atGrace: Duration, afterCut: AfterCut) {
+        fixedTimeGrace = atGrace
+        self.afterCut = afterCut
     }
 
     public func setRiskyStartHook(_ hook: @escaping @Sendable () async -> Void) {
@@ -120,27 +123,50 @@ public actor ClipPlayQueue: Service {
     }
 
     /// Appends a clip; it plays after everything already accepted. A clip whose `at` time
-    /// came goes in front of every waiting entry but those queued the same way, so nothing
-    /// waiting makes a fixed time later than the clip playing now does. Returns the entry
-    /// and its position among the waiting entries (1 = next).
+    /// came goes in front of every waiting entry but those queued the same way (and urgent
+    /// entries, and a clip cut by them), so nothing waiting makes a fixed time later than the
+    /// clip playing now does. Returns the entry and its position among the waiting entries
+    /// (1 = next).
+    ///
+    /// `urgent` (`now`): it goes before every waiting entry that is not urgent, after those
+    /// that are, and the clip playing now is cut where it is heard, unless it is urgent too;
+    /// the cut clip then waits right after the urgent entries (`afterCut`).
     @discardableResult
-    public func enqueue(_ clip: PlayableClip, cue: PlayableClip? = nil, origin: QueueEntry.Origin) throws(QueueFullError) -> (entry: QueueEntry, position: Int) {
+    public func enqueue(_ clip: PlayableClip, cue: PlayableClip? = nil, origin: QueueEntry.Origin, urgent: Bool = false) async throws(QueueFullError) -> (entry: QueueEntry, position: Int) {
         guard waiting.count + held.count < capacity else { throw QueueFullError(capacity: capacity) }
-        let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin)
+        let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin, urgent: urgent)
         nextTicket += 1
-        let index = origin.isFixedTime ? (waiting.firstIndex { !$0.origin.isFixedTime } ?? waiting.count) : waiting.count
+        let index: Int = if urgent {
+            waiting.firstIndex { !$0.urgent } ?? waiting.count
+        } else if origin.isFixedTime {
+            waiting.firstIndex { !$0.urgent && $0.resumeAt == nil && !$0.origin.isFixedTime } ?? waiting.count
+        } else {
+            waiting.count
+        }
         waiting.insert(entry, at: index)
         wake.yield()
         events.publish(.queued(entry, position: index + 1))
+        if urgent { await cutCurrent() }
         return (entry, index + 1)
     }
 
     /// Appends several clips as one request: all are accepted, in order, or none.
-    public func enqueue(contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin) throws(QueueFullError) -> [(entry: QueueEntry, position: Int)] {
+    public func enqueue(contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin, urgent: Bool = false) async throws(QueueFullError) -> [(entry: QueueEntry, position: Int)] {
         guard waiting.count + held.count + clips.count <= capacity else { throw QueueFullError(capacity: capacity) }
         var accepted: [(entry: QueueEntry, position: Int)] = []
-        for clip in clips { accepted.append(try enqueue(clip, cue: cue, origin: origin)) }
+        for clip in clips { accepted.append(try await enqueue(clip, cue: cue, origin: origin, urgent: urgent)) }
         return accepted
+    }
+
+    /// An urgent entry waits: the entry playing now, unless it is urgent itself, stops where
+    /// it is heard (or stops waiting for its device, or for the end of a pause) and goes back
+    /// to wait after the urgent entries; see `putBack`.
+    private func cutCurrent() async {
+        guard let current, !current.urgent, !pauseSwitch.cutRequested else { return }
+        pauseSwitch.requestCut(true)
+        retryWait?.cancel()
+        wakeResumeWaiters()
+        await player.pauseSwitched()
     }
 
     /// Holds clips, all or none, until quiet hours end (`releaseHeld`): a client asked for
@@ -227,7 +253,7 @@ public actor ClipPlayQueue: Service {
     /// Returns once the queue is not paused, the entry playing now was skipped, or the task
     /// is cancelled.
     private func waitWhilePaused() async {
-        while isPaused, !Task.isCancelled, !(current != nil && skipRequested) {
+        while isPaused, !Task.isCancelled, !(current != nil && (skipRequested || pauseSwitch.cutRequested)) {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { resumeWaiters.append($0) }
             } onCancel: {
@@ -283,11 +309,14 @@ public actor ClipPlayQueue: Service {
     }
 
     /// The queue as it should survive a restart: the clip playing now first (after a crash it
-    /// plays again from its start), then the waiting entries in order; and the start mark of
-    /// the clip playing now, which a clean shutdown clears; and the requests held until quiet
-    /// hours end.
+    /// plays again from its start, or from where a cut left it), then the waiting entries in
+    /// order; and the start mark of the clip playing now, which a clean shutdown clears; and
+    /// the requests held until quiet hours end. While urgent entries wait to cut in, they come
+    /// before the clip they are cutting.
     public func persisted() -> (entries: [QueueEntry], held: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool) {
-        ((current.map { [$0] } ?? []) + Array(waiting), Array(held), nextTicket, stats, Array(history), started, isPaused)
+        let cutting = current?.urgent == false ? waiting.prefix { $0.urgent } : []
+        let entries = Array(cutting) + (current.map { [$0] } ?? []) + Array(waiting.dropFirst(cutting.count))
+        return (entries, Array(held), nextTicket, stats, Array(history), started, isPaused)
     }
 
     /// Puts saved entries back, in order, keeping their tickets. Call before `run()`.
@@ -353,6 +382,8 @@ public actor ClipPlayQueue: Service {
                 guard !closing, !Task.isCancelled, let entry = waiting.first else { break }
                 waiting.removeFirst()
                 current = entry
+                // A cut asked for while the entry before ended by itself is over.
+                pauseSwitch.requestCut(false)
                 currentStartedAt = time.wallClock()
                 let restored = restoredStart?.ticket == entry.ticket ? restoredStart : nil
                 restoredStart = nil
@@ -364,9 +395,17 @@ public actor ClipPlayQueue: Service {
                 }
                 events.publish(.playing(entry))
                 logger.debug("playing \(entry.clip.id) (ticket \(entry.ticket))", metadata: Self.fields(entry))
-                let outcome = await playSlot(entry)
+                let end = await playSlot(entry)
                 // However the slot ended, nothing waits for the device any more.
                 await endDeviceWait()
+                let outcome: PlayOutcome
+                switch end {
+                case .ended(let ended):
+                    outcome = ended
+                case .cut(let point):
+                    guard let dropped = putBack(entry, cutAt: point) else { continue }
+                    outcome = dropped
+                }
                 if Task.isCancelled, outcome == .stopped {
                     // Shutting down cut it: the clip stays at the head of the queue (the saved
                     // state lists it first) and plays again from its start after a restart.
@@ -384,10 +423,42 @@ public actor ClipPlayQueue: Service {
         }
     }
 
+    /// How one slot, or one play in it, ended: with an outcome, or cut by an urgent entry
+    /// at a frame of the clip (0: before any of it was heard, or in its cue).
+    enum SlotEnd: Equatable {
+        case ended(PlayOutcome)
+        case cut(at: QueueEntry.ResumePoint)
+    }
+
+    /// The entry an urgent one cut, as the session's `afterCut` says: back to wait right
+    /// after the urgent entries, to go on from where it was heard to (`resume`) or from its
+    /// start (`restart`); or ended (`drop`), which returns its outcome for `finish`.
+    private func putBack(_ entry: QueueEntry, cutAt point: QueueEntry.ResumePoint) -> PlayOutcome? {
+        pauseSwitch.requestCut(false)
+        current = nil
+        currentStartedAt = nil
+        started = nil
+        stopWaitingForTheEnd()
+        let at = entry.clip.source.file
+        if afterCut == .drop {
+            logger.info("\(entry.clip.id) (\(at)) was cut by an urgent clip and is dropped (afterCut: drop)", metadata: Self.fields(entry))
+            return .stopped
+        }
+        var back = entry
+        back.resumeAt = afterCut == .resume ? point : .start
+        let index = waiting.firstIndex { !$0.urgent } ?? waiting.count
+        waiting.insert(back, at: index)
+        let from = back.resumeAt?.frame ?? 0 > 0 ? DurationText.format(.seconds(back.resumeAt?.seconds ?? 0)) : "its start"
+        logger.info("\(entry.clip.id) (\(at)) was cut by an urgent clip; it goes on from \(from) after the urgent clips (afterCut: \(afterCut.rawValue))", metadata: Self.fields(entry))
+        events.publish(.cut(back, position: index + 1))
+        return nil
+    }
+
     /// Plays one entry. A device problem keeps the entry here, at the head of the queue, and
-    /// retries with backoff until the device is back; the clip then starts from the beginning.
-    /// That includes a problem while the last clip's tail drains: it was not all heard.
-    private func playSlot(_ entry: QueueEntry) async -> PlayOutcome {
+    /// retries with backoff until the device is back; the clip then starts from the beginning
+    /// (or from where a cut left it). That includes a problem while the last clip's tail
+    /// drains: it was not all heard.
+    private func playSlot(_ entry: QueueEntry) async -> SlotEnd {
         var backoff = Backoff()
         /// The device's last problem in this slot: a repeat of it is logged quietly.
         var lastProblem: AudioDeviceError?
@@ -401,32 +472,38 @@ public actor ClipPlayQueue: Service {
             preparing = task
             let made = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
             preparing = nil
-            if skipRequested || Task.isCancelled { return .stopped }
+            if skipRequested || Task.isCancelled { return .ended(.stopped) }
             switch made {
             case .success(let clip): entry.clip = clip
-            case .failure(let error): return .failed(reason: "\(error)")
+            case .failure(let error): return .ended(.failed(reason: "\(error)"))
             }
         }
+        let resumeAt = entry.resumeAt ?? .start
         while !Task.isCancelled {
             do {
                 await beforePlaying?(entry)
-                if skipRequested { return .stopped }
-                if let cue = entry.cue {
+                if skipRequested { return .ended(.stopped) }
+                if let cue = entry.cue, resumeAt.frame == 0 {
                     // The cue, in the same slot: a cue that cannot be played is logged, and
-                    // the clip plays anyway.
-                    if case .failed(let reason) = try await playThrough(cue) {
+                    // the clip plays anyway. (A clip going on after a cut goes on without it.)
+                    switch try await playThrough(cue) {
+                    case .ended(.failed(let reason)):
                         logger.warning("cue skipped before \(entry.clip.id): \(reason)", metadata: Self.fields(entry))
+                    case .cut:
+                        return .cut(at: .start)
+                    default:
+                        break
                     }
-                    if skipRequested { return .stopped }
+                    if skipRequested { return .ended(.stopped) }
                 }
-                let outcome = try await playThrough(entry.clip)
-                if outcome.reachedItsEnd, waiting.isEmpty { try await player.finishBuffered() }
-                return outcome
+                let end = try await playThrough(entry.clip, from: resumeAt.frame)
+                if case .ended(let outcome) = end, outcome.reachedItsEnd, waiting.isEmpty { try await player.finishBuffered() }
+                return end
             } catch let error as AudioDeviceError where error.code == .unsupportedFormat {
                 // Retrying cannot help: the device will never take this clip's format. The
                 // clip fails (its reason names the device, the format and what to use
                 // instead) and the queue goes on.
-                return .failed(reason: "\(entry.clip.source.file): \(error)")
+                return .ended(.failed(reason: "\(entry.clip.source.file): \(error)"))
             } catch let error as AudioDeviceError {
                 // Skipped while the device failed: no retry. (`finish` logs the skip.)
                 if skipRequested { break }
@@ -440,8 +517,9 @@ public actor ClipPlayQueue: Service {
                 lastProblem = error
                 retryingHead = true
                 await player.waitForDevice(error, retryIn: delay)
-                // Skipped while the player took the news: there is no wait to cancel yet.
+                // Skipped or cut while the player took the news: there is no wait to cancel yet.
                 if skipRequested { break }
+                if pauseSwitch.cutRequested { return .cut(at: resumeAt) }
                 // The session's end is waiting for this clip, which now waits for its device:
                 // the session ends, and the clip stays first in the queue.
                 if closing { stopWaitingForTheEnd() }
@@ -454,35 +532,40 @@ public actor ClipPlayQueue: Service {
                     wait.cancel()
                 }
                 retryWait = nil
+                // Cut by an urgent entry while waiting: it goes back to wait after it.
+                if !skipRequested, !Task.isCancelled, pauseSwitch.cutRequested { return .cut(at: resumeAt) }
                 // Cancelled by `skip()`, or shutting down: either way the slot ends here.
                 guard slept, !skipRequested else { break }
                 if case .fixedTime(let due) = entry.origin, time.wallClock() - Double(due) > fixedTimeGrace.secondsDouble {
                     // A fixed time is not played late: the device came back too long after it.
-                    return .failed(reason: "missed its time: the audio device was missing for longer than atGrace (\(DurationText.format(fixedTimeGrace))), and a fixed time is not played late")
+                    return .ended(.failed(reason: "missed its time: the audio device was missing for longer than atGrace (\(DurationText.format(fixedTimeGrace))), and a fixed time is not played late"))
                 }
                 currentStartedAt = time.wallClock()
             } catch {
-                return .failed(reason: "\(error)")
+                return .ended(.failed(reason: "\(error)"))
             }
         }
         // Skipped or shut down while waiting.
-        return .stopped
+        return .ended(.stopped)
     }
 
-    /// Plays one clip of the slot (the cue or the clip) to its end. A pause stops it where
-    /// the listener stopped hearing it, and it goes on from there once resumed; a skip
-    /// while paused ends it.
-    private func playThrough(_ clip: PlayableClip) async throws -> PlayOutcome {
-        var from = 0
+    /// Plays one clip of the slot (the cue or the clip) to its end, from `frame`. A pause
+    /// stops it where the listener stopped hearing it, and it goes on from there once
+    /// resumed; a skip while paused ends it, and an urgent entry cuts it there.
+    private func playThrough(_ clip: PlayableClip, from frame: Int = 0) async throws -> SlotEnd {
+        var from = frame
         while true {
             switch try await player.play(clip, from: from, pause: pauseSwitch) {
             case .ended(let outcome):
-                return outcome
+                return .ended(outcome)
+            case .cut(let frame, let elapsed):
+                return .cut(at: .init(frame: frame, seconds: elapsed.secondsDouble))
             case .paused(let frame, let elapsed, let total):
                 pausedPosition = (elapsed, total)
                 await waitWhilePaused()
                 pausedPosition = nil
-                if skipRequested || Task.isCancelled { return .stopped }
+                if skipRequested || Task.isCancelled { return .ended(.stopped) }
+                if pauseSwitch.cutRequested { return .cut(at: .init(frame: frame, seconds: elapsed.secondsDouble)) }
                 from = frame
             }
         }

@@ -208,8 +208,9 @@ public actor ClipTimetable: Service {
         }
         let cue = session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") }
         do {
-            let position = try await queue.enqueue(PlayableClip(clip), cue: cue, origin: .fixedTime(due)).position
-            logger.info("\(clip.id): its time \(when) came; queued at position \(position)", metadata: ["clip": "\(clip.id)"])
+            let urgent = clip.priority == .now
+            let position = try await queue.enqueue(PlayableClip(clip), cue: cue, origin: .fixedTime(due), urgent: urgent).position
+            logger.info("\(clip.id): its time \(when) came; queued at position \(position)\(urgent ? ", cutting in" : "")", metadata: ["clip": "\(clip.id)"])
         } catch {
             logger.warning("\(clip.id) at \(when) dropped: \(error)", metadata: ["clip": "\(clip.id)"])
         }

@@ -1,6 +1,6 @@
 public struct Clip: Sendable, Equatable, Identifiable {
     /// A clip's keys in the session file, which the reader allows and edits may set.
-    public static let fields = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "enabled"]
+    public static let fields = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "priority", "enabled"]
 
     public var id: String
     public var source: ClipSource
@@ -16,7 +16,17 @@ public struct Clip: Sendable, Equatable, Identifiable {
     /// Whether the scheduler's random picks include it: a clip with `at` times is left out of
     /// the bag unless the session also gives it a `weight`.
     public var isShuffled = true
+    /// Whether its `at` times cut in (`"priority": "now"`): a bell rings on its second, and
+    /// the clip playing then goes on after it (the session's `afterCut`).
+    public var priority: Priority = .normal
     public var enabled: Bool
+
+    public enum Priority: String, Sendable, Equatable, CaseIterable {
+        /// Queued at its time in front of what waits, after the clip playing now.
+        case normal
+        /// Cuts in at its time, whatever is playing.
+        case now
+    }
 
     public init(
         id: String, source: ClipSource, title: String? = nil, weight: Int = 1, gainDecibels: Double = 0,

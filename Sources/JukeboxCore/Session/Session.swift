@@ -48,6 +48,8 @@ public struct Session: Sendable, Equatable {
     public var quiet: [TimeWindow] = []
     /// How late an `at` time may still be played after a short outage (`atGrace`).
     public var atGrace: Duration = Session.defaultAtGrace
+    /// What becomes of a clip an urgent one cuts (`afterCut`).
+    public var afterCut: AfterCut = .resume
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
     /// a session made in code.
     public var revision: String

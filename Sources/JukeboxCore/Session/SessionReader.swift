@@ -15,7 +15,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "quiet", "maxVolume", "loudness", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "quiet", "maxVolume", "loudness", "clips"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
@@ -102,6 +102,13 @@ struct SessionReader {
                 problem("atGrace", "\(value.shortDescription) is out of range (0s to 1h: how late an at time may still play after a short outage)")
             }
         }
+        var afterCut = AfterCut.resume
+        if let value = fields["afterCut"] {
+            let choices = AfterCut.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            if case .string(let text) = value, let choice = AfterCut(rawValue: text) { afterCut = choice } else {
+                problem("afterCut", "\(value.shortDescription) is not one of \(choices) (what becomes of a clip an urgent one cuts)")
+            }
+        }
         let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
         if let firstSunTime, location == nil, fields["location"] == nil {
             problem(firstSunTime, "a sun time needs the session's location: add \"location\": {\"latitude\": 52.37, \"longitude\": 4.89} with your own place (degrees north and east; a map shows them)")
@@ -116,6 +123,7 @@ struct SessionReader {
         session.maxVolume = maxVolume
         session.loudness = loudness
         session.volumeSchedule = volumeSchedule
+        session.afterCut = afterCut
         return session
     }
 
@@ -219,6 +227,17 @@ struct SessionReader {
             if let value = fields["at"] {
                 clip.at = fixedTimes(value, at: "\(field).at")
                 clip.isShuffled = fields["weight"] != nil
+            }
+            if let value = fields["priority"] {
+                let choices = Clip.Priority.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+                if case .string(let text) = value, let priority = Clip.Priority(rawValue: text) {
+                    clip.priority = priority
+                    if priority == .now, fields["at"] == nil {
+                        problem("\(field).priority", "\"now\" is for a clip's at times, and this clip has none: add \"at\", or ask for it with play --now")
+                    }
+                } else {
+                    problem("\(field).priority", "\(value.shortDescription) is not \(choices)")
+                }
             }
             if let value = fields["enabled"] {
                 if case .bool(let enabled) = value { clip.enabled = enabled } else { problem("\(field).enabled", "\(value.shortDescription) is not true or false") }

@@ -34,9 +34,15 @@ public struct PersistedState: Codable, Sendable, Equatable {
         public var at: Int64?
         /// A request held until quiet hours end; these follow the waiting entries.
         public var afterQuiet: Bool?
+        /// Urgent: asked for with `now` (`QueueEntry.urgent`).
+        public var now: Bool?
+        /// Cut by an urgent entry: where it goes on from (`QueueEntry.resumeAt`).
+        public var resumeAt: QueueEntry.ResumePoint?
 
-        public init(ticket: UInt64, clip: Clip, cue: Clip?, client: String?, at: Int64? = nil, afterQuiet: Bool? = nil) {
+        public init(ticket: UInt64, clip: Clip, cue: Clip?, client: String?, at: Int64? = nil, afterQuiet: Bool? = nil, now: Bool? = nil, resumeAt: QueueEntry.ResumePoint? = nil) {
             self.afterQuiet = afterQuiet
+            self.now = now
+            self.resumeAt = resumeAt
             self.ticket = ticket
             self.clip = clip
             self.cue = cue
@@ -194,7 +200,8 @@ extension PersistedState.Entry {
     init(_ entry: QueueEntry) {
         self.init(ticket: entry.ticket, clip: .init(entry.clip), cue: entry.cue.map(PersistedState.Clip.init),
                   client: { if case .client(let name) = entry.origin { name } else { nil } }(),
-                  at: { if case .fixedTime(let moment) = entry.origin { moment } else { nil } }())
+                  at: { if case .fixedTime(let moment) = entry.origin { moment } else { nil } }(),
+                  now: entry.urgent ? true : nil, resumeAt: entry.resumeAt)
     }
 
     /// Queued at a fixed time more than `grace` seconds before `now`.
@@ -203,7 +210,9 @@ extension PersistedState.Entry {
     }
 
     public var queueEntry: QueueEntry {
-        QueueEntry(ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? at.map { .fixedTime($0) } ?? .scheduler)
+        QueueEntry(
+            ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? at.map { .fixedTime($0) } ?? .scheduler,
+            urgent: now == true, resumeAt: resumeAt.map { .init(frame: $0.frame, seconds: $0.seconds) })
     }
 }
 

@@ -97,6 +97,11 @@ struct StateEncoder {
         clip(entry.clip)
         if let client = entry.client { key("client"); string(client) }
         if let cue = entry.cue { key("cue"); clip(cue) }
+        if let now = entry.now { key("now"); raw(now ? "true" : "false") }
+        if let resumeAt = entry.resumeAt {
+            key("resumeAt"); raw("{"); key("frame", first: true); number(resumeAt.frame)
+            key("seconds"); number(resumeAt.seconds); raw("}")
+        }
         key("ticket"); number(entry.ticket); raw("}")
     }
 
