@@ -447,6 +447,14 @@ def main():
         tap("Play water with the cue")
         eventually(lambda: any(e.get("cue") for e in json.load(open(args.state))["waiting"]), "a clip queued with the cue")
         waiting += 1
+        # Now, from the clip's menu: it goes first, and the queue says why.
+        tap("More for walk")
+        eventually(lambda: shown("menu"), "the clip's menu")
+        tap("Play walk now, cutting in")
+        eventually(lambda: jukebox("queue")["waiting"][0].get("now") is True, "a clip queued now from its menu")
+        eventually(lambda: "Playing walk now." in text_of("#toasts"), "a toast after Play now")
+        waiting += 1
+        eventually(lambda: queued_on_page() == waiting and "walk (from web, now)" in text_of("#queue"), f"the urgent clip first in the queue (the page says {text_of('#queue')!r})")
 
         # Remove an entry, in the queue view.
         view("queue")
@@ -465,6 +473,15 @@ def main():
         eventually(lambda: any(e.get("say") == "Dinner is ready" for e in jukebox("queue")["waiting"]), "an announcement queued from the page")
         eventually(lambda: any("say: Dinner is ready" in e.text for e in browser.find_elements(By.CSS_SELECTOR, "#queue li")), "the announcement in the queue list")
         eventually(lambda: "Queued “Dinner is ready”." in text_of("#say-message"), "the announcement's status beside Say")
+        # And one said now: it goes in after the urgent clip, before everything else.
+        browser.find_element(By.ID, "say-text").send_keys("Fire drill")
+        steady(lambda: browser.find_element(By.ID, "say-now").click(), "Now")
+        def said_now():
+            waiting = jukebox("queue")["waiting"]
+            ahead = next((i for i, e in enumerate(waiting) if e.get("say") == "Fire drill"), None)
+            return ahead is not None and waiting[ahead].get("now") is True and all(e.get("now") for e in waiting[:ahead])
+        eventually(said_now, "an announcement queued now from the page, ahead of all but urgent entries")
+        eventually(lambda: "Saying “Fire drill” now." in text_of("#say-message"), "the announcement's status beside Now")
         print("controls work")
 
         # Quiet by hand from the page; a request made to wait for its end shows as held, and

@@ -100,6 +100,12 @@ struct MQTTFrontEndTests: DaemonSuite {
                 let queue = try await jukebox("queue")
                 #expect(queue.stdout.contains("water") && queue.stdout.contains("walk") && queue.stdout.contains("mqtt"), "\(queue.stdout)")
                 #expect(queue.stdout.contains("say: Dinner is ready"), "\(queue.stdout)")
+                // "now" cuts in, from the play and say commands alike: both go first, in order.
+                try await mosquitto.publish("jukeboxd/desk/command/play", #"{"clips": ["walk"], "now": true}"#)
+                try await mosquitto.publish("jukeboxd/desk/command/say", #"{"text": "Fire drill", "now": true}"#)
+                #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "6").last == "6")
+                let urgent = try await jukebox("queue")
+                #expect(urgent.stdout.contains("  1. 5 walk (mqtt) now\n  2. 6 say: Fire drill (mqtt) now\n"), "\(urgent.stdout)")
                 // A bad payload is refused with the reason, and nothing else happens.
                 try await mosquitto.publish("jukeboxd/desk/command/volume", "loud")
                 try await mosquitto.publish("jukeboxd/desk/command/play", "nosuchclip")
