@@ -67,7 +67,7 @@ extension StatusResult {
             playing: now.playing.map { EntryInfo($0) }, waitingForDevice: now.waitingForDevice.map { EntryInfo($0) },
             queueLength: now.queue.waiting.count, paused: now.queue.paused, volume: VolumeResult(now).volume,
             nextPick: now.nextPick, uptime: now.uptime, played: now.queue.played, failed: now.queue.failed,
-            underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count))
+            underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count), ducked: now.ducked.isEmpty ? nil : now.ducked)
     }
 }
 
@@ -137,6 +137,8 @@ extension JukeboxEvent {
         case .volume(let level): ("volume", EventParams(volume: level))
         case .held(let entry): ("held", EventParams(entry: EntryInfo(entry, afterQuiet: true)))
         case .quiet(let status): ("quiet", EventParams(quiet: QuietInfo(status)))
+        case .ducked(let players): ("ducked", EventParams(players: players))
+        case .restored(let players): ("restored", EventParams(players: players))
         }
     }
 }

@@ -102,6 +102,14 @@ struct HomeAssistantDiscovery {
             sensor.state_class = stateClass
             entities.append(("sensor", object, sensor))
         }
+        // On while jukeboxd has the session's other players lowered: an automation can duck
+        // Home Assistant's own media players with it (docs/home-assistant.md).
+        var ducking = config("ducking", "Ducking")
+        ducking.state_topic = topics.state("ducking")
+        ducking.payload_on = "ON"
+        ducking.payload_off = "OFF"
+        ducking.icon = "mdi:volume-low"
+        entities.append(("binary_sensor", "ducking", ducking))
         // When something next plays by itself: a fixed time, or the next random pick.
         var nextPlay = config("next_play", "Next play")
         nextPlay.state_topic = topics.state("next_play")

@@ -62,6 +62,8 @@ actor StatePublisher {
             ("queue_length", "\(snapshot.queue.waiting.count)"),
             ("paused", snapshot.queue.paused ? "ON" : "OFF"),
             ("quiet", snapshot.quiet.quiet ? "ON" : "OFF"),
+            // The session's other players lowered or paused while clips sound.
+            ("ducking", snapshot.ducked.isEmpty ? "OFF" : "ON"),
             ("volume", "\(snapshot.volume)"),
             ("device", device),
             ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? Self.nothing),

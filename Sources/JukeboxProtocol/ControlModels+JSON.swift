@@ -69,6 +69,21 @@ public struct JSONFields {
         }
     }
 
+    /// A list of strings, or nil when the key is absent.
+    public func optionalStrings(_ key: String) throws(JSONShapeError) -> [String]? {
+        switch self[key] {
+        case nil: return nil
+        case .array(let values)?:
+            var strings: [String] = []
+            for value in values {
+                guard case .string(let text) = value else { throw JSONShapeError(field: key) }
+                strings.append(text)
+            }
+            return strings
+        default: throw JSONShapeError(field: key)
+        }
+    }
+
     public func bool(_ key: String) throws(JSONShapeError) -> Bool {
         guard case .bool(let value)? = self[key] else { throw JSONShapeError(field: key) }
         return value
@@ -155,7 +170,8 @@ extension StatusResult: JSONReadable {
             playing: try fields.read("playing", as: EntryInfo.self), waitingForDevice: try fields.read("waitingForDevice", as: EntryInfo.self),
             queueLength: try fields.int("queueLength"), paused: try fields.bool("paused"), volume: try fields.int("volume"),
             nextPick: try fields.optionalDouble("nextPick"), uptime: try fields.double("uptime"), played: try fields.int("played"),
-            failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"), quiet: try fields.read("quiet", as: QuietInfo.self))
+            failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"), quiet: try fields.read("quiet", as: QuietInfo.self),
+            ducked: try fields.optionalStrings("ducked"))
     }
 }
 

@@ -98,9 +98,12 @@ public struct StatusResult: Sendable, Equatable, Codable {
     public var underruns: Int?
     /// Whether it is quiet now.
     public var quiet: QuietInfo?
+    /// The other players lowered or paused now (the session's `duck`), by name; absent when none.
+    public var ducked: [String]?
 
-    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil) {
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil) {
         self.quiet = quiet
+        self.ducked = ducked
         self.session = session
         self.device = device
         self.deviceState = deviceState

@@ -1,6 +1,6 @@
 /// Parameters of the event notifications sent to subscribed connections. The method name is
 /// the event: `queued`, `playing`, `finished`, `removed`, `paused`, `resumed`, `scheduled`,
-/// `device`, `session`, `volume`, `held`, `quiet`.
+/// `device`, `session`, `volume`, `held`, `quiet`, `cut`, `ducked`, `restored`.
 public struct EventParams: Sendable, Equatable, Codable {
     public var entry: EntryInfo?
     /// For `finished`: `completed`, `skipped` or `failed`.
@@ -15,11 +15,14 @@ public struct EventParams: Sendable, Equatable, Codable {
     public var volume: Int?
     /// For `quiet`.
     public var quiet: QuietInfo?
+    /// For `ducked` (all that are down now) and `restored` (those put back): players by name.
+    public var players: [String]?
 
     public init(
         entry: EntryInfo? = nil, outcome: String? = nil, reason: String? = nil, tickets: [UInt64]? = nil, nextPick: Double? = nil,
-        state: String? = nil, session: String? = nil, clips: Int? = nil, volume: Int? = nil, quiet: QuietInfo? = nil
+        state: String? = nil, session: String? = nil, clips: Int? = nil, volume: Int? = nil, quiet: QuietInfo? = nil, players: [String]? = nil
     ) {
+        self.players = players
         self.quiet = quiet
         self.volume = volume
         self.entry = entry

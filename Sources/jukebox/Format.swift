@@ -81,6 +81,7 @@ enum Format {
         if params?.entry?.afterQuiet == true { text += " until quiet ends" }
         if let entry = params?.entry { text += urgency(entry) }
         if let quiet = params?.quiet { text += " " + Self.quiet(quiet) }
+        if let players = params?.players { text += " " + players.joined(separator: ", ") }
         return text
     }
 }

@@ -20,6 +20,7 @@ extension JukeboxCLI {
                     "volume:    \(status.volume)",
                     "next pick: \(status.nextPick.map(Format.time) ?? "none planned")",
                     "quiet:     \(status.quiet.map(Format.quiet) ?? "not quiet")",
+                    "ducked:    \(status.ducked.map { $0.joined(separator: ", ") } ?? "nothing")",
                     "uptime:    \(Format.clock(status.uptime))",
                     "played:    \(status.played), failed: \(status.failed), underruns: \(status.underruns ?? 0)",
                 ].joined(separator: "\n")

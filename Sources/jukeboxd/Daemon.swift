@@ -1,6 +1,7 @@
 import JukeboxALSA
 import JukeboxControl
 import JukeboxDispatch
+import JukeboxDuck
 import JukeboxHTTP
 import JukeboxLoudness
 import JukeboxMQTT
@@ -115,6 +116,14 @@ struct Daemon {
         }
     }
 
+    /// Reaches a player the session's `duck` lowers, in its own protocol.
+    static func duckTarget(_ player: DuckSettings.Player) -> any DuckTarget {
+        switch player {
+        case .mpd(let address, let passwordFile): MPDTarget(address: address, passwordFile: passwordFile)
+        case .snapclient(let server, let client): SnapclientTarget(server: server, client: client)
+        }
+    }
+
     func run(
         _ catalog: ClipCatalog, statePath: String, web: (settings: WebSettings, password: String?)? = nil,
         mqtt: (settings: MQTTSettings, password: String?)? = nil
@@ -133,7 +142,7 @@ struct Daemon {
             configuration: Jukebox.Configuration(
                 queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
                 makeRateConverter: { from, to, channels in try Resampler(inputRate: from, outputRate: to, channels: channels) },
-                loudnessMeter: EBUR128Meter()),
+                loudnessMeter: EBUR128Meter(), makeDuckTarget: Self.duckTarget),
             logger: logger)
         await core.restoreState()
         let notifier = SystemdNotifier()

@@ -17,6 +17,11 @@ public enum JukeboxEvent: Sendable, Equatable {
     case sessionReloaded(name: String, clips: Int)
     /// The volume changed, 0–100 (from any front end, or a reload).
     case volume(Int)
+    /// Other players were lowered or paused while clips sound (the session's `duck`): all
+    /// that are down now, by name.
+    case ducked([String])
+    /// These players were put back.
+    case restored([String])
     /// Quiet began or ended, by hand or by the session's quiet hours, or held requests were
     /// released.
     case quiet(QuietHours.Status)
@@ -27,7 +32,7 @@ extension JukeboxEvent {
     /// the history), which subscribers hear of only once it is on disk.
     public var describesSavedState: Bool {
         switch self {
-        case .queued, .held, .playing, .finished, .cut, .removed, .paused, .resumed, .volume, .quiet: true
+        case .queued, .held, .playing, .finished, .cut, .removed, .ducked, .restored, .paused, .resumed, .volume, .quiet: true
         case .scheduled, .device, .sessionReloaded: false
         }
     }

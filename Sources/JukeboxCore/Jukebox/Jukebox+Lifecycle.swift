@@ -54,6 +54,8 @@ extension Jukebox {
             if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
             await volume.start(saved: (state.volume, state.volumeStepAt))
             volumeStarted = true
+            // Players a daemon that died left lowered are put back first.
+            await ducker.restore(saved: state.ducked ?? [])
             // Announcements whose audio is not kept any more are made again, ahead of their turn.
             for entry in waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
             let heldNote = held.isEmpty ? "" : " and \(Plural.count(held.count, "request")) held until quiet ends"
@@ -70,6 +72,7 @@ extension Jukebox {
             volumeStarted = true
         }
         let (queue, scheduler, timetable, quiet, volume) = (queue, scheduler, timetable, quiet, volume)
+        if let writer { await ducker.setSaver { try await writer.save() } }
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
             tasks.addTask { try? await quiet.run(); return false }
@@ -97,6 +100,8 @@ extension Jukebox {
             for await schedulerEnded in tasks where schedulerEnded { break }
             tasks.cancelAll()
         }
+        // The other players go back up before the last save.
+        await ducker.shutdown()
         // The last word: how the last clip ended, cut short (it stays first and plays again
         // after a restart) or finished as the shutdown began (it counts as played).
         if let writer {

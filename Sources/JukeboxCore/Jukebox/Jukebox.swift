@@ -46,12 +46,16 @@ public actor Jukebox: Service {
         /// Measures clips' loudness for the session's `loudness` target; the daemon's is
         /// libebur128. nil: clips play as recorded.
         public var loudnessMeter: (any LoudnessMeter)?
+        /// Reaches the players the session's `duck` lowers; the daemon's speaks MPD's protocol
+        /// and snapserver's. nil: a session with `duck` lowers nothing.
+        public var makeDuckTarget: DuckTargetFactory?
 
         public init(
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(), time: TimeSource = .system,
             speechFolder: String? = nil, speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil,
-            loudnessMeter: (any LoudnessMeter)? = nil
+            loudnessMeter: (any LoudnessMeter)? = nil, makeDuckTarget: DuckTargetFactory? = nil
         ) {
+            self.makeDuckTarget = makeDuckTarget
             self.loudnessMeter = loudnessMeter
             self.time = time
             self.makeRateConverter = makeRateConverter
@@ -96,6 +100,8 @@ public actor Jukebox: Service {
     let startedAt: Double
     var catalog: ClipCatalog
     let hooks: HookRunner
+    /// Lowers the other players while clips sound (`duck`).
+    let ducker: Ducker
     /// Makes announcements' audio; nil when there is nowhere to keep it.
     let speech: SpeechSynthesizer?
 
@@ -120,6 +126,7 @@ public actor Jukebox: Service {
         editor = parts.editor
         writer = parts.writer
         hooks = parts.hooks
+        ducker = parts.ducker
         speech = parts.speech
         self.catalog = catalog
         self.decoder = decoder

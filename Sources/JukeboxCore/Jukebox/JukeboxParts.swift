@@ -17,6 +17,7 @@ struct JukeboxParts {
     let loudness: ClipLoudness
     let editor: SessionEditor
     let hooks: HookRunner
+    let ducker: Ducker
     /// nil when there is nowhere to keep announcements' audio.
     let speech: SpeechSynthesizer?
     /// nil: nothing is saved (tests, benchmarks).
@@ -41,28 +42,38 @@ struct JukeboxParts {
             SpeechSynthesizer(
                 settings: session.speech, cache: SpeechCache(folder: folder, limits: configuration.speechLimits), decoder: decoder, logger: logger)
         }
+        let schedule = ScheduleBoard(session, playable: catalog.playableClips)
+        let ducker = Ducker(schedule: schedule, makeTarget: configuration.makeDuckTarget, events: events, time: time, logger: logger)
         let queue = ClipPlayQueue(
             player: player, events: events, time: time, capacity: configuration.queueLimit, logger: logger,
-            beforePlaying: { entry in await hooks.run(.beforePlaying, entry: entry) },
-            afterPlaying: { entry, outcome in await hooks.run(.afterPlaying, entry: entry, outcome: outcome) },
+            beforePlaying: { entry in
+                await hooks.run(.beforePlaying, entry: entry)
+                // The lead-in plays first when the device opens: the lowering runs under it.
+                let leadIn = await player.isDeviceOpen ? .zero : await player.options.leadIn
+                await ducker.clipStarting(entry, leadIn: leadIn)
+            },
+            afterPlaying: { entry, outcome, anotherWaits in
+                await hooks.run(.afterPlaying, entry: entry, outcome: outcome)
+                await ducker.clipEnded(anotherWaits: anotherWaits)
+            },
             prepare: { clip in
                 guard let speech else { throw SpeechFailure("announcements are off: there is no state folder to keep their audio in") }
                 return try await speech.audio(for: clip)
             })
-        let schedule = ScheduleBoard(session, playable: catalog.playableClips)
         let quiet = QuietHours(schedule: schedule, queue: queue, events: events, time: time, logger: logger)
         let volume = VolumeControl(schedule: schedule, player: player, events: events, time: time, logger: logger)
         let scheduler = ClipJukebox(
             schedule: schedule, queue: queue, quiet: quiet, events: events, time: time, generator: configuration.generator, logger: logger)
         let timetable = ClipTimetable(schedule: schedule, queue: queue, quiet: quiet, time: time, logger: logger)
         let writer = stateFile.map { file in
-            StateWriter(file: file, events: events) { [queue, scheduler, timetable, quiet, volume, player] in
-                await PersistedState.gather(queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, volume: volume, player: player)
+            StateWriter(file: file, events: events) { [queue, scheduler, timetable, quiet, volume, player, ducker] in
+                await PersistedState.gather(
+                    queue: queue, scheduler: scheduler, timetable: timetable, quiet: quiet, volume: volume, player: player, ducker: ducker)
             }
         }
         return JukeboxParts(
             events: events, player: player, queue: queue, schedule: schedule, scheduler: scheduler, timetable: timetable, quiet: quiet,
             volume: volume, loudness: loudness, editor: SessionEditor(decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, logger: logger),
-            hooks: hooks, speech: speech, writer: writer)
+            hooks: hooks, ducker: ducker, speech: speech, writer: writer)
     }
 }

@@ -16,6 +16,8 @@ public struct JukeboxSnapshot: Sendable {
     public var uptime: Double
     /// Local time when the snapshot was taken, for clips' windows.
     public var localTime: LocalTime
+    /// The other players lowered or paused now (`duck`), by name.
+    public var ducked: [String] = []
 
     public var session: Session { catalog.session }
 

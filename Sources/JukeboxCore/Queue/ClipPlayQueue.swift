@@ -18,8 +18,9 @@ import ServiceLifecycle
 public actor ClipPlayQueue: Service {
     /// Runs in the consumer, right before each entry's cue and clip (the hooks).
     public typealias BeforePlaying = @Sendable (QueueEntry) async -> Void
-    /// Runs in the consumer once a clip has ended, before the next one starts.
-    public typealias AfterPlaying = @Sendable (QueueEntry, PlayOutcome) async -> Void
+    /// Runs in the consumer once a clip has ended, before the next one starts; the last
+    /// argument says whether another entry waits to start now.
+    public typealias AfterPlaying = @Sendable (QueueEntry, PlayOutcome, _ anotherWaits: Bool) async -> Void
     /// Makes an announcement's audio (`PlayableClip.speech`) before its turn begins; what it
     /// throws fails the entry with that reason. Cancelled by a skip.
     public typealias Prepare = @Sendable (PlayableClip) async throws -> PlayableClip
@@ -416,7 +417,7 @@ public actor ClipPlayQueue: Service {
                 }
                 // A clip that ended (its tail drained as the shutdown began) counts as played.
                 finish(entry, outcome)
-                await afterPlaying?(entry, outcome)
+                await afterPlaying?(entry, outcome, !waiting.isEmpty)
                 if Task.isCancelled { return }
                 if waiting.isEmpty { await player.becameIdle() }
             }

@@ -1,6 +1,6 @@
 public struct Clip: Sendable, Equatable, Identifiable {
     /// A clip's keys in the session file, which the reader allows and edits may set.
-    public static let fields = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "priority", "enabled"]
+    public static let fields = ["id", "file", "title", "weight", "gain", "windows", "at", "dates", "except", "priority", "duck", "enabled"]
 
     public var id: String
     public var source: ClipSource
@@ -19,6 +19,9 @@ public struct Clip: Sendable, Equatable, Identifiable {
     /// Whether its `at` times cut in (`"priority": "now"`): a bell rings on its second, and
     /// the clip playing then goes on after it (the session's `afterCut`).
     public var priority: Priority = .normal
+    /// Whether other players are lowered while it sounds (the session's `duck`); false for a
+    /// chime that should stay quiet under the music.
+    public var ducks = true
     public var enabled: Bool
 
     public enum Priority: String, Sendable, Equatable, CaseIterable {

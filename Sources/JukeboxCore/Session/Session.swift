@@ -50,6 +50,8 @@ public struct Session: Sendable, Equatable {
     public var atGrace: Duration = Session.defaultAtGrace
     /// What becomes of a clip an urgent one cuts (`afterCut`).
     public var afterCut: AfterCut = .resume
+    /// Other players lowered while a clip sounds (`duck`); nil: none.
+    public var duck: DuckSettings?
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
     /// a session made in code.
     public var revision: String

@@ -15,7 +15,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "quiet", "maxVolume", "loudness", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "duck", "quiet", "maxVolume", "loudness", "clips"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
@@ -80,6 +80,7 @@ struct SessionReader {
         let mqtt = fields["mqtt"].flatMap { self.mqtt($0, sessionDirectory: sessionDirectory, name: name) }
         let hooks = fields["hooks"].map { self.hooks($0) } ?? Hooks()
         let speech = fields["tts"].map { self.speech($0) } ?? SpeechSettings()
+        let duck = fields["duck"].flatMap { self.duck($0, sessionDirectory: sessionDirectory) }
         var maxUploadSize = Session.defaultMaxUploadSize
         if let value = fields["maxUploadSize"], let number = number(value, at: "maxUploadSize") {
             let range = Session.maxUploadSizeRange
@@ -124,6 +125,7 @@ struct SessionReader {
         session.loudness = loudness
         session.volumeSchedule = volumeSchedule
         session.afterCut = afterCut
+        session.duck = duck
         return session
     }
 
@@ -238,6 +240,9 @@ struct SessionReader {
                 } else {
                     problem("\(field).priority", "\(value.shortDescription) is not \(choices)")
                 }
+            }
+            if let value = fields["duck"] {
+                if case .bool(let ducks) = value { clip.ducks = ducks } else { problem("\(field).duck", "\(value.shortDescription) is not true or false") }
             }
             if let value = fields["enabled"] {
                 if case .bool(let enabled) = value { clip.enabled = enabled } else { problem("\(field).enabled", "\(value.shortDescription) is not true or false") }

@@ -101,6 +101,8 @@ public struct PersistedState: Codable, Sendable, Equatable {
     /// When the volume schedule's step last applied began (seconds since the epoch): a
     /// `volume` saved after it was set by hand, and holds until the next step.
     public var volumeStepAt: Int64?
+    /// Other players lowered or paused (`duck`), with the levels to put them back to.
+    public var ducked: [DuckRecord]?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
@@ -124,7 +126,8 @@ public struct PersistedState: Codable, Sendable, Equatable {
 extension PersistedState {
     /// The daemon's state now, from the queue, the scheduler and the player.
     static func gather(
-        queue: ClipPlayQueue, scheduler: ClipJukebox, timetable: ClipTimetable, quiet: QuietHours, volume: VolumeControl, player: Player
+        queue: ClipPlayQueue, scheduler: ClipJukebox, timetable: ClipTimetable, quiet: QuietHours, volume: VolumeControl, player: Player,
+        ducker: Ducker
     ) async -> PersistedState {
         let saved = await queue.persisted()
         let held = saved.held.map { entry in
@@ -132,11 +135,14 @@ extension PersistedState {
             held.afterQuiet = true
             return held
         }
-        return PersistedState(
+        var state = PersistedState(
             nextTicket: saved.nextTicket, waiting: saved.entries.map(Entry.init) + held, bag: await scheduler.persistedBag(),
             paused: saved.paused, volume: await player.volume, stats: saved.stats, history: saved.history.map(Play.init),
             started: saved.started, timetableUntil: await timetable.persistedHandledUntil, quiet: await quiet.override,
             volumeStepAt: await volume.appliedSince)
+        let ducked = await ducker.records
+        state.ducked = ducked.isEmpty ? nil : ducked
+        return state
     }
 }
 

@@ -45,7 +45,23 @@ struct StateEncoder {
             }
             raw("]}")
         }
-        key("history", first: state.bag == nil); raw("[")
+        if let ducked = state.ducked {
+            key("ducked", first: state.bag == nil); raw("[")
+            for (index, record) in ducked.enumerated() {
+                if index > 0 { raw(",") }
+                raw("{"); key("address", first: true); string(record.address)
+                if let client = record.client { key("client"); string(client) }
+                key("kind"); string(record.kind)
+                if let lowered = record.lowered { key("lowered"); number(lowered) }
+                key("mode"); string(record.mode)
+                if let passwordFile = record.passwordFile { key("passwordFile"); string(passwordFile) }
+                key("player"); string(record.player)
+                if let volume = record.volume { key("volume"); number(volume) }
+                raw("}")
+            }
+            raw("]")
+        }
+        key("history", first: state.bag == nil && state.ducked == nil); raw("[")
         for (index, play) in state.history.enumerated() {
             if index > 0 { raw(",") }
             raw("{"); key("entry", first: true); entry(play.entry)

@@ -1,0 +1,389 @@
+import Logging
+
+/// A player in the house that jukeboxd lowers while a clip sounds (MPD, a snapclient): read
+/// its level, set it, pause it. Each call answers or throws within a second or so; the daemon's
+/// are in JukeboxDuck.
+public protocol DuckTarget: Sendable {
+    func read() async throws -> DuckTargetState
+    func setVolume(_ percent: Int) async throws
+    func setPaused(_ paused: Bool) async throws
+}
+
+/// A player's volume (0–100; nil when it has none that can be set) and whether it is playing.
+public struct DuckTargetState: Sendable, Equatable {
+    public var volume: Int?
+    public var playing: Bool
+    public init(volume: Int?, playing: Bool) {
+        self.volume = volume
+        self.playing = playing
+    }
+}
+
+/// Builds the connection to one of the session's players (the daemon's speaks MPD's protocol
+/// and snapserver's JSON-RPC; tests pass their own).
+public typealias DuckTargetFactory = @Sendable (DuckSettings.Player) -> any DuckTarget
+
+/// One player jukeboxd has lowered or paused, as the state file keeps it: on disk before the
+/// player is touched, so that whatever happens to the daemon, the next start puts it back.
+public struct DuckRecord: Codable, Sendable, Equatable {
+    /// `DuckSettings.Player.description`: how the log and `status` name it.
+    public var player: String
+    /// `mpd` or `snapclient`.
+    public var kind: String
+    /// MPD's address, or snapserver's.
+    public var address: String
+    public var client: String?
+    public var passwordFile: String?
+    /// `lower` or `pause`.
+    public var mode: String
+    /// Its volume before (lower), and the volume jukeboxd lowers it to.
+    public var volume: Int?
+    public var lowered: Int?
+
+    public init(_ player: DuckSettings.Player, mode: DuckSettings.Mode, volume: Int?, lowered: Int?) {
+        self.player = player.description
+        switch player {
+        case .mpd(let address, let passwordFile):
+            (kind, self.address, client, self.passwordFile) = ("mpd", address.description, nil, passwordFile)
+        case .snapclient(let server, let client):
+            (kind, self.address, self.client, passwordFile) = ("snapclient", server.description, client, nil)
+        }
+        self.mode = mode.rawValue
+        self.volume = volume
+        self.lowered = lowered
+    }
+
+    /// The player it names, to reach it again after a restart.
+    public var target: DuckSettings.Player? {
+        let port = kind == "mpd" ? DuckSettings.defaultMPDPort : DuckSettings.defaultSnapcastPort
+        guard let address = DuckSettings.Address.parse(address, defaultPort: port) else { return nil }
+        switch kind {
+        case "mpd": return .mpd(address, passwordFile: passwordFile)
+        case "snapclient": return client.map { .snapclient(server: address, client: $0) }
+        default: return nil
+        }
+    }
+
+    /// Whether `state` is what jukeboxd left the player at, or on its way there: anything
+    /// else is someone's own change since, which is kept.
+    func isOurs(_ state: DuckTargetState) -> Bool {
+        if mode == DuckSettings.Mode.pause.rawValue { return !state.playing }
+        guard let now = state.volume, let volume, let lowered else { return false }
+        return (min(volume, lowered)...max(volume, lowered)).contains(now)
+    }
+}
+
+/// Lowers the session's other players (`duck`) while clips sound and puts them back after:
+/// the one owner of what is ducked, and the one publisher of `ducked` and `restored`.
+///
+/// - Before the first clip of a run, each player's level is read, and the levels to go back to
+///   are saved (on disk) before any player is lowered. The lowering takes `attack`, and the
+///   clip waits for it (less the device's lead-in), so the music is low when the clip is heard.
+/// - Clips back to back keep the music low. After the last one is heard, the players are
+///   raised over `release`; a clip that starts meanwhile lowers them again from where they are.
+/// - A player put back is one that still has the level jukeboxd set: a change someone made
+///   meanwhile is kept. After a crash the next start puts back what the state file lists.
+/// - A player that is away or refuses is logged once and tried again in the background; no
+///   clip waits for it.
+public actor Ducker {
+    enum Phase { case idle, lowering, low, raising }
+
+    private let schedule: ScheduleBoard
+    private let makeTarget: DuckTargetFactory?
+    private let events: EventBus
+    private let time: TimeSource
+    private let logger: Logger
+    /// Saves the state (and returns once it is on disk); set once the state writer exists.
+    private var save: (@Sendable () async throws -> Void)?
+    /// What is lowered or paused now, and what to put back.
+    public private(set) var records: [DuckRecord] = []
+    private var phase = Phase.idle
+    /// The lowering or raising under way.
+    private var work: Task<Void, Never>?
+    /// Records a restart left to put back, tried until each player answers.
+    private var leftOver: Task<Void, Never>?
+    /// Players that did not answer lately, by name, and when: skipped until a retry reaches them.
+    private var away: [String: Double] = [:]
+
+    /// How often a ramp sets the level (20 steps a second).
+    static let step: Duration = .milliseconds(50)
+    /// How long a player that did not answer is left alone before it is tried again.
+    static let retryAfter: Duration = .seconds(5)
+
+    public init(schedule: ScheduleBoard, makeTarget: DuckTargetFactory?, events: EventBus, time: TimeSource, logger: Logger) {
+        self.schedule = schedule
+        self.makeTarget = makeTarget
+        self.events = events
+        self.time = time
+        self.logger = logger
+    }
+
+    public func setSaver(_ save: @escaping @Sendable () async throws -> Void) { self.save = save }
+
+    /// The players lowered or paused now, by name, for `status`.
+    public var ducked: [String] { records.map(\.player) }
+
+    /// A clip is about to start: lowers the players unless they are low already, and returns
+    /// once the music will be low by the time the clip is heard (`leadIn` plays first).
+    public func clipStarting(_ entry: QueueEntry, leadIn: Duration) async {
+        guard let settings = schedule.current.session.duck, let makeTarget, ducks(entry) else { return }
+        switch phase {
+        case .low, .lowering:
+            return
+        case .raising:
+            // Back down from wherever the raising got to; the levels to go back to are saved.
+            work?.cancel()
+            phase = .lowering
+            let records = records
+            work = Task { await self.ramp(records, down: true, over: settings.attack, makeTarget: makeTarget) }
+        case .idle:
+            phase = .lowering
+            await lower(settings, makeTarget: makeTarget)
+        }
+        let wait = settings.attack - leadIn
+        if wait > .zero { try? await time.clock.sleep(for: wait) }
+    }
+
+    /// The clip ended and was heard to its last sample. With another waiting, the music stays
+    /// low; else the players go back up over `release`.
+    public func clipEnded(anotherWaits: Bool) async {
+        guard !anotherWaits, phase == .low || phase == .lowering, !records.isEmpty, let makeTarget else {
+            if records.isEmpty, !anotherWaits { phase = .idle }
+            return
+        }
+        let release = schedule.current.session.duck?.release ?? DuckSettings.defaultRelease
+        let lowering = work
+        phase = .raising
+        let records = records
+        work = Task {
+            await lowering?.value
+            await self.raise(records, over: release, makeTarget: makeTarget)
+        }
+    }
+
+    /// Puts back what a daemon that stopped without doing so left lowered (the state file's
+    /// records): each player that still has the level jukeboxd set. A player that does not
+    /// answer is tried again in the background until it does.
+    public func restore(saved: [DuckRecord]) {
+        guard !saved.isEmpty else { return }
+        records = saved
+        phase = .idle
+        leftOver = Task { await self.putBackLeftOver() }
+    }
+
+    /// Puts every player back at once (a stop), within a second or two; what does not answer
+    /// stays in the state file for the next start.
+    public func shutdown() async {
+        work?.cancel()
+        leftOver?.cancel()
+        guard let makeTarget, !records.isEmpty else { return }
+        let records = records
+        let done = await withTaskGroup(of: DuckRecord?.self) { group in
+            for record in records {
+                group.addTask {
+                    guard let player = record.target else { return record }
+                    return (try? await Self.putBack(record, on: makeTarget(player))) != nil ? record : nil
+                }
+            }
+            var done: [DuckRecord] = []
+            for await record in group { if let record { done.append(record) } }
+            return done
+        }
+        forget(done)
+        try? await save?()
+    }
+
+    // MARK: - Lowering and raising
+
+    /// Whether this clip lowers the others: announcements do; a session clip unless it says
+    /// `"duck": false`.
+    private func ducks(_ entry: QueueEntry) -> Bool {
+        guard entry.clip.speech == nil else { return true }
+        return schedule.current.session.clips.first { $0.id == entry.clip.id }?.ducks ?? true
+    }
+
+    /// Reads every player's level, saves them, and starts the lowering.
+    private func lower(_ settings: DuckSettings, makeTarget: @escaping DuckTargetFactory) async {
+        let players = settings.players.filter { player in
+            guard let since = away[player.description] else { return true }
+            return time.wallClock() - since >= Self.retryAfter.secondsDouble
+        }
+        let read = await withTaskGroup(of: (DuckSettings.Player, DuckTargetState?, String?).self) { group in
+            for player in players {
+                group.addTask {
+                    do { return (player, try await makeTarget(player).read(), nil) } catch { return (player, nil, "\(error)") }
+                }
+            }
+            var read: [(DuckSettings.Player, DuckTargetState?, String?)] = []
+            for await answer in group { read.append(answer) }
+            return read
+        }
+        var lowered: [DuckRecord] = []
+        for (player, state, problem) in read {
+            guard let state else {
+                wentAway(player.description, problem ?? "no answer")
+                continue
+            }
+            cameBack(player.description)
+            switch settings.mode {
+            case .lower:
+                guard let volume = state.volume else {
+                    logger.warning("duck: \(player) has no volume jukeboxd can set (MPD without a mixer: set mixer_type \"software\" in its audio_output); it is not lowered", metadata: ["player": "\(player)"])
+                    continue
+                }
+                let low = Int((Double(volume) * settings.level).rounded())
+                guard low < volume else { continue }
+                lowered.append(DuckRecord(player, mode: .lower, volume: volume, lowered: low))
+            case .pause:
+                guard state.playing else { continue }
+                lowered.append(DuckRecord(player, mode: .pause, volume: nil, lowered: nil))
+            }
+        }
+        // Already ours from a raising that ended early: the level to go back to stays the first.
+        let known = Set(records.map(\.player))
+        records += lowered.filter { !known.contains($0.player) }
+        guard !lowered.isEmpty else {
+            phase = .low
+            return
+        }
+        do {
+            try await save?()
+        } catch {
+            // Without the levels on disk a crash could leave the music low for good.
+            logger.warning("duck: the levels to put back could not be saved (\(error)); the other players are not lowered")
+            forget(lowered)
+            phase = .idle
+            return
+        }
+        events.publish(.ducked(records.map(\.player)))
+        let attack = settings.attack
+        work = Task { await self.ramp(lowered, down: true, over: attack, makeTarget: makeTarget) }
+        phase = .low
+    }
+
+    /// Moves each player from its level to the lowered one (or back), in steps, over `length`.
+    private func ramp(_ records: [DuckRecord], down: Bool, over length: Duration, makeTarget: @escaping DuckTargetFactory) async {
+        let clock = time.clock
+        await withTaskGroup(of: Void.self) { group in
+            for record in records {
+                guard let player = record.target else { continue }
+                let target = makeTarget(player)
+                group.addTask {
+                    do {
+                        if record.mode == DuckSettings.Mode.pause.rawValue {
+                            try await target.setPaused(down)
+                            return
+                        }
+                        guard let volume = record.volume, let lowered = record.lowered else { return }
+                        let (from, to) = down ? (volume, lowered) : (lowered, volume)
+                        let steps = max(1, Int(length / Self.step))
+                        var last: Int?
+                        for step in 1...steps {
+                            if Task.isCancelled { return }
+                            let level = from + Int((Double(to - from) * Double(step) / Double(steps)).rounded())
+                            if level != last { try await target.setVolume(level) }
+                            last = level
+                            if step < steps { try await clock.sleep(for: Self.step) }
+                        }
+                    } catch is CancellationError {
+                        return
+                    } catch {
+                        await self.wentAway(player.description, "\(error)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Raises the players back (each that still has the level jukeboxd set), forgets them, and
+    /// saves. Those that do not answer are tried again in the background.
+    private func raise(_ raising: [DuckRecord], over release: Duration, makeTarget: @escaping DuckTargetFactory) async {
+        var ours: [DuckRecord] = [], kept: [DuckRecord] = [], unreachable: [DuckRecord] = []
+        for record in raising {
+            guard let player = record.target else { continue }
+            do {
+                if record.isOurs(try await makeTarget(player).read()) { ours.append(record) } else { kept.append(record) }
+            } catch {
+                wentAway(record.player, "\(error)")
+                unreachable.append(record)
+            }
+        }
+        if Task.isCancelled { return }
+        for record in kept {
+            logger.info("duck: \(record.player) was changed while lowered; it is left as it is", metadata: ["player": "\(record.player)"])
+        }
+        await ramp(ours, down: false, over: release, makeTarget: makeTarget)
+        if Task.isCancelled { return }
+        forget(ours + kept)
+        if unreachable.isEmpty { phase = .idle }
+        try? await save?()
+        if !(ours + kept).isEmpty { events.publish(.restored((ours + kept).map(\.player))) }
+        if !unreachable.isEmpty {
+            phase = .idle
+            leftOver = Task { await self.putBackLeftOver() }
+        }
+    }
+
+    /// Puts back the records no clip is using, trying each player again every few seconds
+    /// until it answers.
+    private func putBackLeftOver() async {
+        guard let makeTarget else { return }
+        while !Task.isCancelled, phase == .idle, !records.isEmpty {
+            var done: [DuckRecord] = []
+            for record in records {
+                guard let player = record.target else {
+                    done.append(record)
+                    continue
+                }
+                do {
+                    if try await Self.putBack(record, on: makeTarget(player)) {
+                        logger.notice("duck: \(record.player) is back at its level", metadata: ["player": "\(record.player)"])
+                    } else {
+                        logger.info("duck: \(record.player) was changed while lowered; it is left as it is", metadata: ["player": "\(record.player)"])
+                    }
+                    cameBack(record.player)
+                    done.append(record)
+                } catch {
+                    wentAway(record.player, "\(error)")
+                }
+            }
+            if !done.isEmpty {
+                forget(done)
+                try? await save?()
+                events.publish(.restored(done.map(\.player)))
+            }
+            if records.isEmpty || phase != .idle { return }
+            try? await time.clock.sleep(for: Self.retryAfter)
+        }
+    }
+
+    /// Sets a player back as the record says, if it still has the level jukeboxd set; returns
+    /// whether it did.
+    private static func putBack(_ record: DuckRecord, on target: any DuckTarget) async throws -> Bool {
+        guard record.isOurs(try await target.read()) else { return false }
+        if record.mode == DuckSettings.Mode.pause.rawValue {
+            try await target.setPaused(false)
+        } else if let volume = record.volume {
+            try await target.setVolume(volume)
+        }
+        return true
+    }
+
+    private func forget(_ done: [DuckRecord]) {
+        let names = Set(done.map(\.player))
+        records.removeAll { names.contains($0.player) }
+    }
+
+    /// Logged once while the player stays away.
+    private func wentAway(_ name: String, _ problem: String) {
+        if away[name] == nil {
+            logger.warning("duck: \(name) did not answer (\(problem)); it is tried again in the background, and no clip waits for it", metadata: ["player": "\(name)"])
+        }
+        away[name] = time.wallClock()
+    }
+
+    private func cameBack(_ name: String) {
+        guard away.removeValue(forKey: name) != nil else { return }
+        logger.notice("duck: \(name) answers again", metadata: ["player": "\(name)"])
+    }
+}

@@ -1,0 +1,87 @@
+import JukeboxCore
+import JukeboxFiles
+
+/// MPD, lowered through its own text protocol (https://mpd.readthedocs.io/en/latest/protocol.html):
+/// `status` for its volume and state, `setvol` and `pause`. A connection per call: MPD greets
+/// with `OK MPD …`, each command ends in `OK` or `ACK [error@n] {command} message`.
+public struct MPDTarget: DuckTarget {
+    let address: DuckSettings.Address
+    let passwordFile: String?
+
+    public init(address: DuckSettings.Address, passwordFile: String?) {
+        self.address = address
+        self.passwordFile = passwordFile
+    }
+
+    public func read() async throws -> DuckTargetState {
+        let lines = try await command("status")
+        var volume: Int?
+        var playing = false
+        for line in lines {
+            if line.hasPrefix("volume: ") {
+                guard let value = Int(line.dropFirst("volume: ".count)) else { throw PlayerProblem("gave a volume that is not a number") }
+                // -1: MPD has no mixer for its output.
+                volume = (0...100).contains(value) ? value : nil
+            } else if line.hasPrefix("state: ") {
+                playing = line.dropFirst("state: ".count) == "play"
+            }
+        }
+        return DuckTargetState(volume: volume, playing: playing)
+    }
+
+    public func setVolume(_ percent: Int) async throws {
+        _ = try await command("setvol \(min(max(percent, 0), 100))")
+    }
+
+    public func setPaused(_ paused: Bool) async throws {
+        _ = try await command("pause \(paused ? 1 : 0)")
+    }
+
+    /// Runs one command (after the password, if MPD has one) and returns its answer's lines.
+    private func command(_ line: String) async throws -> [String] {
+        let password: String? = if let passwordFile { try await Self.files.run { try Self.password(passwordFile) } } else { nil }
+        return try await LineExchange.run(address) { lines in
+            let greeting = try await lines.nextText()
+            guard greeting.hasPrefix("OK MPD ") else { throw PlayerProblem("is not MPD (it greeted with \"\(greeting.prefix(40))\")") }
+            if let password {
+                try await lines.send("password \"\(Self.quoted(password))\"")
+                _ = try await Self.answer(lines, to: "password")
+            }
+            try await lines.send(line)
+            return try await Self.answer(lines, to: String(line.prefix { $0 != " " }))
+        }
+    }
+
+    /// The lines before `OK`; an `ACK` is MPD's refusal, in its words.
+    private static func answer(_ lines: LineExchange.Lines, to command: String) async throws -> [String] {
+        var answer: [String] = []
+        while true {
+            let line = try await lines.nextText()
+            if line == "OK" { return answer }
+            if line.hasPrefix("ACK ") {
+                let message = line.split(separator: "}", maxSplits: 1).last.map { $0.trimmingPrefix(" ") } ?? ""
+                throw PlayerProblem("refused \(command): \(message.prefix(200))")
+            }
+            guard answer.count < 200 else { throw PlayerProblem("answered \(command) with more than 200 lines") }
+            answer.append(line)
+        }
+    }
+
+    private static func quoted(_ text: String) -> String {
+        text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
+    }
+
+    /// Reads password files off the cooperative pool.
+    private static let files = BlockingWorkQueue(label: "jukebox.duck.files")
+
+    /// The password: the file's first line.
+    private static func password(_ path: String) throws -> String {
+        do {
+            let bytes = try FilePath.read(path, limit: 1024)
+            let text = String(decoding: bytes, as: UTF8.self)
+            return String(text.prefix { $0 != "\n" && $0 != "\r" })
+        } catch {
+            throw PlayerProblem("its password file \(path) could not be read (\(error))")
+        }
+    }
+}

@@ -1,0 +1,201 @@
+@testable import JukeboxCore
+import JukeboxCoreTestSupport
+import JukeboxTestSupport
+import Synchronization
+import Testing
+
+/// Players in the house, as the ducker reaches them: each with a volume, playing or not, and
+/// perhaps away; every call and every save in one log, in order.
+final class FakePlayers: Sendable {
+    struct Player: Sendable {
+        var volume: Int?
+        var playing = true
+        var away = false
+    }
+
+    let players: Mutex<[String: Player]>
+    let log = Mutex<[String]>([])
+
+    init(_ players: [String: Player]) { self.players = Mutex(players) }
+
+    var calls: [String] { log.withLock { $0 } }
+    func note(_ line: String) { log.withLock { $0.append(line) } }
+    func volume(_ name: String) -> Int? { players.withLock { $0[name]?.volume } }
+    func set(_ name: String, volume: Int) { players.withLock { $0[name]?.volume = volume } }
+    func setAway(_ name: String, _ away: Bool) { players.withLock { $0[name]?.away = away } }
+
+    struct Target: DuckTarget {
+        let name: String
+        let players: FakePlayers
+
+        func player() throws -> Player {
+            guard let player = players.players.withLock({ $0[name] }), !player.away else { throw Away() }
+            return player
+        }
+
+        func read() async throws -> DuckTargetState {
+            let player = try player()
+            players.note("read \(name)")
+            return DuckTargetState(volume: player.volume, playing: player.playing)
+        }
+
+        func setVolume(_ percent: Int) async throws {
+            _ = try player()
+            players.note("set \(name) \(percent)")
+            players.set(name, volume: percent)
+        }
+
+        func setPaused(_ paused: Bool) async throws {
+            _ = try player()
+            players.note("\(paused ? "pause" : "play") \(name)")
+            players.players.withLock { $0[name]?.playing = !paused }
+        }
+    }
+
+    struct Away: Error, CustomStringConvertible { var description: String { "refused the connection: is it running?" } }
+
+    var factory: DuckTargetFactory { { [self] player in Target(name: player.description, players: self) } }
+}
+
+@Suite("Other players ducked while a clip sounds", .timeLimit(.minutes(1)))
+struct DuckerTests {
+    let events = EventBus()
+    static let kitchen = DuckSettings.Player.mpd(.tcp(host: "kitchen", port: 6600), passwordFile: nil)
+    static let hall = DuckSettings.Player.mpd(.unix(path: "/run/mpd/socket"), passwordFile: nil)
+
+    /// A ducker over `players`, with no ramps (attack and release 0: a ramp is one step), that
+    /// notes each save in the players' log.
+    func ducker(_ players: FakePlayers, mode: DuckSettings.Mode = .lower, clips: [Clip] = []) async -> Ducker {
+        var session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: clips)
+        session.duck = DuckSettings(level: 0.25, attack: .zero, release: .zero, mode: mode, players: [Self.kitchen, Self.hall])
+        let ducker = Ducker(schedule: ScheduleBoard(session), makeTarget: players.factory, events: events, time: TimeSource(wallClock: { 1_000 }), logger: .quiet)
+        await ducker.setSaver { [ducker] in players.note("save \(await ducker.records.map { "\($0.player)=\($0.volume ?? -1)" }.joined(separator: ","))") }
+        return ducker
+    }
+
+    func entry(_ id: String) -> QueueEntry { QueueEntry(ticket: 1, clip: Fixtures.clip(id), origin: .scheduler) }
+
+    /// Waits until the ducker has nothing lowered, or until `players` reach the levels given.
+    func settle(_ ducker: Ducker, _ condition: @Sendable () async -> Bool) async {
+        while !(await condition()) { await Task.yield() }
+    }
+
+    @Test func theLevelsToGoBackToAreOnDiskBeforeAnyPlayerIsLoweredAndBothComeBack() async throws {
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40)])
+        let ducker = await ducker(players)
+        let subscription = events.subscribe()
+        await ducker.clipStarting(entry("bell"), leadIn: .zero)
+        await settle(ducker) { players.volume("mpd kitchen:6600") == 20 && players.volume("mpd /run/mpd/socket") == 10 }
+        let calls = players.calls
+        let save = calls.firstIndex { $0.hasPrefix("save") } ?? .max
+        let firstSet = calls.firstIndex { $0.hasPrefix("set") } ?? -1
+        #expect(save < firstSet, "saved before lowering: \(calls)")
+        #expect(calls[save] == "save mpd kitchen:6600=80,mpd /run/mpd/socket=40" || calls[save] == "save mpd /run/mpd/socket=40,mpd kitchen:6600=80", "\(calls)")
+        #expect(Set(await ducker.ducked) == ["mpd kitchen:6600", "mpd /run/mpd/socket"])
+        await ducker.clipEnded(anotherWaits: false)
+        await settle(ducker) { await ducker.ducked.isEmpty }
+        #expect(players.volume("mpd kitchen:6600") == 80 && players.volume("mpd /run/mpd/socket") == 40)
+        #expect(players.calls.last == "save ", "the records are gone from the state once both are back: \(players.calls)")
+        var seen: [String] = []
+        for await event in subscription {
+            switch event {
+            case .ducked(let names): seen.append("ducked \(names.count)")
+            case .restored(let names): seen.append("restored \(names.count)")
+            default: continue
+            }
+            if seen.count == 2 { break }
+        }
+        #expect(seen == ["ducked 2", "restored 2"])
+    }
+
+    @Test func clipsBackToBackKeepTheMusicLowAndAChangeMadeMeanwhileIsKept() async throws {
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40)])
+        let ducker = await ducker(players)
+        await ducker.clipStarting(entry("a"), leadIn: .zero)
+        await settle(ducker) { players.volume("mpd kitchen:6600") == 20 && players.volume("mpd /run/mpd/socket") == 10 }
+        await ducker.clipEnded(anotherWaits: true)
+        await ducker.clipStarting(entry("b"), leadIn: .zero)
+        #expect(players.calls.filter { $0.hasPrefix("read") }.count == 2, "read once, for the first clip only: \(players.calls)")
+        // Someone turns the hall's player up while it is lowered: it is left as they set it.
+        players.set("mpd /run/mpd/socket", volume: 70)
+        await ducker.clipEnded(anotherWaits: false)
+        await settle(ducker) { await ducker.ducked.isEmpty }
+        #expect(players.volume("mpd kitchen:6600") == 80)
+        #expect(players.volume("mpd /run/mpd/socket") == 70)
+        #expect(!players.calls.contains("set mpd /run/mpd/socket 40"))
+    }
+
+    @Test func aPlayerThatIsAwayIsSkippedAndTheOtherIsLowered() async throws {
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40, away: true)])
+        let ducker = await ducker(players)
+        await ducker.clipStarting(entry("a"), leadIn: .zero)
+        await settle(ducker) { players.volume("mpd kitchen:6600") == 20 }
+        #expect(await ducker.ducked == ["mpd kitchen:6600"])
+        await ducker.clipEnded(anotherWaits: false)
+        await settle(ducker) { await ducker.ducked.isEmpty }
+        // Tried again only after a while: the next clip does not wait on it.
+        players.setAway("mpd /run/mpd/socket", false)
+        await ducker.clipStarting(entry("b"), leadIn: .zero)
+        #expect(!players.calls.contains("read mpd /run/mpd/socket"), "\(players.calls)")
+    }
+
+    @Test func aClipThatSaysDuckFalseLowersNothing() async throws {
+        var chime = Clip(id: "chime", source: ClipSource(file: "chime.wav", path: "/clips/chime.wav"))
+        chime.ducks = false
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40)])
+        let ducker = await ducker(players, clips: [chime])
+        await ducker.clipStarting(entry("chime"), leadIn: .zero)
+        await ducker.clipEnded(anotherWaits: false)
+        #expect(players.calls.isEmpty)
+        await ducker.clipStarting(entry("other"), leadIn: .zero)
+        await settle(ducker) { players.volume("mpd kitchen:6600") == 20 }
+    }
+
+    @Test func pauseModePausesWhatPlaysAndPlaysItAgain() async throws {
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40, playing: false)])
+        let ducker = await ducker(players, mode: .pause)
+        await ducker.clipStarting(entry("a"), leadIn: .zero)
+        await settle(ducker) { players.calls.contains("pause mpd kitchen:6600") }
+        #expect(await ducker.ducked == ["mpd kitchen:6600"], "a player that was not playing is left alone")
+        await ducker.clipEnded(anotherWaits: false)
+        await settle(ducker) { await ducker.ducked.isEmpty }
+        #expect(players.calls.contains("play mpd kitchen:6600"))
+        #expect(!players.calls.contains { $0.hasSuffix("/run/mpd/socket") && !$0.hasPrefix("read") })
+    }
+
+    /// After a crash the state file's records are put back: a player still at the level
+    /// jukeboxd set goes back up; one someone changed since is left; one that is away is tried
+    /// again until it answers.
+    @Test func aRestartPutsBackWhatTheStateFileListsIfStillOurs() async throws {
+        let players = FakePlayers([
+            "mpd kitchen:6600": .init(volume: 20), "mpd /run/mpd/socket": .init(volume: 90),
+        ])
+        let ducker = await ducker(players)
+        await ducker.restore(saved: [
+            DuckRecord(Self.kitchen, mode: .lower, volume: 80, lowered: 20), DuckRecord(Self.hall, mode: .lower, volume: 40, lowered: 10),
+        ])
+        await settle(ducker) { await ducker.ducked.isEmpty }
+        #expect(players.volume("mpd kitchen:6600") == 80)
+        #expect(players.volume("mpd /run/mpd/socket") == 90, "changed by someone since: kept")
+    }
+
+    @Test func recordsRoundTripThroughTheStateFile() async throws {
+        let folder = try TemporaryDirectory()
+        let file = StateFile(path: folder.file("state.json"))
+        var state = PersistedState(nextTicket: 3)
+        state.ducked = [
+            DuckRecord(Self.kitchen, mode: .lower, volume: 80, lowered: 20),
+            DuckRecord(.snapclient(server: .tcp(host: "snap", port: 1705), client: "den"), mode: .pause, volume: nil, lowered: nil),
+        ]
+        _ = try await file.save(state)
+        #expect(await file.load() == .loaded(state))
+        let record = DuckRecord(.snapclient(server: .tcp(host: "::1", port: 1705), client: "kitchen"), mode: .lower, volume: 55, lowered: 7)
+        #expect(record.target == .snapclient(server: .tcp(host: "::1", port: 1705), client: "kitchen"))
+        #expect(record.player == "snapclient kitchen on [::1]:1705")
+        let mpd = DuckRecord(.mpd(.unix(path: "/run/mpd/socket"), passwordFile: "/etc/jukeboxd/mpd.pass"), mode: .pause, volume: nil, lowered: nil)
+        #expect(mpd.target == .mpd(.unix(path: "/run/mpd/socket"), passwordFile: "/etc/jukeboxd/mpd.pass"))
+        #expect(mpd.isOurs(DuckTargetState(volume: 50, playing: false)) && !mpd.isOurs(DuckTargetState(volume: 50, playing: true)))
+        #expect(record.isOurs(DuckTargetState(volume: 30, playing: true)), "on its way down or up")
+        #expect(!record.isOurs(DuckTargetState(volume: 56, playing: true)))
+    }
+}
