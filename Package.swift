@@ -202,6 +202,10 @@ let package = Package(
         ]),
         .testTarget(name: "JukeboxSnapcastTests", dependencies: ["JukeboxSnapcast", "JukeboxResample", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxTestSupport"]),
+        .testTarget(name: "JukeboxDuckTests", dependencies: [
+            "JukeboxDuck", "JukeboxCore", "JukeboxTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         // WAV writing and temporary folders shared by the tests that do real I/O.
         .target(
             name: "JukeboxTestSupport",

@@ -91,6 +91,12 @@ struct PlayerProblem: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 
     static func cannotConnect(_ error: any Error) -> PlayerProblem {
+        if let connection = error as? NIOConnectionError, let first = connection.connectionErrors.first?.error {
+            return cannotConnect(first)
+        }
+        if let connection = error as? NIOConnectionError, connection.dnsAAAAError != nil || connection.dnsAError != nil {
+            return PlayerProblem("its host name could not be looked up")
+        }
         if let error = error as? IOError {
             switch error.errnoCode {
             case 111: return PlayerProblem("refused the connection: is it running?")

@@ -211,6 +211,51 @@ struct SessionLoaderTests {
             #"/srv/jukebox/session.json:2: clips[1].priority: "urgent" is not "normal" or "now""#])
     }
 
+    /// `duck`: the level in dB or as a fraction, attack and release from 0 to 10 s, the mode,
+    /// MPD's addresses (TCP or a socket, with a password file) and snapclients; at most 16.
+    @Test func theDuckSectionIsCheckedWithTheLine() throws {
+        let session = try load("""
+            { "duck": { "level": "-18dB", "attack": "200ms", "release": "2s", "mode": "pause",
+                        "mpd": ["localhost", "[::1]:6601", { "address": "/run/mpd/socket", "passwordFile": "mpd.pass" }],
+                        "snapcast": { "server": "snap.local", "clients": ["kitchen", "00:11:22:33:44:55"] } },
+              "clips": [ { "file": "a.wav", "duck": false }, { "file": "b.wav" } ] }
+            """)
+        let settings = try #require(session.duck)
+        #expect(abs(settings.level - 0.125_89) < 0.000_01)
+        #expect(settings.attack == .milliseconds(200) && settings.release == .seconds(2) && settings.mode == .pause)
+        #expect(settings.players == [
+            .mpd(.tcp(host: "localhost", port: 6600), passwordFile: nil), .mpd(.tcp(host: "::1", port: 6601), passwordFile: nil),
+            .mpd(.unix(path: "/run/mpd/socket"), passwordFile: "/srv/jukebox/mpd.pass"),
+            .snapclient(server: .tcp(host: "snap.local", port: 1705), client: "kitchen"),
+            .snapclient(server: .tcp(host: "snap.local", port: 1705), client: "00:11:22:33:44:55"),
+        ])
+        #expect(session.clips.map(\.ducks) == [false, true])
+        #expect(try load(#"{ "duck": { "mpd": ["localhost"], "level": 0.3 }, "clips": [ { "file": "a.wav" } ] }"#).duck?.level == 0.3)
+        let defaults = try #require(try load(#"{ "duck": { "mpd": ["localhost"] }, "clips": [ { "file": "a.wav" } ] }"#).duck)
+        #expect(defaults.attack == .milliseconds(300) && defaults.release == .seconds(1) && defaults.mode == .lower)
+        #expect(try load(#"{ "clips": [ { "file": "a.wav" } ] }"#).duck == nil)
+        func duck(_ text: String) -> [String] { problems(#"{ "duck": "# + text + #", "clips": [ { "file": "a.wav" } ] }"#) }
+        let line = "/srv/jukebox/session.json:1: "
+        #expect(duck(#"{ "mpd": ["localhost"], "level": "-61dB" }"#) == [line + #"duck.level: "-61dB" is not a level to lower to: decibels from -60dB to 0dB such as "-18dB", or a fraction from 0 to 1 such as 0.2"#])
+        #expect(duck(#"{ "mpd": ["localhost"], "level": 1.5 }"#).count == 1)
+        #expect(duck(#"{ "mpd": ["localhost"], "level": "loud" }"#).count == 1)
+        #expect(duck(#"{ "mpd": ["localhost"], "attack": "10s" }"#).isEmpty)
+        #expect(duck(#"{ "mpd": ["localhost"], "release": "10s1ms" }"#) == [line + #"duck.release: "10s1ms" is out of range (0s to 10s)"#])
+        #expect(duck(#"{ "mpd": ["localhost"], "mode": "mute" }"#) == [line + #"duck.mode: "mute" is not "lower" or "pause""#])
+        #expect(duck(#"{ "mpd": ["localhost:70000"] }"#) == [line + #"duck.mpd[0]: "localhost:70000" is not MPD's address (HOST:PORT such as "localhost:6600", or the path of its socket such as "/run/mpd/socket")"#])
+        #expect(duck(#"{ "mpd": [] }"#).count == 1)
+        #expect(duck(#"{ "mpd": [{ "passwordFile": "p" }] }"#) == [line + #"duck.mpd[0].address: missing (MPD's address, such as "localhost:6600" or "/run/mpd/socket")"#])
+        #expect(duck(#"{ "snapcast": { "server": "snap:1705" } }"#).first?.contains("duck.snapcast.clients") == true)
+        #expect(duck(#"{ "snapcast": { "clients": ["a"] } }"#).first?.contains("duck.snapcast.server: missing") == true)
+        #expect(duck(#"{ "level": "-10dB" }"#) == [line + #"duck: names no player to lower: add "mpd": ["localhost:6600"] or "snapcast": {"server": …, "clients": […]}"#])
+        #expect(duck(#"{ "mpd": ["localhost", "localhost:6600"] }"#) == [line + "duck: names a player twice"])
+        let many = (0..<17).map { #""host\#($0)""# }.joined(separator: ",")
+        #expect(duck(#"{ "mpd": [\#(many)] }"#) == [line + "duck: names 17 players, more than the 16 it may have"])
+        #expect(duck(#"{ "mpd": [\#((0..<16).map { #""host\#($0)""# }.joined(separator: ","))] }"#).isEmpty)
+        #expect(duck(#"{ "mpd": ["localhost"], "volume": 3 }"#).first?.contains(#"duck.volume: unknown key"#) == true)
+        #expect(problems(#"{ "clips": [ { "file": "a.wav", "duck": "no" } ] }"#) == [line + #"clips[0].duck: "no" is not true or false"#])
+    }
+
     @Test func badTimeNamesTheFieldPath() {
         let text = """
             { "clips": [ { "file": "a.wav" }, { "file": "b.wav" }, { "file": "c.wav" },
