@@ -90,6 +90,17 @@ public struct CaptureAnalysis: Sendable {
     }
 
     /// The tone's amplitude (0...1) in `samples`, by the Goertzel algorithm.
+    /// The amplitude of `frequency` in the left channel of raw s16le stereo `bytes`, in windows
+    /// of `frames` (50 ms by default: fine enough to tell tones 100 Hz apart), in order.
+    public static func amplitudes(bytes: [UInt8], frequency: Double, frames: Int = 2205, rate: Int = CaptureAnalysis.rate) -> [Double] {
+        let count = bytes.count / 4
+        var left = [Double](repeating: 0, count: count)
+        for frame in 0..<count {
+            left[frame] = Double(Int16(bitPattern: UInt16(bytes[4 * frame]) | UInt16(bytes[4 * frame + 1]) << 8)) / 32_768
+        }
+        return (0..<(count / frames)).map { amplitude(of: frequency, in: left[($0 * frames)..<(($0 + 1) * frames)], rate: rate) }
+    }
+
     static func amplitude(of frequency: Double, in samples: ArraySlice<Double>, rate: Int) -> Double {
         let coefficient = 2 * cos(2 * Double.pi * frequency / Double(rate))
         var previous = 0.0, beforePrevious = 0.0

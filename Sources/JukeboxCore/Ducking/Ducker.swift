@@ -64,12 +64,11 @@ public struct DuckRecord: Codable, Sendable, Equatable {
         }
     }
 
-    /// Whether `state` is what jukeboxd left the player at, or on its way there: anything
-    /// else is someone's own change since, which is kept.
+    /// Whether `state` is what jukeboxd set the player to (paused, or the lowered level):
+    /// anything else is someone's own change since, which is kept.
     func isOurs(_ state: DuckTargetState) -> Bool {
         if mode == DuckSettings.Mode.pause.rawValue { return !state.playing }
-        guard let now = state.volume, let volume, let lowered else { return false }
-        return (min(volume, lowered)...max(volume, lowered)).contains(now)
+        return state.volume != nil && state.volume == lowered
     }
 }
 
@@ -275,7 +274,9 @@ public actor Ducker {
                             return
                         }
                         guard let volume = record.volume, let lowered = record.lowered else { return }
-                        let (from, to) = down ? (volume, lowered) : (lowered, volume)
+                        // Down from where a raising cut short left it; up from the lowered level.
+                        let from = down ? try await target.read().volume ?? volume : lowered
+                        let to = down ? lowered : volume
                         let steps = max(1, Int(length / Self.step))
                         var last: Int?
                         for step in 1...steps {

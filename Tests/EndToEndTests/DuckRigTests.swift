@@ -1,0 +1,130 @@
+import Foundation
+import JukeboxProtocol
+import JukeboxTestSupport
+import Testing
+
+/// Debian's MPD playing music through the paced rig while jukeboxd plays a clip through the
+/// same rig: the music is lowered while the clip is heard and comes back after, as the
+/// capture shows (Goertzel on the music's frequency); and a jukeboxd killed while the music is
+/// lowered puts it back at its next start.
+extension RealTimeTests {
+    /// The music's frequency, below every clip's.
+    static let music = 200.0
+
+    /// `seconds` of MPD's music in its folder, updated into its database.
+    func addMusic(_ mpd: MPDServer, seconds: Int) async throws {
+        let samples = WAVFile.tone(frequency: Self.music, frames: 44_100 * seconds, rate: 44_100, channels: 2)
+        _ = try mpd.folder.write("music/music.wav", WAVFile.bytes(samples, encoding: .s16, rate: 44_100, channels: 2))
+        _ = try await mpd.command(["update", "idle database"])
+    }
+
+    /// Returns once MPD has played `seconds` of its song (asked every 20 ms); false after 10 s.
+    func mpdPlayed(_ mpd: MPDServer, _ seconds: Double) async throws -> Bool {
+        for _ in 0..<500 {
+            if let elapsed = try await mpd.status()["elapsed"].flatMap(Double.init), elapsed >= seconds { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    /// Returns once MPD's volume is `level` (asked every 20 ms); false after 10 s.
+    func mpdVolume(_ mpd: MPDServer, is level: Int) async throws -> Bool {
+        for _ in 0..<500 {
+            if try await mpd.status()["volume"] == "\(level)" { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)))
+    func mpdsMusicIsLoweredWhileAClipIsHeardAndComesBackAfter() async throws {
+        let mpd = try MPDServer(device: "pulse")
+        // c0: 2 s at 500 Hz; the music is 200 Hz.
+        let arguments = try session(clips: [2], extra: #", "duck": { "mpd": ["\#(mpd.socket)"], "level": "-18dB", "attack": "300ms", "release": "1s" }"#)
+        let lines = try await rig.with {
+            try await rig.startCapture()
+            return try await mpd.run(environment: rig.environment) { _ in
+                try await addMusic(mpd, seconds: 30)
+                _ = try await mpd.command(["add music.wav", "setvol 100", "play"])
+                #expect(try await mpdPlayed(mpd, 1.5))
+                let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                    try await expectSuccess(jukebox("play", "c0"))
+                    #expect(await log.waitFor("played c0"))
+                    let status = try await jukebox("status")
+                    #expect(try await mpdVolume(mpd, is: 100), "MPD back at its level")
+                    let after = try await mpd.status()["elapsed"].flatMap(Double.init) ?? 0
+                    #expect(try await mpdPlayed(mpd, after + 1.5))
+                    return status.stdout
+                }
+                try await rig.stopCapture()
+                return run
+            }
+        }
+        #expect(lines.status == 0)
+        let capture = try folder.read("capture.raw")
+        let clip = CaptureAnalysis(bytes: capture, frequencies: Self.tones).segments.filter { $0.frequency == 500 }
+        #expect(clip.count == 1, "\(clip)")
+        guard let heard = clip.first else { return }
+        // In 50 ms windows: the clip's from the first whole window after its start to the last
+        // before its end.
+        let music = CaptureAnalysis.amplitudes(bytes: capture, frequency: Self.music)
+        let (first, last) = ((heard.start + 4) / 5, heard.end / 5 - 1)
+        let before = music[max(0, first - 30)..<max(0, first - 12)].sorted()
+        let baseline = before[before.count / 2]
+        #expect(baseline > 0.1, "the music was heard before the clip: \(baseline)")
+        func decibels(_ amplitude: Double) -> Double { 20 * log10(max(amplitude, 1e-6) / baseline) }
+        let during = music[first...last].map(decibels)
+        print("duck rig: the music under the clip: \(during.map { Int($0.rounded()) }) dB")
+        #expect(during.allSatisfy { $0 <= -15 }, "at least 15 dB lower while the clip is heard: \(during)")
+        // When the music was down (15 dB), against the clip's first heard sample, and when it was
+        // back up (within 1 dB) after its last.
+        let down = (first - 12...last).first { decibels(music[$0]) <= -15 }.map { Double($0 * 5 - heard.start) * 10 }
+        let up = (last..<music.count).first { decibels(music[$0]) >= -1 }.map { Double($0 * 5 + 5 - heard.end) * 10 }
+        print("duck rig: music 15 dB down \(Int(-(down ?? 0))) ms before the clip was heard; back within 1 dB \(Int(up ?? -1)) ms after its end")
+        #expect(down.map { $0 <= 0 } == true)
+        #expect(up.map { $0 <= 2000 } == true, "back after release (1 s), with MPD's buffer")
+        let back = music[(heard.end / 5 + 30)...].prefix(10).map(decibels)
+        #expect(back.allSatisfy { abs($0) <= 1 }, "back at its level: \(back)")
+    }
+
+    @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)))
+    func aDaemonKilledWhileTheMusicIsLowPutsItBackAtItsNextStart() async throws {
+        let mpd = try MPDServer(device: nil)
+        let arguments = try session(clips: [4], extra: #", "duck": { "mpd": ["\#(mpd.socket)"], "level": 0.25, "attack": "0s" }"#)
+        try await rig.with {
+            try await mpd.run { _ in
+                try await addMusic(mpd, seconds: 60)
+                _ = try await mpd.command(["add music.wav", "setvol 80", "play"])
+                // Paused before each kill, so that the clip that was playing does not play
+                // again at the next start (and lower the music again).
+                let killed = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", stopWith: .kill, environment: rig.environment) { _ in
+                    try await expectSuccess(jukebox("play", "c0"))
+                    #expect(await played(1))
+                    #expect(try await mpd.status()["volume"] == "20")
+                    try await expectSuccess(jukebox("pause"))
+                    return try await jukebox("status").stdout
+                }
+                #expect(killed.status == nil)
+                #expect(killed.result.contains("ducked:    mpd \(mpd.socket)"), "\(killed.result)")
+                let state = String(decoding: try folder.read("state.json"), as: UTF8.self)
+                #expect(state.contains(#""lowered":20"#) && state.contains(#""volume":80"#), "\(state)")
+                let again = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { _ in
+                    try await mpdVolume(mpd, is: 80)
+                }
+                #expect(again.result, "MPD back at 80 after the restart")
+                // Killed again while low, and someone turns MPD up meanwhile: it is left as they set it.
+                _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", stopWith: .kill, environment: rig.environment) { _ in
+                    try await expectSuccess(jukebox("resume"))
+                    #expect(try await mpdVolume(mpd, is: 20))
+                    try await expectSuccess(jukebox("pause"))
+                }
+                _ = try await mpd.command(["setvol 65"])
+                let kept = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                    #expect(await log.waitFor("was changed while lowered; it is left as it is"))
+                    return try await mpd.status()["volume"]
+                }
+                #expect(kept.result == "65")
+            }
+        }
+    }
+}
