@@ -128,3 +128,57 @@ extension RealTimeTests {
         }
     }
 }
+
+extension RealTimeTests {
+    /// snapserver with two streams: "den" plays the music stream and is lowered through the
+    /// JSON-RPC while a clip plays through the rig, then put back; "kitchen", on the other
+    /// stream and not named in `duck`, is left alone.
+    @Test(.enabled(if: Snapcast.isInstalled, Comment(rawValue: Snapcast.missing)))
+    func aSnapclientPlayingAnotherStreamIsLoweredAndPutBack() async throws {
+        let snapcast = try Snapcast(control: true)
+        let control = try #require(snapcast.controlPort)
+        let arguments = try session(clips: [2], extra: #", "duck": { "snapcast": { "server": "127.0.0.1:\#(control)", "clients": ["den"] }, "level": 0.2, "attack": "100ms", "release": "100ms" }"#)
+        @Sendable func volume(_ client: String) async throws -> Int? {
+            let line = try await snapcast.control(#"{"id":7,"jsonrpc":"2.0","method":"Client.GetStatus","params":{"id":"\#(client)"}}"#)
+            guard let range = line.range(of: #""percent":"#) else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        try await rig.with {
+            try await snapcast.run(clients: ["den", "kitchen"]) { _, _ in
+                // den to the music stream, in a group of its own.
+                let status = try await snapcast.control(#"{"id":1,"jsonrpc":"2.0","method":"Client.GetStatus","params":{"id":"den"}}"#)
+                #expect(status.contains(#""id":"den""#), "\(status)")
+                let server = try JSONParser.parse(Array(try await snapcast.control(#"{"id":2,"jsonrpc":"2.0","method":"Server.GetStatus"}"#).utf8))
+                guard case .object(let reply) = server, case .object(let result)? = reply["result"], case .object(let status)? = result["server"],
+                      case .array(let groups)? = status["groups"] else { Issue.record("no groups in \(server)"); return }
+                let denGroup = groups.first { group in
+                    guard case .object(let fields) = group, case .array(let clients)? = fields["clients"] else { return false }
+                    return clients.contains { if case .object(let client) = $0 { client["id"] == .string("den") } else { false } }
+                }
+                guard case .object(let group)? = denGroup, case .string(let groupID)? = group["id"] else { Issue.record("den has no group"); return }
+                if (group["clients"].map { if case .array(let clients) = $0 { clients.count } else { 0 } } ?? 0) > 1 {
+                    _ = try await snapcast.control(#"{"id":4,"jsonrpc":"2.0","method":"Group.SetClients","params":{"id":"\#(groupID)","clients":["den"]}}"#)
+                }
+                let moved = try await snapcast.control(#"{"id":5,"jsonrpc":"2.0","method":"Group.SetStream","params":{"id":"\#(groupID)","stream_id":"music"}}"#)
+                #expect(moved.contains(#""stream_id":"music""#), "den's group plays the music stream: \(moved)")
+                for client in ["den", "kitchen"] {
+                    _ = try await snapcast.control(#"{"id":3,"jsonrpc":"2.0","method":"Client.SetVolume","params":{"id":"\#(client)","volume":{"muted":false,"percent":90}}}"#)
+                }
+                let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                    try await expectSuccess(jukebox("play", "c0"))
+                    #expect(await played(1))
+                    let during = (try await volume("den"), try await volume("kitchen"))
+                    let shown = try await jukebox("status").stdout
+                    #expect(await log.waitFor("played c0"))
+                    for _ in 0..<250 where try await volume("den") != 90 { try await Task.sleep(for: .milliseconds(20)) }
+                    return (during, shown, try await volume("den"), try await volume("kitchen"))
+                }
+                #expect(run.status == 0)
+                let (during, shown, denAfter, kitchenAfter) = run.result
+                #expect(during.0 == 18 && during.1 == 90, "den lowered to a fifth, kitchen left: \(during)")
+                #expect(shown.contains("ducked:    snapclient den on 127.0.0.1:\(control)"), "\(shown)")
+                #expect(denAfter == 90 && kitchenAfter == 90)
+            }
+        }
+    }
+}

@@ -93,7 +93,7 @@ public enum Loopback {
         }
     }
 
-    static func address(port: Int) -> sockaddr_in {
+    public static func address(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -19,10 +19,20 @@ public struct Snapcast: Sendable {
     public let buffer: Int
     public var pipe: String { folder.file("fifo") }
 
-    public init(buffer: Int = 300) throws {
+    /// snapserver's JSON-RPC control port on loopback, when it was asked for.
+    public let controlPort: Int?
+    /// The second stream's pipe ("music"), when it was asked for.
+    public var musicPipe: String { folder.file("music-fifo") }
+
+    /// `control`: snapserver's JSON-RPC control port on, and a second stream, "music", for
+    /// clients that play something else.
+    public init(buffer: Int = 300, control: Bool = false) throws {
         folder = try TemporaryDirectory()
         port = Mosquitto.freePort()
+        controlPort = control ? Mosquitto.freePort() : nil
         self.buffer = buffer
+        let tcp = controlPort.map { "enabled = true\nbind_to_address = 127.0.0.1\nport = \($0)" } ?? "enabled = false"
+        let music = control ? "\nsource = pipe://\(musicPipe)?name=music&mode=create&sampleformat=48000:16:2&codec=pcm&chunk_ms=20" : ""
         try folder.write("snapserver.conf", text: """
             [server]
             threads = 2
@@ -30,15 +40,46 @@ public struct Snapcast: Sendable {
             [http]
             enabled = false
             [tcp]
-            enabled = false
+            \(tcp)
             [stream]
             bind_to_address = 127.0.0.1
             port = \(port)
-            source = pipe://\(pipe)?name=jukeboxd&mode=create&sampleformat=48000:16:2&codec=pcm&chunk_ms=20
+            source = pipe://\(pipe)?name=jukeboxd&mode=create&sampleformat=48000:16:2&codec=pcm&chunk_ms=20\(music)
             buffer = \(buffer)
             [logging]
             sink = stderr
             """)
+    }
+
+    /// Sends one JSON-RPC request line to the control port and returns the answer's line (the
+    /// first with an `"id"`; notifications on the way are skipped).
+    public func control(_ request: String) async throws -> String {
+        guard let controlPort else { throw Failed(program: "snapserver", lines: ["no control port"]) }
+        return try await Loopback.offThePool { Result { try Self.exchange(port: controlPort, request) } }.get()
+    }
+
+    private static func exchange(port: Int, _ request: String) throws -> String {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = Loopback.address(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failed(program: "snapserver", lines: ["cannot connect to its control port"]) }
+        let bytes = Array((request + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<end], as: UTF8.self)
+                pending.removeFirst(end + 1)
+                if line.contains(#""id""#) { return line }
+            }
+            let count = read(descriptor, &chunk, chunk.count)
+            guard count > 0 else { throw Failed(program: "snapserver", lines: ["closed the control connection"]) }
+            pending += chunk.prefix(count)
+        }
     }
 
     /// The raw output of the client with this host id.
