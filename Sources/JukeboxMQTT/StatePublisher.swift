@@ -63,7 +63,7 @@ actor StatePublisher {
             ("paused", snapshot.queue.paused ? "ON" : "OFF"),
             ("quiet", snapshot.quiet.quiet ? "ON" : "OFF"),
             // The session's other players lowered or paused while clips sound.
-            ("ducking", snapshot.ducked.isEmpty ? "OFF" : "ON"),
+            ("ducking", snapshot.ducking ? "ON" : "OFF"),
             ("volume", "\(snapshot.volume)"),
             ("device", device),
             ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? Self.nothing),

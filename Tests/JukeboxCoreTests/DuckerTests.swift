@@ -180,6 +180,26 @@ struct DuckerTests {
         #expect(players.volume("mpd /run/mpd/socket") == 90, "changed by someone since: kept")
     }
 
+    /// With no player named, the section still says when a clip that ducks sounds, for Home
+    /// Assistant's Ducking sensor (and its automations' own players).
+    @Test func withNoPlayerDuckingStillSaysWhenAClipSounds() async throws {
+        var session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [])
+        session.duck = DuckSettings(attack: .zero, release: .zero, players: [])
+        let ducker = Ducker(schedule: ScheduleBoard(session), makeTarget: nil, events: events, time: TimeSource(wallClock: { 1_000 }), logger: .quiet)
+        let subscription = events.subscribe()
+        #expect(await !ducker.isDucking)
+        await ducker.clipStarting(entry("a"), leadIn: .zero)
+        #expect(await ducker.isDucking)
+        await ducker.clipEnded(anotherWaits: false)
+        #expect(await !ducker.isDucking)
+        var seen: [JukeboxEvent] = []
+        for await event in subscription {
+            seen.append(event)
+            if seen.count == 2 { break }
+        }
+        #expect(seen == [.ducked([]), .restored([])])
+    }
+
     @Test func recordsRoundTripThroughTheStateFile() async throws {
         let folder = try TemporaryDirectory()
         let file = StateFile(path: folder.file("state.json"))

@@ -122,10 +122,14 @@ public actor Ducker {
     /// The players lowered or paused now, by name, for `status`.
     public var ducked: [String] { records.map(\.player) }
 
+    /// Whether a clip that ducks sounds now (or the players are on their way down): Home
+    /// Assistant's Ducking sensor, for its own media players, even with no player named here.
+    public var isDucking: Bool { phase == .lowering || phase == .low }
+
     /// A clip is about to start: lowers the players unless they are low already, and returns
     /// once the music will be low by the time the clip is heard (`leadIn` plays first).
     public func clipStarting(_ entry: QueueEntry, leadIn: Duration) async {
-        guard let settings = schedule.current.session.duck, let makeTarget, ducks(entry) else { return }
+        guard let settings = schedule.current.session.duck, ducks(entry) else { return }
         switch phase {
         case .low, .lowering:
             return
@@ -134,10 +138,12 @@ public actor Ducker {
             work?.cancel()
             phase = .lowering
             let records = records
-            work = Task { await self.ramp(records, down: true, over: settings.attack, makeTarget: makeTarget) }
+            if let makeTarget { work = Task { await self.ramp(records, down: true, over: settings.attack, makeTarget: makeTarget) } }
+            phase = .low
+            events.publish(.ducked(records.map(\.player)))
         case .idle:
             phase = .lowering
-            await lower(settings, makeTarget: makeTarget)
+            await lower(settings)
         }
         let wait = settings.attack - leadIn
         if wait > .zero { try? await time.clock.sleep(for: wait) }
@@ -146,8 +152,11 @@ public actor Ducker {
     /// The clip ended and was heard to its last sample. With another waiting, the music stays
     /// low; else the players go back up over `release`.
     public func clipEnded(anotherWaits: Bool) async {
-        guard !anotherWaits, phase == .low || phase == .lowering, !records.isEmpty, let makeTarget else {
-            if records.isEmpty, !anotherWaits { phase = .idle }
+        guard !anotherWaits, phase == .low || phase == .lowering else { return }
+        guard !records.isEmpty, let makeTarget else {
+            // Nothing to raise (only Home Assistant's sensor follows): ducking is over.
+            phase = .idle
+            events.publish(.restored([]))
             return
         }
         let release = schedule.current.session.duck?.release ?? DuckSettings.defaultRelease
@@ -202,7 +211,12 @@ public actor Ducker {
     }
 
     /// Reads every player's level, saves them, and starts the lowering.
-    private func lower(_ settings: DuckSettings, makeTarget: @escaping DuckTargetFactory) async {
+    private func lower(_ settings: DuckSettings) async {
+        guard let makeTarget, !settings.players.isEmpty else {
+            phase = .low
+            events.publish(.ducked(records.map(\.player)))
+            return
+        }
         let players = settings.players.filter { player in
             guard let since = away[player.description] else { return true }
             return time.wallClock() - since >= Self.retryAfter.secondsDouble
@@ -243,6 +257,7 @@ public actor Ducker {
         records += lowered.filter { !known.contains($0.player) }
         guard !lowered.isEmpty else {
             phase = .low
+            events.publish(.ducked(records.map(\.player)))
             return
         }
         do {
@@ -316,13 +331,10 @@ public actor Ducker {
         await ramp(ours, down: false, over: release, makeTarget: makeTarget)
         if Task.isCancelled { return }
         forget(ours + kept)
-        if unreachable.isEmpty { phase = .idle }
+        phase = .idle
         try? await save?()
-        if !(ours + kept).isEmpty { events.publish(.restored((ours + kept).map(\.player))) }
-        if !unreachable.isEmpty {
-            phase = .idle
-            leftOver = Task { await self.putBackLeftOver() }
-        }
+        events.publish(.restored((ours + kept).map(\.player)))
+        if !unreachable.isEmpty { leftOver = Task { await self.putBackLeftOver() } }
     }
 
     /// Puts back the records no clip is using, trying each player again every few seconds

@@ -160,6 +160,6 @@ extension Jukebox {
         let nextPick = queueNow.pickHold == nil ? await scheduler.nextPickWallTime : nil
         return JukeboxSnapshot(
             catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick, quiet: await quiet.statusNow(),
-            uptime: configuration.time.wallClock() - startedAt, localTime: configuration.time.localNow(), ducked: await ducker.ducked)
+            uptime: configuration.time.wallClock() - startedAt, localTime: configuration.time.localNow(), ducked: await ducker.ducked, ducking: await ducker.isDucking)
     }
 }

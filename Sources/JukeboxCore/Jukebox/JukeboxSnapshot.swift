@@ -18,6 +18,8 @@ public struct JukeboxSnapshot: Sendable {
     public var localTime: LocalTime
     /// The other players lowered or paused now (`duck`), by name.
     public var ducked: [String] = []
+    /// Whether a clip that ducks the others sounds now (Home Assistant's Ducking sensor).
+    public var ducking = false
 
     public var session: Session { catalog.session }
 

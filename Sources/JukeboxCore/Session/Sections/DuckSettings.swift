@@ -147,9 +147,6 @@ extension SessionReader {
                 problem("duck.snapcast.clients", "\(snapcast["clients"]?.shortDescription ?? "missing"): list the snapclients to lower by id or name, such as [\"kitchen\"] (those playing another stream where jukeboxd plays through ALSA)")
             }
         }
-        if settings.players.isEmpty, problems.isEmpty {
-            problem("duck", "names no player to lower: add \"mpd\": [\"localhost:6600\"] or \"snapcast\": {\"server\": …, \"clients\": […]}")
-        }
         if settings.players.count > DuckSettings.maxPlayers {
             problem("duck", "names \(settings.players.count) players, more than the \(DuckSettings.maxPlayers) it may have")
         }
