@@ -74,6 +74,16 @@ public actor FakeSink: AudioSink {
 
     /// Lets one gated write through.
     public func releaseOneWrite() { if !writeGate.isEmpty { writeGate.removeFirst().resume() } }
+
+    /// With writes gated: lets `count` writes through, one at a time, and returns once the
+    /// next is held.
+    public func letWritesThrough(_ count: Int) async {
+        for _ in 0..<count {
+            await waitForGatedWrite()
+            releaseOneWrite()
+        }
+        await waitForGatedWrite()
+    }
     public var gatedWriteCount: Int { writeGate.count }
     private var gateWaiters: [CheckedContinuation<Void, Never>] = []
 

@@ -41,11 +41,7 @@ struct QueueControlTests {
         let consumer = Task { try await queue.run() }
         try await queue.enqueue(Fixtures.clip("long"), origin: .client("cli"))
         // Let three blocks (frames 0–191) through, then pause during the fourth.
-        for _ in 0..<3 {
-            await sink.waitForGatedWrite()
-            await sink.releaseOneWrite()
-        }
-        await sink.waitForGatedWrite()
+        await sink.letWritesThrough(3)
         await queue.pause()
         await sink.releaseOneWrite()
         await sink.wait(until: { $0.contains(.cancel) })

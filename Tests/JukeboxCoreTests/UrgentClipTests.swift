@@ -41,11 +41,7 @@ struct UrgentClipTests {
         await sink.gateWrites(true)
         await sink.setUnplayedOnCancel(40)
         try await queue.enqueue(Fixtures.clip("long"), origin: .client("cli"))
-        for _ in 0..<3 {
-            await sink.waitForGatedWrite()
-            await sink.releaseOneWrite()
-        }
-        await sink.waitForGatedWrite()
+        await sink.letWritesThrough(3)
         let bell = try await queue.enqueue(Fixtures.clip("bell"), origin: .client("door"), urgent: true)
         #expect(bell.position == 1)
         await sink.releaseOneWrite()
@@ -146,11 +142,7 @@ struct UrgentClipTests {
         await sink.setUnplayedOnCancel(40)
         let consumer = Task { try await queue.run() }
         try await queue.enqueue(Fixtures.clip("long"), origin: .client("cli"))
-        for _ in 0..<3 {
-            await sink.waitForGatedWrite()
-            await sink.releaseOneWrite()
-        }
-        await sink.waitForGatedWrite()
+        await sink.letWritesThrough(3)
         await queue.pause()
         await sink.releaseOneWrite()
         while await queue.snapshot().pausedPosition == nil { await Task.yield() }
@@ -176,11 +168,7 @@ struct UrgentClipTests {
         await sink.setUnplayedOnCancel(40)
         try await queue.enqueue(Fixtures.clip("long"), origin: .client("cli"))
         try await queue.enqueue(Fixtures.clip("later"), origin: .client("cli"))
-        for _ in 0..<3 {
-            await sink.waitForGatedWrite()
-            await sink.releaseOneWrite()
-        }
-        await sink.waitForGatedWrite()
+        await sink.letWritesThrough(3)
         try await queue.enqueue(Fixtures.clip("bell"), origin: .client("door"), urgent: true)
         // Asked for, and not yet cut in: the state already lists the bell first.
         #expect(await queue.persisted().entries.map(\.clip.id) == ["bell", "long", "later"])

@@ -54,9 +54,12 @@ public struct MPDServer: Sendable {
         _ = try folder.write("mpd.conf", text: config)
     }
 
-    /// Runs MPD while `body` runs.
-    public func run<T: Sendable>(environment: [String: String] = [:], _ body: @Sendable (Process) async throws -> T) async throws -> T {
-        let process = Process(config: folder.file("mpd.conf"), environment: environment)
+    /// Runs MPD while `body` runs. It is ready once it loads its state file, which it does
+    /// after binding its socket and port.
+    public func run<T: Sendable>(environment: [String: String] = [:], _ body: @Sendable (ServerProcess) async throws -> T) async throws -> T {
+        let process = ServerProcess("/usr/bin/mpd", ["--no-daemon", "--stderr", "--verbose", folder.file("mpd.conf")], environment: environment) {
+            $0.contains("state_file: Loading state file")
+        }
         try await process.start()
         do {
             let value = try await body(process)
@@ -65,48 +68,6 @@ public struct MPDServer: Sendable {
         } catch {
             await process.stop()
             throw error
-        }
-    }
-
-    public actor Process {
-        let config: String
-        let environment: [String: String]
-        private var task: Task<Void, Never>?
-        private var pid: pid_t?
-
-        init(config: String, environment: [String: String]) {
-            self.config = config
-            self.environment = environment
-        }
-
-        /// Starts MPD and returns once it listens (it loads its state file after binding).
-        func start() async throws {
-            let log = LogLines()
-            let (started, signal) = AsyncStream.makeStream(of: Optional<pid_t>.self)
-            let environment = Environment.inherit.updating(Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) }))
-            task = Task { [config] in
-                _ = try? await Subprocess.run(
-                    .path("/usr/bin/mpd"), arguments: ["--no-daemon", "--stderr", "--verbose", config], environment: environment,
-                    input: .none, output: .discarded, error: .sequence
-                ) { execution in
-                    signal.yield(execution.processIdentifier.value)
-                    for try await line in execution.standardError.strings() { await log.append(line) }
-                }
-                signal.yield(nil)
-                await log.finish()
-            }
-            for await pid in started {
-                self.pid = pid
-                break
-            }
-            guard await log.waitFor("state_file: Loading state file") else { throw MPDFailed(lines: await log.lines) }
-        }
-
-        /// Stops it (SIGTERM, by pid) and waits until it has gone.
-        func stop() async {
-            if let pid { kill(pid, SIGTERM) }
-            await task?.value
-            pid = nil
         }
     }
 

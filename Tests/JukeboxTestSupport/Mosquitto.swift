@@ -38,7 +38,7 @@ public struct Mosquitto: Sendable {
 
     /// Runs the broker while `body` runs; `body` gets a handle to stop and start it again.
     public func run<T: Sendable>(_ body: @Sendable (Broker) async throws -> T) async throws -> T {
-        let broker = Broker(config: folder.file("mosquitto.conf"))
+        let broker = Broker("/usr/sbin/mosquitto", ["-c", folder.file("mosquitto.conf")]) { $0.hasSuffix(" running") }
         try await broker.start()
         do {
             let value = try await body(broker)
@@ -50,46 +50,10 @@ public struct Mosquitto: Sendable {
         }
     }
 
-    public actor Broker {
-        let config: String
-        private var process: Task<Void, Never>?
-        private var pid: pid_t?
+    /// The broker: ready once it says it is running (its "Opening … listen socket" comes
+    /// before the bind).
+    public typealias Broker = ServerProcess
 
-        init(config: String) { self.config = config }
-
-        /// Starts mosquitto and returns once it listens.
-        public func start() async throws {
-            let log = LogLines()
-            let (started, signal) = AsyncStream.makeStream(of: Optional<pid_t>.self)
-            process = Task { [config] in
-                _ = try? await Subprocess.run(.path("/usr/sbin/mosquitto"), arguments: ["-c", config], input: .none, output: .discarded, error: .sequence) { execution in
-                    signal.yield(execution.processIdentifier.value)
-                    for try await line in execution.standardError.strings() { await log.append(line) }
-                }
-                signal.yield(nil)
-                await log.finish()
-            }
-            for await pid in started {
-                self.pid = pid
-                break
-            }
-            // "Opening … listen socket" comes before the bind; "running" only once it listens.
-            guard await log.waitUntil({ $0.contains { $0.hasSuffix(" running") } }) else { throw BrokerFailed(lines: await log.lines) }
-        }
-
-        /// Stops it (SIGTERM, by pid) and waits until it has gone.
-        public func stop() async {
-            if let pid { kill(pid, SIGTERM) }
-            await process?.value
-            pid = nil
-            process = nil
-        }
-    }
-
-    struct BrokerFailed: Error, CustomStringConvertible {
-        var lines: [String]
-        var description: String { "mosquitto did not start:\n" + lines.joined(separator: "\n") }
-    }
 
     /// A loopback port nothing listens on now, for a server the test starts.
     public static func freePort() -> Int { Loopback.serverPort() }

@@ -54,7 +54,7 @@ public struct Snapcast: Sendable {
     /// Sends one JSON-RPC request line to the control port and returns the answer's line (the
     /// first with an `"id"`; notifications on the way are skipped).
     public func control(_ request: String) async throws -> String {
-        guard let controlPort else { throw Failed(program: "snapserver", lines: ["no control port"]) }
+        guard let controlPort else { throw ControlFailed(description: "snapserver has no control port") }
         return try await Loopback.offThePool { Result { try Self.exchange(port: controlPort, request) } }.get()
     }
 
@@ -65,7 +65,7 @@ public struct Snapcast: Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw Failed(program: "snapserver", lines: ["cannot connect to its control port"]) }
+        guard connected == 0 else { throw ControlFailed(description: "cannot connect to snapserver's control port") }
         let bytes = Array((request + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         var pending: [UInt8] = []
@@ -77,7 +77,7 @@ public struct Snapcast: Sendable {
                 if line.contains(#""id""#) { return line }
             }
             let count = read(descriptor, &chunk, chunk.count)
-            guard count > 0 else { throw Failed(program: "snapserver", lines: ["closed the control connection"]) }
+            guard count > 0 else { throw ControlFailed(description: "snapserver closed the control connection") }
             pending += chunk.prefix(count)
         }
     }
@@ -90,64 +90,17 @@ public struct Snapcast: Sendable {
     }
 
     /// A process of the rig: snapserver or a snapclient.
-    public actor Process {
-        let executable: String
-        let arguments: [String]
-        let ready: String
-        private var task: Task<Void, Never>?
-        private var pid: pid_t?
-        public let log = LogLines()
-        /// The line the log gets when the process has ended.
-        static let exited = "[the process ended]"
-
-        init(_ executable: String, _ arguments: [String], ready: String) {
-            self.executable = executable
-            self.arguments = arguments
-            self.ready = ready
-        }
-
-        /// Starts it (again) and returns once its log says it is ready.
-        public func start() async throws {
-            let log = self.log
-            let before = await log.lines.count
-            let (started, signal) = AsyncStream.makeStream(of: Optional<pid_t>.self)
-            task = Task { [executable, arguments] in
-                _ = try? await Subprocess.run(.path(.init(executable)), arguments: Arguments(arguments), input: .none, output: .discarded, error: .sequence) { execution in
-                    signal.yield(execution.processIdentifier.value)
-                    for try await line in execution.standardError.strings() { await log.append(line) }
-                }
-                signal.yield(nil)
-                await log.append(Self.exited)
-            }
-            for await pid in started {
-                self.pid = pid
-                break
-            }
-            let ready = ready
-            _ = await log.waitUntil { $0.dropFirst(before).contains { $0.contains(ready) || $0 == Self.exited } }
-            guard await log.lines.dropFirst(before).contains(where: { $0.contains(ready) }) else {
-                throw Failed(program: executable, lines: await log.lines)
-            }
-        }
-
-        /// Ends it by its pid (SIGTERM, or SIGKILL for a crash) and waits until it has gone.
-        public func stop(signal: Int32 = SIGTERM) async {
-            if let pid { kill(pid, signal) }
-            await task?.value
-            pid = nil
-            task = nil
-        }
-    }
+    public typealias Process = ServerProcess
 
     public func server() -> Process {
-        Process("/usr/bin/snapserver", ["-c", folder.file("snapserver.conf")], ready: "Creating stream acceptor")
+        Process("/usr/bin/snapserver", ["-c", folder.file("snapserver.conf")]) { $0.contains("Creating stream acceptor") }
     }
 
     /// A client that plays into `output(hostID)`, appended to (a client that reconnects starts
     /// its player again, which would otherwise empty the file).
     public func client(_ hostID: String) -> Process {
         Process("/usr/bin/snapclient", ["-h", "127.0.0.1", "-p", "\(port)", "--hostID", hostID, "--logsink", "stderr",
-                                        "--player", "file:filename=\(output(hostID)),mode=a"], ready: "Sampleformat:")
+                                        "--player", "file:filename=\(output(hostID)),mode=a"]) { $0.contains("Sampleformat:") }
     }
 
     /// Runs snapserver and `clients` while `body` runs, and stops them all after.
@@ -168,9 +121,7 @@ public struct Snapcast: Sendable {
         }
     }
 
-    struct Failed: Error, CustomStringConvertible {
-        var program: String
-        var lines: [String]
-        var description: String { "\(program) did not start:\n" + lines.joined(separator: "\n") }
+    struct ControlFailed: Error, CustomStringConvertible {
+        var description: String
     }
 }
