@@ -57,18 +57,9 @@ public struct MPDServer: Sendable {
     /// Runs MPD while `body` runs. It is ready once it loads its state file, which it does
     /// after binding its socket and port.
     public func run<T: Sendable>(environment: [String: String] = [:], _ body: @Sendable (ServerProcess) async throws -> T) async throws -> T {
-        let process = ServerProcess("/usr/bin/mpd", ["--no-daemon", "--stderr", "--verbose", folder.file("mpd.conf")], environment: environment) {
+        try await ServerProcess("/usr/bin/mpd", ["--no-daemon", "--stderr", "--verbose", folder.file("mpd.conf")], environment: environment) {
             $0.contains("state_file: Loading state file")
-        }
-        try await process.start()
-        do {
-            let value = try await body(process)
-            await process.stop()
-            return value
-        } catch {
-            await process.stop()
-            throw error
-        }
+        }.whileRunning(body)
     }
 
     /// Sends MPD's commands over its socket (after `password`, if given) and returns the

@@ -38,16 +38,7 @@ public struct Mosquitto: Sendable {
 
     /// Runs the broker while `body` runs; `body` gets a handle to stop and start it again.
     public func run<T: Sendable>(_ body: @Sendable (Broker) async throws -> T) async throws -> T {
-        let broker = Broker("/usr/sbin/mosquitto", ["-c", folder.file("mosquitto.conf")]) { $0.hasSuffix(" running") }
-        try await broker.start()
-        do {
-            let value = try await body(broker)
-            await broker.stop()
-            return value
-        } catch {
-            await broker.stop()
-            throw error
-        }
+        try await Broker("/usr/sbin/mosquitto", ["-c", folder.file("mosquitto.conf")]) { $0.hasSuffix(" running") }.whileRunning(body)
     }
 
     /// The broker: ready once it says it is running (its "Opening … listen socket" comes

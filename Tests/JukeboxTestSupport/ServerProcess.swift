@@ -49,6 +49,19 @@ public actor ServerProcess {
         }
     }
 
+    /// Starts it, runs `body`, and stops it again whatever `body` does.
+    public func whileRunning<T: Sendable>(_ body: @Sendable (ServerProcess) async throws -> T) async throws -> T {
+        try await start()
+        do {
+            let value = try await body(self)
+            await stop()
+            return value
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
     /// Ends it by its pid (SIGTERM, or SIGKILL for a crash) and waits until it has gone.
     public func stop(signal: Int32 = SIGTERM) async {
         if let pid { kill(pid, signal) }
