@@ -200,6 +200,15 @@ struct DuckerTests {
         #expect(seen == [.ducked([]), .restored([])])
     }
 
+    /// A ramp moves in equal steps of decibels, and ends where it was going.
+    @Test func rampsStepInDecibels() {
+        let down = (1...6).map { Ducker.level(from: 100, to: 13, at: Double($0) / 6) }
+        #expect(down == [71, 51, 36, 26, 18, 13])
+        #expect((1...4).map { Ducker.level(from: 5, to: 80, at: Double($0) / 4) } == [10, 20, 40, 80])
+        #expect(Ducker.level(from: 40, to: 0, at: 1) == 0, "down to nothing, exactly")
+        #expect(Ducker.level(from: 0, to: 30, at: 0.5) == 5)
+    }
+
     @Test func recordsRoundTripThroughTheStateFile() async throws {
         let folder = try TemporaryDirectory()
         let file = StateFile(path: folder.file("state.json"))

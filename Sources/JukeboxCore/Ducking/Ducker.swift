@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 import Logging
 
 /// A player in the house that jukeboxd lowers while a clip sounds (MPD, a snapclient): read
@@ -296,7 +300,7 @@ public actor Ducker {
                         var last: Int?
                         for step in 1...steps {
                             if Task.isCancelled { return }
-                            let level = from + Int((Double(to - from) * Double(step) / Double(steps)).rounded())
+                            let level = Self.level(from: from, to: to, at: Double(step) / Double(steps))
                             if level != last { try await target.setVolume(level) }
                             last = level
                             if step < steps { try await clock.sleep(for: Self.step) }
@@ -309,6 +313,15 @@ public actor Ducker {
                 }
             }
         }
+    }
+
+    /// The level a ramp from `from` to `to` sets `fraction` of the way: in equal steps of
+    /// decibels (each step the same factor), as the ear hears a fade, rather than of percent,
+    /// which would save most of the drop for the last steps. Ends exactly at `to`.
+    static func level(from: Int, to: Int, at fraction: Double) -> Int {
+        guard fraction < 1 else { return to }
+        let (start, end) = (Double(max(from, 1)), Double(max(to, 1)))
+        return Int((start * pow(end / start, fraction)).rounded())
     }
 
     /// Raises the players back (each that still has the level jukeboxd set), forgets them, and

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Announcements over music, as a listener hears them on the paced rig (scripts/pulse-rig.sh),
+beside MPD as Debian ships it, in one run:
+
+  cut in   from starting `jukebox play --now bell` while a long clip plays to the bell's first
+           sound in the capture; beside it, MPD's nearest: `mpc insert bell.wav` and `mpc next`
+           while a long song plays.
+  duck     MPD plays music (200 Hz, its software mixer, buffer_time 100 ms) while jukeboxd
+           plays a 2 s clip with the session's `duck` (-18 dB, attack 300 ms, release 1 s):
+           when the music is 15 dB down, against the clip's first heard sample (a lead is
+           negative), and when it is back within 1 dB, after the clip's last.
+  cpu      jukeboxd's CPU for one ducked 2 s clip (lowering, playing, raising), beside the same
+           clip without `duck`.
+
+Prints `name|median|min|max` lines; scripts/bench/music.sh starts everything and writes them up.
+
+Usage: music.py --bin DIR --socket PATH --mpd-port PORT --jukeboxd-pid PID --capture FILE [--runs N]
+"""
+import argparse, math, os, statistics, struct, subprocess, sys, time
+
+from soundclock import clock_offset, cpu_seconds
+
+RATE = 44_100
+
+
+def amplitude(samples, frequency):
+    """Goertzel: the amplitude of `frequency` in `samples` (floats)."""
+    coefficient = 2 * math.cos(2 * math.pi * frequency / RATE)
+    previous = before = 0.0
+    for sample in samples:
+        previous, before = sample + coefficient * previous - before, previous
+    power = previous * previous + before * before - coefficient * previous * before
+    return 2 * math.sqrt(max(power, 0)) / len(samples)
+
+
+def left(path, start, frames):
+    with open(path, "rb") as f:
+        f.seek(start * 4)
+        data = f.read(frames * 4)
+    return [s / 32768 for s in struct.unpack("<%dh" % (len(data) // 2), data)[::2]]
+
+
+def wait_for_frames(path, frame):
+    while os.path.getsize(path) // 4 < frame:
+        time.sleep(0.05)
+
+
+def first_window(path, start, frequency, condition, window=441, limit=20):
+    """The first frame at or after `start` of a 10 ms window whose amplitude at `frequency`
+    meets `condition`, as the capture is written; None after `limit` seconds of capture."""
+    frame = start
+    while frame < start + limit * RATE:
+        wait_for_frames(path, frame + window)
+        if condition(amplitude(left(path, frame, window), frequency)):
+            return frame
+        frame += window
+    return None
+
+
+def spread(values, digits=1):
+    return f"{statistics.median(values):.{digits}f}|{min(values):.{digits}f}|{max(values):.{digits}f}"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--socket", required=True)
+    parser.add_argument("--plain-socket", required=True)
+    parser.add_argument("--mpd-port", required=True)
+    parser.add_argument("--jukeboxd-pid", type=int, required=True)
+    parser.add_argument("--plain-pid", type=int, required=True)
+    parser.add_argument("--capture", required=True)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def jukebox(*words, socket=args.socket):
+        subprocess.run([os.path.join(args.bin, "jukebox"), "--socket", socket, *words], check=True, **quiet)
+
+    def mpc(*words):
+        subprocess.run(["mpc", "-q", "-p", args.mpd_port, *words], check=True, **quiet)
+
+    offset = clock_offset(args.capture, RATE)
+    now_frame = lambda: int((time.monotonic() + offset) * RATE)
+
+    # Cut in: the bell is 1000 Hz; the long clip 400 Hz. Every tone is a whole number of cycles
+    # in a 10 ms window, so none leaks into the window measured for another.
+    cut = {"jukeboxd": [], "mpd": []}
+    for _ in range(args.runs):
+        mpc("stop")
+        jukebox("play", "long")
+        time.sleep(2)
+        started = time.monotonic()
+        jukebox("play", "--now", "bell")
+        heard = first_window(args.capture, int((started + offset) * RATE), 1000, lambda a: a > 0.05)
+        cut["jukeboxd"].append(((heard / RATE) - offset - started) * 1000)
+        time.sleep(1.5)
+        jukebox("clear")
+        jukebox("skip")
+        time.sleep(1)
+        mpc("clear")
+        mpc("add", "long.wav")
+        mpc("play")
+        time.sleep(2)
+        started = time.monotonic()
+        mpc("insert", "bell.wav")
+        mpc("next")
+        heard = first_window(args.capture, int((started + offset) * RATE), 1000, lambda a: a > 0.05)
+        cut["mpd"].append(((heard / RATE) - offset - started) * 1000)
+        time.sleep(1.5)
+        mpc("stop")
+        time.sleep(0.5)
+    print(f"cut jukeboxd|{spread(cut['jukeboxd'])}")
+    print(f"cut mpd|{spread(cut['mpd'])}", flush=True)
+
+    # Duck: MPD's music at 200 Hz, jukeboxd's clip at 1000 Hz.
+    mpc("clear")
+    mpc("add", "music.wav")
+    mpc("volume", "100")
+    mpc("play")
+    time.sleep(2)
+    leads, releases, cpu_ducked, cpu_plain = [], [], [], []
+    for _ in range(args.runs):
+        base_frame = now_frame()
+        wait_for_frames(args.capture, base_frame + RATE // 2)
+        baseline = amplitude(left(args.capture, base_frame, RATE // 2), 200)
+        before = cpu_seconds(args.jukeboxd_pid)
+        started = time.monotonic()
+        jukebox("play", "bell2")
+        clip = first_window(args.capture, int((started + offset) * RATE), 1000, lambda a: a > 0.05)
+        down = first_window(args.capture, int((started + offset) * RATE), 200, lambda a: a < baseline * 10 ** (-15 / 20))
+        clip_end = first_window(args.capture, clip + RATE, 1000, lambda a: a < 0.01)
+        back = first_window(args.capture, clip_end, 200, lambda a: a > baseline * 10 ** (-1 / 20))
+        leads.append((down - clip) / RATE * 1000)
+        releases.append((back - clip_end) / RATE * 1000)
+        time.sleep(1)
+        cpu_ducked.append(cpu_seconds(args.jukeboxd_pid) - before)
+        before = cpu_seconds(args.plain_pid)
+        jukebox("play", "bell2", socket=args.plain_socket)
+        time.sleep(4.3)
+        cpu_plain.append(cpu_seconds(args.plain_pid) - before)
+    mpc("stop")
+    print(f"duck lead|{spread(leads)}")
+    print(f"duck release|{spread(releases)}")
+    print(f"cpu ducked|{spread(cpu_ducked, 4)}")
+    print(f"cpu plain|{spread(cpu_plain, 4)}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
