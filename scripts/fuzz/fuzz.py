@@ -27,7 +27,11 @@
 Deterministic for a given --seed. A failing input is saved under --out and named in the
 output, so it can be replayed by hand. Exits 1 on the first failure.
 
-  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|control|mqtt|http|upload|all]
+  players  starts one jukeboxd whose session ducks a fake MPD and a fake snapserver, which
+           answer with mutated replies (corpus/players/), hold connections or drop them, while
+           clips play one after another; the same checks.
+
+  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|control|mqtt|http|upload|players|all]
 """
 import argparse
 import copy
@@ -607,9 +611,110 @@ def fuzz_uploads(binary, deadline, rng, out):
         shutil.rmtree(private, ignore_errors=True)
 
 
+class FakePlayer:
+    """A player on a loopback port that answers every connection from `answer(request)` with
+    mutated replies: a fake MPD (a greeting, then an answer per command line) or a fake
+    snapserver (a JSON line per request). Some connections it holds without a word, some it
+    closes at once; each is served on a thread of its own."""
+
+    def __init__(self, kind, rng):
+        import threading
+        self.kind = kind
+        self.rng = random.Random(rng.random())
+        folder = os.path.join(CORPUS, "players")
+        self.replies = {name: open(os.path.join(folder, name), "rb").read() for name in os.listdir(folder)}
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.served = 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def reply(self, name):
+        data = self.replies[name]
+        return mutate(data, self.rng) if self.rng.random() < 0.5 else data
+
+    def serve(self):
+        import threading
+        while True:
+            try:
+                peer, _ = self.listener.accept()
+            except OSError:
+                return
+            self.served += 1
+            threading.Thread(target=self.answer, args=(peer,), daemon=True).start()
+
+    def answer(self, peer):
+        peer.settimeout(5)
+        try:
+            fate = self.rng.random()
+            if fate < 0.05:
+                time.sleep(3)  # holds it without a word
+                return
+            if fate < 0.1:
+                return  # closes at once
+            if self.kind == "mpd":
+                peer.sendall(self.reply("mpd-greeting.txt"))
+            buffer = b""
+            while True:
+                data = peer.recv(4096)
+                if not data:
+                    return
+                buffer += data
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if self.kind == "mpd":
+                        name = "mpd-status.txt" if line.startswith(b"status") else self.rng.choice(["mpd-ok.txt", "mpd-ok.txt", "mpd-ack.txt"])
+                        peer.sendall(self.reply(name))
+                    else:
+                        if self.rng.random() < 0.3:
+                            peer.sendall(self.reply("snapserver-notification.json"))
+                        name = "snapserver-status.json" if b"GetStatus" in line else "snapserver-setvolume.json"
+                        peer.sendall(self.reply(name).rstrip(b"\n") + b"\n")
+        except OSError:
+            pass
+        finally:
+            peer.close()
+
+    def stop(self):
+        self.listener.close()
+
+
+def fuzz_players(binary, deadline, rng, out):
+    """One jukeboxd whose session ducks a fake MPD and a fake snapserver that answer mutated
+    replies, hold connections or drop them, while clips play one after another (the null
+    device plays them at once, so each ducks and raises the players); the daemon must stay up,
+    keep answering `status`, stay within a memory bound, and log no raw error."""
+    mpd, snapserver = FakePlayer("mpd", rng), FakePlayer("snapserver", rng)
+    daemon = Daemon(binary, {"duck": {"mpd": [f"127.0.0.1:{mpd.port}"], "attack": "0s", "release": "0s",
+                                      "snapcast": {"server": f"127.0.0.1:{snapserver.port}", "clients": ["den"]}}})
+    played = 0
+    try:
+        if not daemon.wait_for("control socket listening"):
+            fail("players", f"jukeboxd did not start: {daemon.log()[-500:]}", b"", out)
+        while time.monotonic() < deadline:
+            now = rng.random() < 0.3
+            request = {"jsonrpc": "2.0", "id": 1, "method": "enqueue", "params": {"clips": ["water"], "now": now}}
+            answer = call(daemon.socket, json.dumps(request).encode())
+            if b'"result"' not in answer and b"queue-full" not in answer:
+                fail("players", f"enqueue answered {answer[:200]!r}", b"", out)
+            played += 1
+            if played % 20 == 0:
+                daemon.check("players", b"", out)
+            time.sleep(0.05)
+        daemon.check("players", b"", out)
+        print(f"fuzz players: {played} clips ducking a fake MPD ({mpd.served} connections) and a fake snapserver "
+              f"({snapserver.served}) that answer mutated replies, hold or drop connections; jukeboxd up, answering, "
+              f"{resident_kilobytes(daemon.process.pid)} kB resident")
+    finally:
+        daemon.stop()
+        mpd.stop()
+        snapserver.stop()
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", nargs="?", default="all", choices=["session", "control", "mqtt", "http", "upload", "all"])
+    parser.add_argument("what", nargs="?", default="all", choices=["session", "control", "mqtt", "http", "upload", "players", "all"])
     parser.add_argument("--bin", default=os.path.join(HERE, "..", "..", ".build", "debug"))
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
@@ -617,9 +722,9 @@ def main():
     arguments = parser.parse_args()
     binary = os.path.join(arguments.bin, "jukeboxd")
     rng = random.Random(arguments.seed)
-    parts = ["session", "control", "mqtt", "http", "upload"] if arguments.what == "all" else [arguments.what]
+    parts = ["session", "control", "mqtt", "http", "upload", "players"] if arguments.what == "all" else [arguments.what]
     share = arguments.seconds / len(parts)
-    run = {"session": fuzz_sessions, "control": fuzz_control, "mqtt": fuzz_mqtt, "http": fuzz_http, "upload": fuzz_uploads}
+    run = {"session": fuzz_sessions, "control": fuzz_control, "mqtt": fuzz_mqtt, "http": fuzz_http, "upload": fuzz_uploads, "players": fuzz_players}
     for part in parts:
         deadline = time.monotonic() + share
         run[part](binary, deadline, rng, arguments.out)
