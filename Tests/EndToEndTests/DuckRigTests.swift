@@ -95,33 +95,38 @@ extension RealTimeTests {
             try await mpd.run { _ in
                 try await addMusic(mpd, seconds: 60)
                 _ = try await mpd.command(["add music.wav", "setvol 80", "play"])
-                // Paused before each kill, so that the clip that was playing does not play
-                // again at the next start (and lower the music again).
+                // Killed while the music is low: the clip plays again at the next start, after
+                // MPD has been put back.
                 let killed = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", stopWith: .kill, environment: rig.environment) { _ in
                     try await expectSuccess(jukebox("play", "c0"))
                     #expect(await played(1))
                     #expect(try await mpd.status()["volume"] == "20")
-                    try await expectSuccess(jukebox("pause"))
                     return try await jukebox("status").stdout
                 }
                 #expect(killed.status == nil)
                 #expect(killed.result.contains("ducked:    mpd \(mpd.socket)"), "\(killed.result)")
                 let state = String(decoding: try folder.read("state.json"), as: UTF8.self)
                 #expect(state.contains(#""lowered":20"#) && state.contains(#""volume":80"#), "\(state)")
-                let again = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { _ in
-                    try await mpdVolume(mpd, is: 80)
+                let again = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                    #expect(await log.waitFor("is back at its level"))
+                    #expect(await log.waitFor("played c0"))
+                    return try await mpdVolume(mpd, is: 80)
                 }
-                #expect(again.result, "MPD back at 80 after the restart")
-                // Killed again while low, and someone turns MPD up meanwhile: it is left as they set it.
+                #expect(again.result, "MPD back at 80 after the restart, and after the clip played again")
+                let order = again.lines.firstIndex { $0.contains("is back at its level") } ?? .max
+                #expect(order < (again.lines.firstIndex { $0.contains("playing c0") } ?? -1), "put back before any clip starts: \(again.lines)")
+                // Killed again while low, and someone turns MPD down meanwhile: it is left as they set it.
                 _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", stopWith: .kill, environment: rig.environment) { _ in
-                    try await expectSuccess(jukebox("resume"))
-                    #expect(try await mpdVolume(mpd, is: 20))
-                    try await expectSuccess(jukebox("pause"))
+                    try await expectSuccess(jukebox("play", "c0"))
+                    #expect(await played(1))
+                    #expect(try await mpd.status()["volume"] == "20")
                 }
                 _ = try await mpd.command(["setvol 65"])
                 let kept = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
                     #expect(await log.waitFor("was changed while lowered; it is left as it is"))
-                    return try await mpd.status()["volume"]
+                    // The clip plays again, lowering MPD from 65, and puts it back at 65.
+                    #expect(await log.waitFor("played c0"))
+                    return try await mpdVolume(mpd, is: 65) ? "65" : try await mpd.status()["volume"]
                 }
                 #expect(kept.result == "65")
             }

@@ -200,6 +200,53 @@ struct DuckerTests {
         #expect(seen == [.ducked([]), .restored([])])
     }
 
+    /// A gap shorter than `release` is not a gap: with the next clip due within it, the music
+    /// stays low for it; when it does not come after all, the music comes up.
+    @Test func aClipDueWithinTheReleaseKeepsTheMusicLow() async throws {
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40)])
+        let clock = ManualClock()
+        var session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [])
+        session.duck = DuckSettings(level: 0.25, attack: .zero, release: .seconds(1), players: [Self.kitchen])
+        let ducker = Ducker(schedule: ScheduleBoard(session), makeTarget: players.factory, events: events, time: TimeSource(clock: clock, wallClock: { 1_000 }), logger: .quiet)
+        await ducker.setSaver {}
+        // The next clip is due half a second after this one ends.
+        await ducker.setNextStart { 1_000.5 }
+        await ducker.clipStarting(entry("a"), leadIn: .zero)
+        await settle(ducker) { players.volume("mpd kitchen:6600") == 20 }
+        await ducker.clipEnded(anotherWaits: false)
+        await clock.waitForSleepers()
+        #expect(await ducker.isDucking, "held low for the clip due")
+        let before = players.calls
+        await ducker.clipStarting(entry("b"), leadIn: .zero)
+        #expect(players.calls == before && players.volume("mpd kitchen:6600") == 20, "still low: nothing asked of the player")
+        // This time nothing comes: after the gap and the release, the music comes up.
+        await ducker.clipEnded(anotherWaits: false)
+        await clock.waitForSleepers()
+        clock.advance(by: .milliseconds(1400))
+        #expect(await ducker.isDucking)
+        clock.advance(by: .milliseconds(200))
+        while await !ducker.ducked.isEmpty {
+            clock.advanceToNextDeadline()
+            await Task.yield()
+        }
+        #expect(players.volume("mpd kitchen:6600") == 80)
+    }
+
+    /// Paused, nothing sounds: the music comes back up; resumed mid-clip, it goes down again.
+    @Test func pausingBringsTheMusicBackAndResumingLowersItAgain() async throws {
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40)])
+        let ducker = await ducker(players)
+        await ducker.clipStarting(entry("a"), leadIn: .zero)
+        await settle(ducker) { players.volume("mpd kitchen:6600") == 20 }
+        await ducker.paused()
+        await settle(ducker) { await ducker.ducked.isEmpty }
+        #expect(players.volume("mpd kitchen:6600") == 80 && players.volume("mpd /run/mpd/socket") == 40)
+        #expect(await !ducker.isDucking)
+        await ducker.resumed(entry("a"))
+        await settle(ducker) { players.volume("mpd kitchen:6600") == 20 && players.volume("mpd /run/mpd/socket") == 10 }
+        #expect(await ducker.isDucking)
+    }
+
     /// A ramp moves in equal steps of decibels, and ends where it was going.
     @Test func rampsStepInDecibels() {
         let down = (1...6).map { Ducker.level(from: 100, to: 13, at: Double($0) / 6) }
@@ -214,7 +261,7 @@ struct DuckerTests {
         let file = StateFile(path: folder.file("state.json"))
         var state = PersistedState(nextTicket: 3)
         state.ducked = [
-            DuckRecord(Self.kitchen, mode: .lower, volume: 80, lowered: 20),
+            DuckRecord(Self.kitchen, mode: .lower, volume: 80, lowered: 20, ramping: true),
             DuckRecord(.snapclient(server: .tcp(host: "snap", port: 1705), client: "den"), mode: .pause, volume: nil, lowered: nil),
         ]
         _ = try await file.save(state)
@@ -228,5 +275,9 @@ struct DuckerTests {
         #expect(record.isOurs(DuckTargetState(volume: 7, playing: true)))
         #expect(!record.isOurs(DuckTargetState(volume: 30, playing: true)), "someone's level, even between the two")
         #expect(!record.isOurs(DuckTargetState(volume: 55, playing: true)))
+        var moving = record
+        moving.ramping = true
+        #expect(moving.isOurs(DuckTargetState(volume: 30, playing: true)), "left there by a ramp that a crash cut short")
+        #expect(!moving.isOurs(DuckTargetState(volume: 56, playing: true)))
     }
 }

@@ -16,7 +16,7 @@ struct PlayerTargetTests {
         let tone = WAVFile.bytes(Array(repeating: 0.1, count: 44_100 * 30), encoding: .s16, rate: 44_100, channels: 1)
         _ = try mpd.folder.write("music/tone.wav", tone)
         try await mpd.run { _ in
-            _ = try await mpd.command(["update", "idle database"])
+            // In the database from MPD's first scan.
             _ = try await mpd.command(["add tone.wav", "setvol 80", "play"])
             for address in [DuckSettings.Address.unix(path: mpd.socket), .tcp(host: "127.0.0.1", port: mpd.port)] {
                 let target = MPDTarget(address: address, passwordFile: nil)

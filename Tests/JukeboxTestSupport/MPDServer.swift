@@ -54,11 +54,12 @@ public struct MPDServer: Sendable {
         _ = try folder.write("mpd.conf", text: config)
     }
 
-    /// Runs MPD while `body` runs. It is ready once it loads its state file, which it does
-    /// after binding its socket and port.
+    /// Runs MPD while `body` runs. With no database yet, MPD scans its music folder once it
+    /// listens; it is ready when that scan has finished, so what the folder held at the start
+    /// is in the database (a file added later needs `update`, then `idle database`).
     public func run<T: Sendable>(environment: [String: String] = [:], _ body: @Sendable (ServerProcess) async throws -> T) async throws -> T {
         try await ServerProcess("/usr/bin/mpd", ["--no-daemon", "--stderr", "--verbose", folder.file("mpd.conf")], environment: environment) {
-            $0.contains("state_file: Loading state file")
+            $0.contains("update: finished")
         }.whileRunning(body)
     }
 

@@ -43,8 +43,12 @@ public struct DuckRecord: Codable, Sendable, Equatable {
     /// Its volume before (lower), and the volume jukeboxd lowers it to.
     public var volume: Int?
     public var lowered: Int?
+    /// true while a ramp between the two is under way: a player found anywhere between them
+    /// after a crash then was left there by jukeboxd, not by someone.
+    public var ramping: Bool?
 
-    public init(_ player: DuckSettings.Player, mode: DuckSettings.Mode, volume: Int?, lowered: Int?) {
+    public init(_ player: DuckSettings.Player, mode: DuckSettings.Mode, volume: Int?, lowered: Int?, ramping: Bool? = nil) {
+        self.ramping = ramping
         self.player = player.description
         switch player {
         case .mpd(let address, let passwordFile):
@@ -68,11 +72,14 @@ public struct DuckRecord: Codable, Sendable, Equatable {
         }
     }
 
-    /// Whether `state` is what jukeboxd set the player to (paused, or the lowered level):
-    /// anything else is someone's own change since, which is kept.
+    /// Whether `state` is what jukeboxd set the player to (paused, or the lowered level; any
+    /// level between it and the one before while a ramp was under way): anything else is
+    /// someone's own change since, which is kept.
     func isOurs(_ state: DuckTargetState) -> Bool {
         if mode == DuckSettings.Mode.pause.rawValue { return !state.playing }
-        return state.volume != nil && state.volume == lowered
+        guard let now = state.volume, let lowered else { return false }
+        if ramping == true, let volume { return (min(volume, lowered)...max(volume, lowered)).contains(now) }
+        return now == lowered
     }
 }
 
@@ -82,8 +89,10 @@ public struct DuckRecord: Codable, Sendable, Equatable {
 /// - Before the first clip of a run, each player's level is read, and the levels to go back to
 ///   are saved (on disk) before any player is lowered. The lowering takes `attack`, and the
 ///   clip waits for it (less the device's lead-in), so the music is low when the clip is heard.
-/// - Clips back to back keep the music low. After the last one is heard, the players are
-///   raised over `release`; a clip that starts meanwhile lowers them again from where they are.
+/// - Clips back to back keep the music low, and so does a clip due to start by itself within
+///   `release` of the last one's end. After the last one is heard, the players are raised over
+///   `release`; a clip that starts meanwhile lowers them again from where they are. A pause
+///   raises them; a resume lowers them again.
 /// - A player put back is one that still has the level jukeboxd set: a change someone made
 ///   meanwhile is kept. After a crash the next start puts back what the state file lists.
 /// - A player that is away or refuses is logged once and tried again in the background; no
@@ -98,6 +107,11 @@ public actor Ducker {
     private let logger: Logger
     /// Saves the state (and returns once it is on disk); set once the state writer exists.
     private var save: (@Sendable () async throws -> Void)?
+    /// When something next plays by itself (a fixed time, the next pick), in seconds since the
+    /// epoch: a clip due within `release` of the last one's end keeps the music low.
+    private var nextStart: (@Sendable () async -> Double?)?
+    /// The raising that waits for a clip due soon, in case it does not come.
+    private var heldRaise: Task<Void, Never>?
     /// What is lowered or paused now, and what to put back.
     public private(set) var records: [DuckRecord] = []
     private var phase = Phase.idle
@@ -123,6 +137,8 @@ public actor Ducker {
 
     public func setSaver(_ save: @escaping @Sendable () async throws -> Void) { self.save = save }
 
+    public func setNextStart(_ nextStart: @escaping @Sendable () async -> Double?) { self.nextStart = nextStart }
+
     /// The players lowered or paused now, by name, for `status`.
     public var ducked: [String] { records.map(\.player) }
 
@@ -133,30 +149,76 @@ public actor Ducker {
     /// A clip is about to start: lowers the players unless they are low already, and returns
     /// once the music will be low by the time the clip is heard (`leadIn` plays first).
     public func clipStarting(_ entry: QueueEntry, leadIn: Duration) async {
-        guard let settings = schedule.current.session.duck, ducks(entry) else { return }
+        guard let settings = await duck(for: entry) else { return }
+        let wait = settings.attack - leadIn
+        if wait > .zero { try? await time.clock.sleep(for: wait) }
+    }
+
+    /// Playback resumed with `entry` mid-way: the players go down again (the clip fades in
+    /// meanwhile; it does not wait).
+    public func resumed(_ entry: QueueEntry) async {
+        _ = await duck(for: entry)
+    }
+
+    /// Lowers the players for `entry` unless they are low already; returns the settings when
+    /// they were not (the clip then waits for the attack), nil when nothing was to be done.
+    private func duck(for entry: QueueEntry) async -> DuckSettings? {
+        guard let settings = schedule.current.session.duck, ducks(entry) else { return nil }
+        heldRaise?.cancel()
+        heldRaise = nil
         switch phase {
         case .low, .lowering:
-            return
+            return nil
         case .raising:
             // Back down from wherever the raising got to; the levels to go back to are saved.
             work?.cancel()
-            phase = .lowering
             let records = records
-            if let makeTarget { work = Task { await self.ramp(records, down: true, over: settings.attack, makeTarget: makeTarget) } }
+            if let makeTarget {
+                work = Task {
+                    await self.rampStarting(records)
+                    await self.ramp(records, down: true, over: settings.attack, makeTarget: makeTarget)
+                    await self.rampEnded(records)
+                }
+            }
             phase = .low
             events.publish(.ducked(records.map(\.player)))
         case .idle:
             phase = .lowering
             await lower(settings)
         }
-        let wait = settings.attack - leadIn
-        if wait > .zero { try? await time.clock.sleep(for: wait) }
+        return settings
     }
 
     /// The clip ended and was heard to its last sample. With another waiting, the music stays
     /// low; else the players go back up over `release`.
     public func clipEnded(anotherWaits: Bool) async {
         guard !anotherWaits, phase == .low || phase == .lowering else { return }
+        let release = schedule.current.session.duck?.release ?? DuckSettings.defaultRelease
+        // A gap shorter than `release` is not a gap: with a clip due that soon, the music
+        // stays low for it (and comes up if it does not start after all).
+        if let next = await nextStart?(), case let gap = next - time.wallClock(), gap >= 0, gap < release.secondsDouble {
+            let clock = time.clock
+            heldRaise = Task {
+                guard (try? await clock.sleep(for: .seconds(gap) + release)) != nil else { return }
+                await self.raiseNow()
+            }
+            return
+        }
+        raiseNow()
+    }
+
+    /// Playback paused: the music comes back up while nothing sounds.
+    public func paused() {
+        guard phase == .low || phase == .lowering else { return }
+        heldRaise?.cancel()
+        heldRaise = nil
+        raiseNow()
+    }
+
+    /// Raises the players now, over `release`.
+    private func raiseNow() {
+        heldRaise = nil
+        guard phase == .low || phase == .lowering else { return }
         guard !records.isEmpty, let makeTarget else {
             // Nothing to raise (only Home Assistant's sensor follows): ducking is over.
             phase = .idle
@@ -176,11 +238,13 @@ public actor Ducker {
     /// Puts back what a daemon that stopped without doing so left lowered (the state file's
     /// records): each player that still has the level jukeboxd set. A player that does not
     /// answer is tried again in the background until it does.
-    public func restore(saved: [DuckRecord]) {
+    public func restore(saved: [DuckRecord]) async {
         guard !saved.isEmpty else { return }
         records = saved
         phase = .idle
-        leftOver = Task { await self.putBackLeftOver() }
+        // Once before any clip starts (a second at most); then in the background.
+        await putBackOnce()
+        if !records.isEmpty { leftOver = Task { await self.putBackLeftOver() } }
     }
 
     /// Puts every player back at once (a stop), within a second or two; what does not answer
@@ -242,6 +306,12 @@ public actor Ducker {
                 continue
             }
             cameBack(player.description)
+            // A record left from before (a player that was away when the daemon started):
+            // still at jukeboxd's level, it is low already; else it is someone's level now.
+            if let old = records.first(where: { $0.player == player.description }) {
+                if old.isOurs(state) { continue }
+                forget([old])
+            }
             switch settings.mode {
             case .lower:
                 guard let volume = state.volume else {
@@ -250,15 +320,13 @@ public actor Ducker {
                 }
                 let low = Int((Double(volume) * settings.level).rounded())
                 guard low < volume else { continue }
-                lowered.append(DuckRecord(player, mode: .lower, volume: volume, lowered: low))
+                lowered.append(DuckRecord(player, mode: .lower, volume: volume, lowered: low, ramping: true))
             case .pause:
                 guard state.playing else { continue }
                 lowered.append(DuckRecord(player, mode: .pause, volume: nil, lowered: nil))
             }
         }
-        // Already ours from a raising that ended early: the level to go back to stays the first.
-        let known = Set(records.map(\.player))
-        records += lowered.filter { !known.contains($0.player) }
+        records += lowered
         guard !lowered.isEmpty else {
             phase = .low
             events.publish(.ducked(records.map(\.player)))
@@ -275,8 +343,36 @@ public actor Ducker {
         }
         events.publish(.ducked(records.map(\.player)))
         let attack = settings.attack
-        work = Task { await self.ramp(lowered, down: true, over: attack, makeTarget: makeTarget) }
+        work = Task {
+            await self.ramp(lowered, down: true, over: attack, makeTarget: makeTarget)
+            await self.rampEnded(lowered)
+        }
         phase = .low
+    }
+
+    /// The ramp for these records is over: from now on only the exact level counts as ours.
+    /// Saved, so that a crash from here on is judged by it.
+    private func rampEnded(_ ended: [DuckRecord]) async {
+        guard !Task.isCancelled else { return }
+        let names = Set(ended.map(\.player))
+        var changed = false
+        for index in records.indices where names.contains(records[index].player) && records[index].ramping == true {
+            records[index].ramping = nil
+            changed = true
+        }
+        if changed { try? await save?() }
+    }
+
+    /// These records are about to ramp (a raising, or a lowering again): saved first, so that
+    /// a crash midway puts them back.
+    private func rampStarting(_ starting: [DuckRecord]) async {
+        let names = Set(starting.map(\.player))
+        var changed = false
+        for index in records.indices where names.contains(records[index].player) && records[index].mode == DuckSettings.Mode.lower.rawValue && records[index].ramping != true {
+            records[index].ramping = true
+            changed = true
+        }
+        if changed { try? await save?() }
     }
 
     /// Moves each player from its level to the lowered one (or back), in steps, over `length`.
@@ -341,6 +437,8 @@ public actor Ducker {
         for record in kept {
             logger.info("duck: \(record.player) was changed while lowered; it is left as it is", metadata: ["player": "\(record.player)"])
         }
+        await rampStarting(ours)
+        if Task.isCancelled { return }
         await ramp(ours, down: false, over: release, makeTarget: makeTarget)
         if Task.isCancelled { return }
         forget(ours + kept)
@@ -353,35 +451,50 @@ public actor Ducker {
     /// Puts back the records no clip is using, trying each player again every few seconds
     /// until it answers.
     private func putBackLeftOver() async {
-        guard let makeTarget else { return }
         while !Task.isCancelled, phase == .idle, !records.isEmpty {
-            var done: [DuckRecord] = []
-            for record in records {
-                guard let player = record.target else {
-                    done.append(record)
-                    continue
-                }
-                do {
-                    if try await Self.putBack(record, on: makeTarget(player)) {
-                        logger.notice("duck: \(record.player) is back at its level", metadata: ["player": "\(record.player)"])
-                    } else {
-                        logger.info("duck: \(record.player) was changed while lowered; it is left as it is", metadata: ["player": "\(record.player)"])
-                    }
-                    cameBack(record.player)
-                    done.append(record)
-                } catch {
-                    wentAway(record.player, "\(error)")
-                }
-            }
-            if !done.isEmpty {
-                forget(done)
-                try? await save?()
-                events.publish(.restored(done.map(\.player)))
-            }
-            if records.isEmpty || phase != .idle { return }
             try? await time.clock.sleep(for: Self.retryAfter)
+            guard !Task.isCancelled, phase == .idle else { return }
+            await putBackOnce()
         }
     }
+
+    /// Tries once to put back every record, all players at once.
+    private func putBackOnce() async {
+        guard let makeTarget else { return }
+        let attempts = await withTaskGroup(of: (DuckRecord, Result<Bool, PutBackFailure>).self) { group in
+            for record in records {
+                group.addTask {
+                    guard let player = record.target else { return (record, .success(false)) }
+                    do { return (record, .success(try await Self.putBack(record, on: makeTarget(player)))) } catch {
+                        return (record, .failure(PutBackFailure(description: "\(error)")))
+                    }
+                }
+            }
+            var attempts: [(DuckRecord, Result<Bool, PutBackFailure>)] = []
+            for await attempt in group { attempts.append(attempt) }
+            return attempts
+        }
+        var done: [DuckRecord] = []
+        for (record, attempt) in attempts {
+            switch attempt {
+            case .success(true):
+                logger.notice("duck: \(record.player) is back at its level", metadata: ["player": "\(record.player)"])
+            case .success(false):
+                logger.info("duck: \(record.player) was changed while lowered; it is left as it is", metadata: ["player": "\(record.player)"])
+            case .failure(let problem):
+                wentAway(record.player, problem.description)
+                continue
+            }
+            cameBack(record.player)
+            done.append(record)
+        }
+        guard !done.isEmpty else { return }
+        forget(done)
+        try? await save?()
+        events.publish(.restored(done.map(\.player)))
+    }
+
+    private struct PutBackFailure: Error { var description: String }
 
     /// Sets a player back as the record says, if it still has the level jukeboxd set; returns
     /// whether it did.

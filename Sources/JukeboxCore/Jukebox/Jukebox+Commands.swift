@@ -113,13 +113,17 @@ extension Jukebox {
 
     public func skip() async -> Acknowledged<QueueEntry?> { await acknowledge(await queue.skip(), .skip) }
 
+    /// Pauses playback; the players the session ducks come back up while nothing sounds.
     public func pause() async -> Acknowledged<Bool> {
         await queue.pause()
+        await ducker.paused()
         return await acknowledge(true, .pause)
     }
 
+    /// Resumes playback; a clip that goes on mid-way ducks the players again.
     public func resume() async -> Acknowledged<Bool> {
         await queue.resume()
+        if let entry = await queue.current { await ducker.resumed(entry) }
         return await acknowledge(false, .resume)
     }
 

@@ -73,6 +73,7 @@ extension Jukebox {
         }
         let (queue, scheduler, timetable, quiet, volume) = (queue, scheduler, timetable, quiet, volume)
         if let writer { await ducker.setSaver { try await writer.save() } }
+        await ducker.setNextStart { [weak self] in await self?.plan(limit: 1).nextPlay }
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
             tasks.addTask { try? await quiet.run(); return false }

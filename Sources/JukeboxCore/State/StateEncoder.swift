@@ -56,6 +56,7 @@ struct StateEncoder {
                 key("mode"); string(record.mode)
                 if let passwordFile = record.passwordFile { key("passwordFile"); string(passwordFile) }
                 key("player"); string(record.player)
+                if let ramping = record.ramping { key("ramping"); raw(ramping ? "true" : "false") }
                 if let volume = record.volume { key("volume"); number(volume) }
                 raw("}")
             }
