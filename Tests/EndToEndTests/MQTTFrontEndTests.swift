@@ -31,6 +31,7 @@ struct MQTTFrontEndTests: DaemonSuite {
     static let required: [String: [String]] = [
         "button": ["command_topic"], "switch": ["command_topic", "state_topic"], "number": ["command_topic", "state_topic", "min", "max"],
         "select": ["command_topic", "options"], "sensor": ["state_topic"], "notify": ["command_topic"],
+        "binary_sensor": ["state_topic"],
     ]
 
     @Test func homeAssistantFindsTheDeviceAndItsCommandsWork() async throws {
@@ -39,9 +40,10 @@ struct MQTTFrontEndTests: DaemonSuite {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                // Discovery: twelve retained configs under one device, each valid for Home Assistant.
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 12, verbose: true)
-                #expect(configs.count == 12, "\(configs)")
+                // Discovery: thirteen retained configs under one device, each valid for Home Assistant.
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 14, verbose: true, wait: 3)
+                #expect(configs.count == 13, "\(configs)")
+                #expect(configs.contains { $0.hasPrefix("homeassistant/binary_sensor/jukeboxd_desk/ducking/config ") && $0.contains(#""state_topic":"jukeboxd/desk/ducking""#) }, "the Ducking sensor")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/sensor/jukeboxd_desk/next_play/config ") && $0.contains(#""device_class":"timestamp""#) })
                 #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/quiet/config ") }, "the quiet switch")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/notify/jukeboxd_desk/say/config ") }, "the notify entity says text")
@@ -63,7 +65,7 @@ struct MQTTFrontEndTests: DaemonSuite {
                         #expect(config["options"] as? [String] == ["Drink some water", "walk"])
                     }
                 }
-                #expect(uniqueIDs.count == 12)
+                #expect(uniqueIDs.count == 13)
                 // State, retained.
                 #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])

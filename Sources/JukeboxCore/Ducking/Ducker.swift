@@ -437,11 +437,13 @@ public actor Ducker {
         for record in kept {
             logger.info("duck: \(record.player) was changed while lowered; it is left as it is", metadata: ["player": "\(record.player)"])
         }
+        // Someone's level is theirs from now on, even if a clip lowers the others again.
+        forget(kept)
         await rampStarting(ours)
         if Task.isCancelled { return }
         await ramp(ours, down: false, over: release, makeTarget: makeTarget)
         if Task.isCancelled { return }
-        forget(ours + kept)
+        forget(ours)
         phase = .idle
         try? await save?()
         events.publish(.restored((ours + kept).map(\.player)))
