@@ -237,6 +237,8 @@ struct SessionLoaderTests {
         func duck(_ text: String) -> [String] { problems(#"{ "duck": "# + text + #", "clips": [ { "file": "a.wav" } ] }"#) }
         let line = "/srv/jukebox/session.json:1: "
         #expect(duck(#"{ "mpd": ["localhost"], "level": "-61dB" }"#) == [line + #"duck.level: "-61dB" is not a level to lower to: decibels from -60dB to 0dB such as "-18dB", or a fraction from 0 to 1 such as 0.2"#])
+        #expect(try load(#"{ "duck": { "mpd": ["localhost"], "level": "-60dB" }, "clips": [ { "file": "a.wav" } ] }"#).duck.map { abs($0.level - 0.001) < 1e-12 } == true, "at the limit")
+        #expect(try load(#"{ "duck": { "mpd": ["localhost"], "level": 1 }, "clips": [ { "file": "a.wav" } ] }"#).duck?.level == 1)
         #expect(duck(#"{ "mpd": ["localhost"], "level": 1.5 }"#).count == 1)
         #expect(duck(#"{ "mpd": ["localhost"], "level": "loud" }"#).count == 1)
         #expect(duck(#"{ "mpd": ["localhost"], "attack": "10s" }"#).isEmpty)

@@ -142,6 +142,9 @@ public actor Ducker {
     /// The players lowered or paused now, by name, for `status`.
     public var ducked: [String] { records.map(\.player) }
 
+    /// How long the raising takes, as the session in force says.
+    private var release: Duration { schedule.current.session.duck?.release ?? DuckSettings.defaultRelease }
+
     /// Whether a clip that ducks sounds now (or the players are on their way down): Home
     /// Assistant's Ducking sensor, for its own media players, even with no player named here.
     public var isDucking: Bool { phase == .lowering || phase == .low }
@@ -193,7 +196,6 @@ public actor Ducker {
     /// low; else the players go back up over `release`.
     public func clipEnded(anotherWaits: Bool) async {
         guard !anotherWaits, phase == .low || phase == .lowering else { return }
-        let release = schedule.current.session.duck?.release ?? DuckSettings.defaultRelease
         // A gap shorter than `release` is not a gap: with a clip due that soon, the music
         // stays low for it (and comes up if it does not start after all).
         if let next = await nextStart?(), case let gap = next - time.wallClock(), gap >= 0, gap < release.secondsDouble {
@@ -225,7 +227,6 @@ public actor Ducker {
             events.publish(.restored([]))
             return
         }
-        let release = schedule.current.session.duck?.release ?? DuckSettings.defaultRelease
         let lowering = work
         phase = .raising
         let records = records

@@ -25,23 +25,8 @@ public struct DuckSettings: Sendable, Equatable {
         public static func parse(_ text: String, defaultPort: Int) -> Address? {
             guard !text.isEmpty, text.utf8.count <= 255, !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else { return nil }
             if text.hasPrefix("/") { return .unix(path: text) }
-            if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-                let host = String(text[text.index(after: text.startIndex)..<close])
-                let after = text[text.index(after: close)...]
-                guard !host.isEmpty else { return nil }
-                if after.isEmpty { return .tcp(host: host, port: defaultPort) }
-                guard after.hasPrefix(":"), let port = Int(after.dropFirst()), (1...65535).contains(port) else { return nil }
-                return .tcp(host: host, port: port)
-            }
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard !parts[0].isEmpty, !parts[0].contains("/") else { return nil }
-            switch parts.count {
-            case 1: return .tcp(host: text, port: defaultPort)
-            case 2:
-                guard let port = Int(parts[1]), (1...65535).contains(port) else { return nil }
-                return .tcp(host: String(parts[0]), port: port)
-            default: return nil
-            }
+            guard !text.contains("/"), let server = HostAndPort.parse(Substring(text), defaultPort: defaultPort) else { return nil }
+            return .tcp(host: server.host, port: server.port)
         }
     }
 

@@ -29,21 +29,7 @@ public struct MQTTSettings: Sendable, Equatable {
         if rest.hasPrefix("mqtt://") { rest = rest.dropFirst("mqtt://".count) }
         if rest.hasSuffix("/") { rest = rest.dropLast() }
         guard !rest.isEmpty, !rest.contains("/"), !rest.contains("@"), !rest.contains(" ") else { return nil }
-        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
-            let host = String(rest[rest.index(after: rest.startIndex)..<close])
-            let after = rest[rest.index(after: close)...]
-            if after.isEmpty { return (host, defaultPort) }
-            guard after.hasPrefix(":"), let port = Int(after.dropFirst()), (1...65535).contains(port) else { return nil }
-            return (host, port)
-        }
-        let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
-        switch parts.count {
-        case 1: return (String(parts[0]), defaultPort)
-        case 2:
-            guard !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port) else { return nil }
-            return (String(parts[0]), port)
-        default: return nil
-        }
+        return HostAndPort.parse(rest, defaultPort: defaultPort)
     }
 
     /// A topic jukeboxd may publish under: not empty, no wildcards, no empty levels at the ends.
