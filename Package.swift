@@ -143,10 +143,15 @@ let package = Package(
             name: "JukeboxSnapcast",
             dependencies: ["JukeboxAudio"]
         ),
+        // The music bed: music from a pipe, with the clips mixed over it.
+        .target(
+            name: "JukeboxBed",
+            dependencies: ["JukeboxAudio", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxSndFile", "JukeboxResample", "JukeboxLoudness", "JukeboxControl", "JukeboxDispatch", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT", "JukeboxDuck",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxBed", "JukeboxSndFile", "JukeboxResample", "JukeboxLoudness", "JukeboxControl", "JukeboxDispatch", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT", "JukeboxDuck",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -201,6 +206,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"), .product(name: "Subprocess", package: "swift-subprocess"),
         ]),
         .testTarget(name: "JukeboxSnapcastTests", dependencies: ["JukeboxSnapcast", "JukeboxResample", "JukeboxCore", "JukeboxTestSupport"]),
+        .testTarget(name: "JukeboxBedTests", dependencies: ["JukeboxBed", "JukeboxTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxDuckTests", dependencies: [
             "JukeboxDuck", "JukeboxCore", "JukeboxTestSupport",

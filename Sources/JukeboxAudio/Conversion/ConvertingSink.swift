@@ -38,6 +38,7 @@ public final class ConvertingSink: AudioSink {
     public var canDiscard: Bool { output.canDiscard }
     public var blockDuration: Duration { output.blockDuration }
     public func interrupt() { output.interrupt() }
+    public func retire() async { await output.retire() }
 
     /// Opens the output and returns `requested`: from here on, blocks come in the clip's
     /// format, whatever the output took.

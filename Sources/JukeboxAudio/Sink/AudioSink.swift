@@ -49,10 +49,16 @@ public protocol AudioSink: Sendable {
     /// a volume change is heard once the device has played what it already holds, or at once
     /// where the device can take that back (`rewind`).
     var blockDuration: Duration { get }
+
+    /// The output is no longer used (a reload named another, or the daemon stops). A sink
+    /// that holds its device or threads of its own between clips (the music bed) lets them
+    /// go; `close()` only ends the clips' use of it.
+    func retire() async
 }
 
 extension AudioSink {
     public var canDiscard: Bool { true }
     /// A quarter of a second: few hops, and a block is soon converted.
     public var blockDuration: Duration { .milliseconds(250) }
+    public func retire() async {}
 }

@@ -29,6 +29,7 @@ public final class WatchedSink: AudioSink {
     public var canDiscard: Bool { output.canDiscard }
     public var blockDuration: Duration { output.blockDuration }
     public func interrupt() { output.interrupt() }
+    public func retire() async { await output.retire() }
     public func open(_ format: AudioFormat) async throws -> AudioFormat { try await watching { try await output.open(format) } }
     public func write(_ buffer: AudioBuffer) async throws { try await watching { try await output.write(buffer) } }
     public func drain() async throws { try await watching { try await output.drain() } }

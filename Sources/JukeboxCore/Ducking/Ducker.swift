@@ -202,7 +202,7 @@ public actor Ducker {
             let clock = time.clock
             heldRaise = Task {
                 guard (try? await clock.sleep(for: .seconds(gap) + release)) != nil else { return }
-                await self.raiseNow()
+                self.raiseNow()
             }
             return
         }

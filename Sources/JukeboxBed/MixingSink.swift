@@ -1,0 +1,410 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import JukeboxAudio
+import Logging
+import Synchronization
+
+/// The output with a music bed (the session's `bed`): it holds the device open at the bed's
+/// format and writes to it without a break, music from the bed's pipe with the clips mixed
+/// over it. While a clip sounds the music is lowered to `level`, over `attack`, and brought
+/// back over `release` after. The sum is limited so it never clips (`MixLimiter`).
+///
+/// To the player it is an output like any other: it sits below the conversion stage, which
+/// brings every clip to the mix's rate and channels in float samples. What the player writes
+/// waits in a short ring until the mixer takes it, so a cut or a volume change takes back
+/// what is still there (`rewind`), as on an ALSA device. Clips still come one at a time from
+/// the one player; only the music is added.
+///
+/// The mixer is a task of its own that writes a block at a time to the device, which paces
+/// it; the device's blocking calls stay on the device's own thread, and the pipe is read on
+/// the pipe's (`BedPipe`). A bed that stops writing is silence here, never a wait.
+public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
+    // @unchecked: the mutable state is in `state`, a Mutex; `pump` is set once at init.
+    public let device: any AudioSink
+    public let settings: Settings
+    private let makeRateConverter: RateConverterFactory?
+    private let logger: Logger
+    private let state: Mutex<State>
+    private var pump: Task<Void, Never>?
+
+    /// What the session's `bed` section says, in the audio layer's terms.
+    public struct Settings: Sendable, Equatable {
+        public var pipe: String
+        public var format: StreamFormat
+        /// What is left of the music under a clip, as a fraction.
+        public var level: Double
+        public var attack: Duration
+        public var release: Duration
+
+        public init(pipe: String, format: StreamFormat, level: Double, attack: Duration, release: Duration) {
+            self.pipe = pipe
+            self.format = format
+            self.level = level
+            self.attack = attack
+            self.release = release
+        }
+    }
+
+    /// How much the mixer writes to the device at a time. The device holds `outputLatency`
+    /// ahead; a clip is mixed in at most this plus what the ring holds after it is written.
+    public static let mixBlock: Duration = .milliseconds(50)
+    /// The most of a clip the ring holds ahead of the mixer (two of the player's blocks and a
+    /// mixer block): as far back as a cut or a volume change can take.
+    static let ringHolds: Duration = .milliseconds(250)
+    /// How fast `bed off` and `bed on` fade the music: 90 dB in 200 ms.
+    static let muteDecibelsPerSecond = 450.0
+    /// The floor of the music's level in dB: below it, silence.
+    static let silentDecibels = -90.0
+    /// How often a device that failed is tried again.
+    static let retryEvery: Duration = .seconds(2)
+
+    private struct State: ~Copyable {
+        enum Phase { case starting, running(mix: AudioFormat, device: AudioFormat), failed(AudioDeviceError), retired }
+        var phase: Phase = .starting
+        var pipe: BedPipe?
+        var clip: FrameRing?
+        var on = true
+        /// The music's level now, in dB.
+        var decibels = 0.0
+        /// The player has the output open for a clip, and has not said nothing follows.
+        var clipOpen = false
+        var drainRequested = false
+        /// Device frames mixed since the last frame of a clip.
+        var sinceClip = Int.max / 2
+        var interrupted = false
+        /// A write waiting for room in the ring, with how much it still has to put there.
+        var writer: CheckedContinuation<Void, any Error>?
+        var drainers: [CheckedContinuation<Void, any Error>] = []
+        var openers: [CheckedContinuation<Void, Never>] = []
+        /// Device frames written, and by when the last clip frame mixed has been heard.
+        var written = 0
+        var clipHeardBy = 0
+    }
+
+    /// `device`: the output the mix plays through (an ALSA device, a Snapcast pipe), which
+    /// holds `outputLatency` ahead of what is heard.
+    public init(
+        device: any AudioSink, settings: Settings, outputLatency: Duration, makeRateConverter: RateConverterFactory?, logger: Logger
+    ) {
+        self.device = device
+        self.settings = settings
+        self.makeRateConverter = makeRateConverter
+        self.logger = logger
+        self.outputLatency = outputLatency
+        state = Mutex(State())
+        pump = Task { [self] in await self.run() }
+    }
+
+    public let outputLatency: Duration
+    public var deviceName: String { device.deviceName }
+    public var underruns: Int { device.underruns }
+    public var canDiscard: Bool { true }
+    public var blockDuration: Duration { .milliseconds(100) }
+
+    // MARK: - The player's side
+
+    public func open(_ requested: AudioFormat) async throws -> AudioFormat {
+        await withCheckedContinuation { waiting in
+            let ready = state.withLock { state -> Bool in
+                guard case .starting = state.phase else { return true }
+                state.openers.append(waiting)
+                return false
+            }
+            if ready { waiting.resume() }
+        }
+        return try state.withLock { state throws(AudioDeviceError) -> AudioFormat in
+            switch state.phase {
+            case .running(let mix, _):
+                state.clipOpen = true
+                state.drainRequested = false
+                state.sinceClip = 0
+                return mix
+            case .failed(let error): throw error
+            case .starting, .retired:
+                throw AudioDeviceError(code: .ioError, device: deviceName, operation: "open", reason: "the output is shutting down")
+            }
+        }
+    }
+
+    public func write(_ buffer: AudioBuffer) async throws {
+        let samples = SampleMath.floats(buffer)
+        var offset = 0
+        while true {
+            let outcome = try state.withLock { state throws(AudioDeviceError) -> Bool in
+                if case .failed(let error) = state.phase { throw error }
+                guard state.clip != nil else { throw AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output is not open") }
+                offset += state.clip!.append(samples[offset...]) * buffer.channels
+                state.drainRequested = false
+                return offset >= samples.count
+            }
+            if outcome { return }
+            try await withCheckedThrowingContinuation { (waiting: CheckedContinuation<Void, any Error>) in
+                let resumeNow = state.withLock { state -> (any Error)?? in
+                    if state.interrupted {
+                        state.interrupted = false
+                        return .some(WriteInterrupted(framesWritten: offset / max(buffer.channels, 1)))
+                    }
+                    if case .failed(let error) = state.phase { return .some(error) }
+                    if state.clip.map({ $0.room > 0 }) ?? true { return .some(nil) }
+                    state.writer = waiting
+                    return nil
+                }
+                switch resumeNow {
+                case .some(.some(let error)): waiting.resume(throwing: error)
+                case .some(.none): waiting.resume()
+                case .none: break
+                }
+            }
+        }
+    }
+
+    public func interrupt() {
+        let writer = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            state.interrupted = true
+            defer { state.writer = nil }
+            return state.writer
+        }
+        if let writer {
+            // The write sees the flag when it looks again.
+            writer.resume()
+        }
+    }
+
+    /// Waits until the mixer has taken every frame written, and the device has played it.
+    public func drain() async throws {
+        try await withCheckedThrowingContinuation { (waiting: CheckedContinuation<Void, any Error>) in
+            let now = state.withLock { state -> Result<Bool, AudioDeviceError> in
+                state.drainRequested = true
+                if case .failed(let error) = state.phase { return .failure(error) }
+                if (state.clip?.frames ?? 0) == 0, state.written >= state.clipHeardBy { return .success(true) }
+                guard case .running = state.phase else { return .success(true) }
+                state.drainers.append(waiting)
+                return .success(false)
+            }
+            switch now {
+            case .success(true): waiting.resume()
+            case .success(false): break
+            case .failure(let error): waiting.resume(throwing: error)
+            }
+        }
+    }
+
+    public func cancel() async -> Int {
+        state.withLock { state in
+            state.interrupted = false
+            return state.clip?.removeAll() ?? 0
+        }
+    }
+
+    public func rewind(upTo maxFrames: Int, keeping: Int) async -> Int {
+        state.withLock { state in
+            state.interrupted = false
+            guard case .running(let mix, _) = state.phase, state.clip != nil else { return 0 }
+            // At least a mixer block stays, so the mixer cannot take the ring empty before what
+            // replaces the rest (a fade) is written, which would leave a gap in the clip.
+            let keep = max(keeping, mix.frames(in: Self.mixBlock))
+            return state.clip!.dropNewest(min(maxFrames, state.clip!.frames - keep))
+        }
+    }
+
+    /// The clips are done with the output for now; the music plays on.
+    public func close() async {
+        state.withLock { state in
+            state.clipOpen = false
+            state.drainRequested = true
+        }
+    }
+
+    public func retire() async {
+        let pump = self.pump
+        pump?.cancel()
+        // A device write waiting for room ends at once; the mixer then sees it is cancelled.
+        device.interrupt()
+        interrupt()
+        await pump?.value
+    }
+
+    // MARK: - The music bed
+
+    public var bedState: MusicBedState {
+        let (on, ducked, pipe) = state.withLock { state in
+            (state.on, state.decibels < -0.5 && state.on, state.pipe)
+        }
+        let (playing, problem) = pipe?.state() ?? (false, nil)
+        return MusicBedState(pipe: settings.pipe, on: on, music: playing ? .playing : .waiting, ducked: ducked, problem: problem)
+    }
+
+    /// Music frames read from the pipe and not yet mixed (for tests).
+    var musicBuffered: Int { state.withLock { $0.pipe }?.buffered ?? 0 }
+
+    public func setMusicOn(_ on: Bool) {
+        state.withLock { $0.on = on }
+    }
+
+    // MARK: - The mixer
+
+    private var levelDecibels: Double {
+        settings.level <= 0 ? Self.silentDecibels : max(20 * log10(settings.level), Self.silentDecibels)
+    }
+
+    private func run() async {
+        var limiter: MixLimiter?
+        var reportedFailure = false
+        var lastProblem: String?
+        while !Task.isCancelled {
+            let running = state.withLock { state -> (mix: AudioFormat, device: AudioFormat)? in
+                if case .running(let mix, let device) = state.phase { return (mix, device) }
+                return nil
+            }
+            guard let (mix, deviceFormat) = running else {
+                let wanted = AudioFormat(sampleFormat: .float32, sampleRate: settings.format.sampleRate, channels: settings.format.channels)
+                do {
+                    let opened = try await device.open(wanted)
+                    let mix = AudioFormat(sampleFormat: .float32, sampleRate: opened.sampleRate, channels: opened.channels)
+                    let pipe = state.withLock { state -> BedPipe? in
+                        state.phase = .running(mix: mix, device: opened)
+                        if state.clip?.channels != mix.channels {
+                            state.clip = FrameRing(capacityFrames: mix.frames(in: Self.ringHolds), channels: mix.channels)
+                        }
+                        guard state.pipe == nil else { return nil }
+                        state.pipe = BedPipe(path: settings.pipe, format: settings.format, mix: mix, makeRateConverter: makeRateConverter)
+                        return state.pipe
+                    }
+                    pipe?.start()
+                    if limiter?.channels != mix.channels { limiter = MixLimiter(channels: mix.channels, sampleRate: mix.sampleRate) }
+                    if reportedFailure {
+                        logger.notice("audio device \"\(deviceName)\" is working again; the music bed plays", metadata: ["device": "\(deviceName)"])
+                        reportedFailure = false
+                    }
+                    wakeOpeners()
+                } catch {
+                    let failure = error as? AudioDeviceError
+                        ?? AudioDeviceError(code: .ioError, device: deviceName, operation: "open", reason: "\(error)")
+                    fail(failure)
+                    if !reportedFailure {
+                        logger.warning("\(failure); the music bed and the clips wait, and it is tried again every \(Self.retryEvery.milliseconds / 1000) s", metadata: ["device": "\(deviceName)"])
+                        reportedFailure = true
+                    }
+                    try? await Task.sleep(for: Self.retryEvery)
+                }
+                continue
+            }
+            let frames = mix.frames(in: Self.mixBlock)
+            var block = [Float](repeating: 0, count: frames * mix.channels)
+            let (from, to, gateOpen, pipe) = envelope(mix: mix, frames: frames)
+            let music = pipe?.add(frames, into: &block, from: from, to: to) ?? false
+            mixClip(into: &block, frames: frames, gateOpen: gateOpen || !music)
+            limiter?.apply(&block)
+            let problem = pipe?.state().problem
+            if problem != lastProblem {
+                if let problem { logger.warning("music bed: \(problem)", metadata: ["pipe": "\(settings.pipe)"]) }
+                else if lastProblem != nil { logger.notice("music bed: reading \(settings.pipe) again", metadata: ["pipe": "\(settings.pipe)"]) }
+                lastProblem = problem
+            }
+            do {
+                try await device.write(SampleMath.convert(AudioBuffer(samples: .float32(block), channels: mix.channels), to: deviceFormat.sampleFormat))
+                wrote(frames, latency: mix.frames(in: outputLatency))
+            } catch is WriteInterrupted {
+                continue
+            } catch {
+                if Task.isCancelled { break }
+                let failure = error as? AudioDeviceError
+                    ?? AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "\(error)")
+                await device.close()
+                fail(failure)
+                logger.warning("\(failure); the music bed and the clips wait, and it is tried again every \(Self.retryEvery.milliseconds / 1000) s", metadata: ["device": "\(deviceName)"])
+                reportedFailure = true
+                try? await Task.sleep(for: Self.retryEvery)
+            }
+        }
+        let pipe = state.withLock { state -> BedPipe? in
+            state.phase = .retired
+            defer { state.pipe = nil }
+            return state.pipe
+        }
+        failWaiters(AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output was closed"))
+        wakeOpeners()
+        pipe?.stop()
+        await device.cancel()
+        await device.close()
+    }
+
+    /// The music's gain over the next block (from, to, as fractions), and whether a clip
+    /// may be mixed in it: not while the music is still on its way down.
+    private func envelope(mix: AudioFormat, frames: Int) -> (Float, Float, Bool, BedPipe?) {
+        state.withLock { state in
+            let hold = mix.frames(in: settings.release)
+            let active = (state.clip?.frames ?? 0) > 0 || (state.clipOpen && !state.drainRequested && state.sinceClip < hold)
+            let target = !state.on ? Self.silentDecibels : active ? levelDecibels : 0
+            let seconds = Double(frames) / Double(max(mix.sampleRate, 1))
+            let before = state.decibels
+            var rate: Double
+            if !state.on || before <= levelDecibels - 0.01 {
+                rate = Self.muteDecibelsPerSecond
+            } else {
+                let length = target < before ? settings.attack : settings.release
+                rate = length == .zero ? .infinity : -levelDecibels / length.secondsDouble
+            }
+            if rate <= 0 { rate = .infinity }
+            let step = rate * seconds
+            let after = target < before ? max(target, before - step) : min(target, before + step)
+            state.decibels = after
+            func gain(_ decibels: Double) -> Float { decibels <= Self.silentDecibels + 0.01 ? 0 : Float(pow(10, decibels / 20)) }
+            // The clip waits until the music is down: it is heard with the music already low.
+            let gateOpen = !active || before <= target + 0.01
+            return (gain(before), gain(after), gateOpen, state.pipe)
+        }
+    }
+
+    private func mixClip(into block: inout [Float], frames: Int, gateOpen: Bool) {
+        let writer = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            let taken = gateOpen ? state.clip?.take(frames, addingInto: &block) ?? 0 : 0
+            if taken > 0 {
+                state.sinceClip = frames - taken
+                state.clipHeardBy = .max
+            } else if state.sinceClip < Int.max / 2 {
+                state.sinceClip += frames
+            }
+            guard taken > 0 else { return nil }
+            defer { state.writer = nil }
+            return state.writer
+        }
+        writer?.resume()
+    }
+
+    /// `frames` went to the device: a drain waiting for the last clip frame to be heard may end.
+    private func wrote(_ frames: Int, latency: Int) {
+        let done = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            state.written += frames
+            if state.clipHeardBy == .max { state.clipHeardBy = state.written + latency }
+            guard (state.clip?.frames ?? 0) == 0, state.written >= state.clipHeardBy else { return [] }
+            defer { state.drainers = [] }
+            return state.drainers
+        }
+        for drainer in done { drainer.resume() }
+    }
+
+    private func fail(_ error: AudioDeviceError) {
+        state.withLock { $0.phase = .failed(error) }
+        failWaiters(error)
+        wakeOpeners()
+    }
+
+    private func failWaiters(_ error: any Error) {
+        let (writer, drainers) = state.withLock { state in
+            defer { state.writer = nil; state.drainers = [] }
+            return (state.writer, state.drainers)
+        }
+        writer?.resume(throwing: error)
+        for drainer in drainers { drainer.resume(throwing: error) }
+    }
+
+    private func wakeOpeners() {
+        let openers = state.withLock { state in
+            defer { state.openers = [] }
+            return state.openers
+        }
+        for opener in openers { opener.resume() }
+    }
+}

@@ -1,0 +1,178 @@
+import Glibc
+import JukeboxAudio
+import JukeboxTestSupport
+import Logging
+import Testing
+@testable import JukeboxBed
+
+/// The mixer against a real FIFO that the test writes music into, and a device the test
+/// paces block by block (8 kHz mono: a mixer block is 400 frames).
+@Suite("Music bed: the mixer")
+struct MixingSinkTests {
+    static let format = StreamFormat(sampleRate: 8_000, bits: 16, channels: 1)
+    static let block = 400
+    static let music: Float = 0.25
+    static let clip: Float = 0.1
+
+    /// A sink with its device and the FIFO's write end (opened once the bed reads it).
+    final class Rig: @unchecked Sendable {
+        let folder: TemporaryDirectory
+        let device: SteppedDevice
+        let sink: MixingSink
+        var writer: Int32 = -1
+
+        init(level: Double = 0.5, attack: Duration = .milliseconds(100), release: Duration = .milliseconds(100), device: SteppedDevice = SteppedDevice()) async throws {
+            folder = try TemporaryDirectory()
+            self.device = device
+            sink = MixingSink(
+                device: device,
+                settings: .init(pipe: folder.file("bed"), format: MixingSinkTests.format, level: level, attack: attack, release: release),
+                outputLatency: .zero, makeRateConverter: nil, logger: Logger(label: "test"))
+        }
+
+        /// Opens the FIFO's write end, once the bed has made and opened it.
+        func connect() async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while writer < 0, ContinuousClock.now < deadline {
+                writer = Glibc.open(folder.file("bed"), O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                if writer < 0 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            try #require(writer >= 0, "the bed never opened its pipe")
+        }
+
+        /// Writes `frames` of constant music into the pipe and waits until the bed has it.
+        func feed(_ frames: Int, value: Float = MixingSinkTests.music) async throws {
+            let before = sink.musicBuffered
+            let bytes = WAVFile.pcm16([Double](repeating: Double(value), count: frames))
+            #expect(Glibc.write(writer, bytes, bytes.count) == bytes.count)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while sink.musicBuffered < before + frames, ContinuousClock.now < deadline { await Task.yield() }
+            try #require(sink.musicBuffered >= before + frames)
+        }
+
+        /// One mixer block, with a block of music fed first unless `music` is false.
+        func step(_ blocks: Int = 1, music: Bool = true) async throws {
+            for _ in 0..<blocks {
+                if music { try await feed(MixingSinkTests.block) }
+                await device.advance()
+            }
+        }
+
+        func close() async {
+            if writer >= 0 { Glibc.close(writer) }
+            await sink.retire()
+        }
+    }
+
+    static func near(_ value: Float, _ expected: Float) -> Bool { abs(value - expected) < 0.001 }
+
+    @Test("music plays at its level; a clip waits for it to be down, is mixed over it, and it comes back over release")
+    func ducksUnderAClip() async throws {
+        let rig = try await Rig()
+        try await rig.connect()
+        try await rig.step(3)
+        // The first block was made before any music came in; then music at its own level.
+        #expect(rig.device.samples.suffix(Self.block).allSatisfy { Self.near($0, Self.music) })
+        #expect(rig.sink.bedState == MusicBedState(pipe: rig.folder.file("bed"), on: true, music: .playing, ducked: false))
+
+        let format = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
+        #expect(format == AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
+        try await rig.sink.write(AudioBuffer(samples: .float32([Float](repeating: Self.clip, count: 2 * Self.block)), channels: 1))
+        let drained = Task { try await rig.sink.drain() }
+        try await rig.step(9)
+        try await drained.value
+        await rig.close()
+
+        let out = rig.device.samples
+        let clipStart = try #require(out.firstIndex { Self.near($0, Self.music * 0.5 + Self.clip) })
+        // The whole clip, over the music at half its level.
+        #expect(out[clipStart..<clipStart + 2 * Self.block].allSatisfy { Self.near($0, Self.music * 0.5 + Self.clip) })
+        // Before it, the music went down over the attack (two blocks), never up, to its level.
+        let attack = out[(clipStart - 2 * Self.block)..<clipStart]
+        #expect(Self.near(attack.first!, Self.music))
+        #expect(zip(attack, attack.dropFirst()).allSatisfy { $0.1 <= $0.0 + 0.0001 })
+        #expect(abs(attack.last! - Self.music * 0.5) < 0.01)
+        #expect(out[..<(clipStart - 2 * Self.block)].suffix(Self.block).allSatisfy { Self.near($0, Self.music) })
+        // After it, back up over release (two blocks), and at full level from there.
+        let after = out[(clipStart + 2 * Self.block)...]
+        #expect(zip(after.prefix(2 * Self.block), after.dropFirst().prefix(2 * Self.block)).allSatisfy { $0.1 >= $0.0 - 0.0001 })
+        #expect(after.dropFirst(2 * Self.block).allSatisfy { Self.near($0, Self.music) })
+        #expect(after.count >= 3 * Self.block)
+    }
+
+    @Test("a bed that stops writing is silence, and a clip plays without waiting; music that comes back is heard within 100 ms")
+    func writerThatStops() async throws {
+        let rig = try await Rig()
+        try await rig.connect()
+        try await rig.step(2)
+        // Nothing more comes in: the device still gets a block each time, of silence.
+        await rig.device.advance(3)
+        let before = rig.device.samples.count
+        #expect(rig.device.samples.suffix(2 * Self.block).allSatisfy { $0 == 0 })
+        // A clip is mixed at once: there is no music to lower first.
+        _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
+        try await rig.sink.write(AudioBuffer(samples: .float32([Float](repeating: Self.clip, count: Self.block)), channels: 1))
+        await rig.device.advance(2)
+        let clipStart = try #require(rig.device.samples.firstIndex { Self.near($0, Self.clip) })
+        #expect(clipStart - before <= Self.block)
+        await rig.sink.close()
+        // The writer starts again: 50 ms in, and the next block has music.
+        try await rig.feed(Self.block)
+        await rig.device.advance(2)
+        #expect(rig.device.samples.suffix(Self.block).contains { $0 > 0.01 })
+        await rig.close()
+    }
+
+    @Test("bed off fades the music out and on brings it back; clips play either way")
+    func offAndOn() async throws {
+        let rig = try await Rig()
+        try await rig.connect()
+        try await rig.step(2)
+        rig.sink.setMusicOn(false)
+        try await rig.step(6)
+        #expect(rig.sink.bedState.on == false)
+        #expect(rig.device.samples.suffix(Self.block).allSatisfy { $0 == 0 })
+        rig.sink.setMusicOn(true)
+        try await rig.step(6)
+        #expect(rig.device.samples.suffix(Self.block).allSatisfy { Self.near($0, Self.music) })
+        await rig.close()
+    }
+
+    @Test("music and clip at full scale together stay under -1 dBTP")
+    func neverClips() async throws {
+        let rig = try await Rig(level: 1, attack: .zero, release: .zero, device: SteppedDevice(sampleFormat: .float32))
+        try await rig.connect()
+        _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
+        for _ in 0..<4 {
+            try await rig.feed(Self.block, value: 0.9)
+            try await rig.sink.write(AudioBuffer(samples: .float32([Float](repeating: 0.9, count: Self.block)), channels: 1))
+            await rig.device.advance()
+        }
+        await rig.close()
+        let out = rig.device.samples
+        #expect(out.max()! <= MixLimiter.defaultCeiling)
+        // The sum was brought down, not left at the music alone.
+        #expect(out.suffix(Self.block).allSatisfy { $0 > 0.85 })
+    }
+
+    @Test("a device that cannot open is the clips' error, with its name")
+    func deviceThatFails() async throws {
+        let failure = AudioDeviceError(code: .notFound, device: "stepped", operation: "open", reason: "no such device")
+        let rig = try await Rig(device: SteppedDevice(openFailure: failure))
+        await #expect(throws: failure) {
+            _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
+        }
+        await rig.close()
+    }
+
+    @Test("a cut takes back what the mixer has not taken, all but a mixer block")
+    func rewindKeepsABlock() async throws {
+        let rig = try await Rig()
+        _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
+        try await rig.sink.write(AudioBuffer(samples: .float32([Float](repeating: Self.clip, count: 1_600)), channels: 1))
+        #expect(await rig.sink.rewind(upTo: .max, keeping: 80) == 1_200)
+        #expect(await rig.sink.rewind(upTo: .max, keeping: 80) == 0)
+        #expect(await rig.sink.cancel() == 400)
+        await rig.close()
+    }
+}
