@@ -67,7 +67,14 @@ extension StatusResult {
             playing: now.playing.map { EntryInfo($0) }, waitingForDevice: now.waitingForDevice.map { EntryInfo($0) },
             queueLength: now.queue.waiting.count, paused: now.queue.paused, volume: VolumeResult(now).volume,
             nextPick: now.nextPick, uptime: now.uptime, played: now.queue.played, failed: now.queue.failed,
-            underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count), ducked: now.ducked.isEmpty ? nil : now.ducked)
+            underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count), ducked: now.ducked.isEmpty ? nil : now.ducked,
+            bed: now.player.bed.map(BedInfo.init))
+    }
+}
+
+extension BedInfo {
+    public init(_ bed: MusicBedState) {
+        self.init(pipe: bed.pipe, on: bed.on, music: bed.music.rawValue, ducked: bed.ducked, problem: bed.problem)
     }
 }
 

@@ -191,6 +191,16 @@ public struct RPCDispatcher: Sendable {
                 let done = try await core.setQuiet(request)
                 let held = await core.snapshot().queue.held.count
                 return answer(done) { QuietInfo($0, held: held) }
+            case "bed":
+                try params.allow(["set"])
+                switch try params.string("set") {
+                case nil:
+                    guard let bed = await core.snapshot().player.bed else { throw Jukebox.noBed }
+                    return answer(BedInfo(bed))
+                case "on"?: return answer(try await core.setMusic(on: true)) { BedInfo($0) }
+                case "off"?: return answer(try await core.setMusic(on: false)) { BedInfo($0) }
+                case let set?: throw RPCError.invalidParams("\"set\" must be \"on\" or \"off\", not \"\(set.prefix(40))\"")
+                }
             case "next":
                 try params.allow(["limit"])
                 let plan = await core.plan(limit: try params.integer("limit", in: Jukebox.planLimitRange) ?? 10)

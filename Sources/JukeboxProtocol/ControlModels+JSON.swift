@@ -171,7 +171,16 @@ extension StatusResult: JSONReadable {
             queueLength: try fields.int("queueLength"), paused: try fields.bool("paused"), volume: try fields.int("volume"),
             nextPick: try fields.optionalDouble("nextPick"), uptime: try fields.double("uptime"), played: try fields.int("played"),
             failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"), quiet: try fields.read("quiet", as: QuietInfo.self),
-            ducked: try fields.optionalStrings("ducked"))
+            ducked: try fields.optionalStrings("ducked"), bed: try fields.read("bed", as: BedInfo.self))
+    }
+}
+
+extension BedInfo: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json, "bed")
+        self.init(
+            pipe: try fields.string("pipe"), on: try fields.bool("on"), music: try fields.string("music"), ducked: try fields.bool("ducked"),
+            problem: try fields.optionalString("problem"))
     }
 }
 

@@ -100,9 +100,12 @@ public struct StatusResult: Sendable, Equatable, Codable {
     public var quiet: QuietInfo?
     /// The other players lowered or paused now (the session's `duck`), by name; absent when none.
     public var ducked: [String]?
+    /// The music bed (the session's `bed`); absent without one.
+    public var bed: BedInfo?
 
-    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil) {
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil, bed: BedInfo? = nil) {
         self.quiet = quiet
+        self.bed = bed
         self.ducked = ducked
         self.session = session
         self.device = device
@@ -122,6 +125,28 @@ public struct StatusResult: Sendable, Equatable, Codable {
 
 /// Whether it is quiet now (nothing the daemon starts by itself plays), why, and until when:
 /// the `quiet` method's result, part of `status`, and the `quiet` event.
+/// The music bed: the answer to `bed`, and part of `status`.
+public struct BedInfo: Sendable, Equatable, Codable {
+    /// The FIFO the music comes in through.
+    public var pipe: String
+    /// Off: the music is muted (`bed off`); the clips play either way.
+    public var on: Bool
+    /// "playing", or "waiting" while nothing comes in through the pipe.
+    public var music: String
+    /// The music is lowered under a clip now.
+    public var ducked: Bool
+    /// Why the pipe cannot be read, when it cannot.
+    public var problem: String?
+
+    public init(pipe: String, on: Bool, music: String, ducked: Bool, problem: String? = nil) {
+        self.pipe = pipe
+        self.on = on
+        self.music = music
+        self.ducked = ducked
+        self.problem = problem
+    }
+}
+
 public struct QuietInfo: Sendable, Equatable, Codable {
     public var quiet: Bool
     /// Set by hand (`jukebox quiet`), rather than by the session's quiet hours.

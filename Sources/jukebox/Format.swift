@@ -58,6 +58,18 @@ enum Format {
         return text
     }
 
+    /// The music bed: `on, music playing, lowered under a clip (/run/jukeboxd/bed)`.
+    static func bed(_ info: BedInfo) -> String {
+        var parts = [info.on ? "on" : "off"]
+        if let problem = info.problem {
+            parts.append("cannot read the pipe: \(problem)")
+        } else {
+            parts.append(info.music == "playing" ? "music playing" : "no music coming in")
+        }
+        if info.ducked { parts.append("lowered under a clip") }
+        return parts.joined(separator: ", ") + " (\(info.pipe))"
+    }
+
     /// ` now` for an urgent entry; ` cut, goes on from 0:12` (or `from its start`) for one
     /// an urgent entry cut.
     static func urgency(_ entry: EntryInfo) -> String {

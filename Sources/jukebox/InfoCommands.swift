@@ -12,7 +12,8 @@ extension JukeboxCLI {
 
         static func run(_ options: ClientSettings) throws {
             try options.run("status", as: StatusResult.self) { status in
-                [
+                let bed: [String] = status.bed.map { ["bed:       \(Format.bed($0))"] } ?? []
+                let lines: [String] = [
                     "session:   \(status.session)",
                     "device:    \(status.device) (\(status.deviceState))",
                     Self.playing(status),
@@ -21,9 +22,11 @@ extension JukeboxCLI {
                     "next pick: \(status.nextPick.map(Format.time) ?? "none planned")",
                     "quiet:     \(status.quiet.map(Format.quiet) ?? "not quiet")",
                     "ducked:    \(status.ducked.map { $0.joined(separator: ", ") } ?? "nothing")",
+                ] + bed + [
                     "uptime:    \(Format.clock(status.uptime))",
                     "played:    \(status.played), failed: \(status.failed), underruns: \(status.underruns ?? 0)",
-                ].joined(separator: "\n")
+                ]
+                return lines.joined(separator: "\n")
             }
         }
 

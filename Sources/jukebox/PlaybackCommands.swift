@@ -194,6 +194,38 @@ extension JukeboxCLI {
         }
     }
 
+    struct Bed: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "bed", abstract: "Show the music bed, or turn its music off or on; the clips play either way.",
+            discussion: """
+                jukebox bed         show the bed: its pipe, whether music comes in, whether it is lowered
+                jukebox bed off     fade the music out (it stays off across restarts)
+                jukebox bed on      bring it back
+                The session's "bed" section names the pipe the music comes in through (see docs/music.md).
+                """)
+
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "on or off.")
+        var words: [String] = []
+
+        var params: [String: JSONValue] {
+            get throws {
+                switch words {
+                case []: return [:]
+                case ["on"], ["off"]: return ["set": .string(words[0])]
+                default: throw ValidationError("say `jukebox bed`, `jukebox bed on` or `jukebox bed off`")
+                }
+            }
+        }
+
+        func validate() throws { _ = try params }
+
+        func run() throws {
+            try options.run("bed", try params, as: BedInfo.self) { Format.bed($0) }
+        }
+    }
+
     struct Reload: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "reload", abstract: "Re-read the session file (an invalid file is rejected; the old session stays).")
         @OptionGroup var options: ClientOptions

@@ -1,4 +1,5 @@
 import JukeboxALSA
+import JukeboxBed
 import JukeboxControl
 import JukeboxDispatch
 import JukeboxDuck
@@ -108,13 +109,33 @@ struct Daemon {
         }
     }
 
-    /// Builds the output a session's configuration names.
-    static func makeSink(_ config: OutputConfig) -> any AudioSink {
-        switch config {
-        case .alsa(let device): AlsaSink(device: device)
+    /// Builds the output a session's configuration names, with the music bed mixed in when
+    /// the session has one.
+    static func makeSink(_ config: OutputConfig, bed: BedSettings?, logger: Logger) -> any AudioSink {
+        guard let bed else {
+            return switch config {
+            case .alsa(let device): AlsaSink(device: device)
+            case .snapcast(let pipe, let format): SnapcastSink(path: pipe, format: format, deviceName: config.description)
+            }
+        }
+        // Under a bed the device never rests, so its buffer can be short: a clip is mixed in
+        // this much ahead of being heard, and the mixer's block is a quarter of it.
+        let device: any AudioSink = switch config {
+        case .alsa(let device): AlsaSink(device: device, bufferTime: bedDeviceBuffer, periodTime: MixingSink.mixBlock)
         case .snapcast(let pipe, let format): SnapcastSink(path: pipe, format: format, deviceName: config.description)
         }
+        // A Snapcast stream counts a clip as played once it is in the pipe, as without a bed.
+        let latency: Duration = if case .alsa = config { bedDeviceBuffer } else { .zero }
+        return MixingSink(
+            device: device,
+            settings: .init(pipe: bed.pipe, format: bed.format, level: bed.level, attack: bed.attack, release: bed.release),
+            outputLatency: latency, makeRateConverter: makeRateConverter, logger: logger)
     }
+
+    /// The ALSA buffer under a music bed.
+    static let bedDeviceBuffer: Duration = .milliseconds(200)
+
+    static let makeRateConverter: RateConverterFactory = { from, to, channels in try Resampler(inputRate: from, outputRate: to, channels: channels) }
 
     /// Reaches a player the session's `duck` lowers, in its own protocol.
     static func duckTarget(_ player: DuckSettings.Player) -> any DuckTarget {
@@ -136,12 +157,12 @@ struct Daemon {
             logger.notice("removed \(Plural.count(leftovers, "unfinished upload file")) that an earlier run left in the clips folder \(folder)")
         }
         let core = Jukebox(
-            catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeSink: Self.makeSink,
+            catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeSink: { [logger] output, bed in Self.makeSink(output, bed: bed, logger: logger) },
             stateFile: StateFile(path: statePath), loadSession: { () throws(SessionLoadError) -> Session in try self.loadSession() },
             sessionOverrides: { session in self.applyOverrides(session) },
             configuration: Jukebox.Configuration(
                 queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
-                makeRateConverter: { from, to, channels in try Resampler(inputRate: from, outputRate: to, channels: channels) },
+                makeRateConverter: Self.makeRateConverter,
                 loudnessMeter: EBUR128Meter(), makeDuckTarget: Self.duckTarget),
             logger: logger)
         await core.restoreState()

@@ -43,7 +43,7 @@ public struct TestCore: Sendable {
         case .failing: StateFile(path: try folder.write("not-a-folder", [0]) + "/state.json")
         }
         core = Jukebox.test(
-            catalog, decoder: SndFileDecoder(), makeSink: { _ in NullSink(deviceName: "fake") }, stateFile: stateFile,
+            catalog, decoder: SndFileDecoder(), makeSink: { _, _ in NullSink(deviceName: "fake") }, stateFile: stateFile,
             loadSession: { () throws(SessionLoadError) -> Session in
                 if let lines = problems.lines.withLock({ $0 }) { throw SessionLoadError(kind: .invalid, problems: lines) }
                 return try SessionLoader.load(path: sessionPath)
@@ -67,7 +67,7 @@ extension Jukebox {
     /// unless the test says otherwise. `reload` reads the catalog's session again, unless
     /// `loadSession` says otherwise.
     public static func test(
-        _ catalog: ClipCatalog, decoder: any ClipDecoder = Fixtures.decoder([]), makeSink: @escaping SinkFactory = { _ in FakeSink() },
+        _ catalog: ClipCatalog, decoder: any ClipDecoder = Fixtures.decoder([]), makeSink: @escaping SinkFactory = { _, _ in FakeSink() },
         stateFile: StateFile? = nil, loadSession: SessionSource? = nil, time: TimeSource = TimeSource(clock: ManualClock(), wallClock: { 1_000 }),
         seed: UInt64 = 1, speechFolder: String? = nil, queueLimit: Int = ClipPlayQueue.defaultCapacity, logger: Logger = .quiet
     ) -> Jukebox {

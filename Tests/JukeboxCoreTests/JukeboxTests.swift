@@ -38,7 +38,7 @@ struct JukeboxTests {
         sessionFile.withLock { $0 = catalog.session }
         let outputs = outputs
         return Jukebox.test(
-            catalog, decoder: decoder, makeSink: { outputs["\($0)"]! }, loadSession: { [sessionFile] in sessionFile.withLock { $0! } }, time: TimeSource(clock: clock, wallClock: { 1_000 }), logger: logger)
+            catalog, decoder: decoder, makeSink: { output, _ in outputs["\(output)"]! }, loadSession: { [sessionFile] in sessionFile.withLock { $0! } }, time: TimeSource(clock: clock, wallClock: { 1_000 }), logger: logger)
     }
 
     /// The web remote and MQTT are set up at start-up: a reload that changes their sections

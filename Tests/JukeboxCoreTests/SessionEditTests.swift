@@ -39,7 +39,7 @@ struct SessionEditTests {
         let path = path
         let session = try SessionLoader.load(path: path)
         core = Jukebox.test(
-            await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeSink: { [sink] _ in sink }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
+            await ClipCatalog.probing(session, with: decoder), decoder: decoder, makeSink: { [sink] _, _ in sink }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
     }
 
     func text() throws -> String { String(decoding: try folder.read("desk.json"), as: UTF8.self) }

@@ -19,7 +19,7 @@ struct UploadTests {
         let path = try folder.write("s.json", text: #"{ "maxUploadSize": 4096, "clips": [ { "file": "water.wav" } ] }"#)
         let session = try SessionLoader.load(path: path)
         core = Jukebox.test(
-            await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
+            await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _, _ in NullSink() }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
     }
 
     /// Files in the clips folder other than the session and its backup.
@@ -91,7 +91,7 @@ struct UploadTests {
         let path = try folder.write("s.json", text: #"{ "maxUploadLength": "1s", "clips": [ { "file": "water.wav" } ] }"#)
         let session = try SessionLoader.load(path: path)
         let core = Jukebox.test(
-            await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
+            await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _, _ in NullSink() }, loadSession: { () throws(SessionLoadError) -> Session in try SessionLoader.load(path: path) })
         let bytes = WAVFile.bytes(Array(repeating: 0.25, count: frames * channels), encoding: .s16, rate: rate, channels: channels)
         let upload = try await core.beginUpload(name: "a.wav", size: bytes.count)
         try await upload.write(bytes)
@@ -132,7 +132,7 @@ struct UploadTests {
         // A large recording is described as well: only its first bytes are looked at.
         let session = try SessionLoader.parse(Array(#"{ "maxUploadSize": 4000000, "clips": [ { "file": "water.wav" } ] }"#.utf8), path: folder.file("s.json"))
         let roomy = Jukebox.test(
-            await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _ in NullSink() }, time: TimeSource(clock: ManualClock()))
+            await ClipCatalog.probing(session, with: SndFileDecoder()), decoder: SndFileDecoder(), makeSink: { _, _ in NullSink() }, time: TimeSource(clock: ManualClock()))
         let long = m4a + [UInt8](repeating: 0, count: 3_000_000)
         let large = try await roomy.beginUpload(name: "long.m4a", size: long.count)
         try await large.write(long)

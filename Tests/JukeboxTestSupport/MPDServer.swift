@@ -16,12 +16,21 @@ public struct MPDServer: Sendable {
     public var music: String { folder.file("music") }
 
     /// `device`: an ALSA PCM (`pulse`), or nil for MPD's null output. `password`: MPD then
-    /// lets only a client that gives it do anything.
-    public init(device: String?, password: String? = nil) throws {
+    /// lets only a client that gives it do anything. `fifo`: MPD plays into that FIFO
+    /// instead (its `fifo` output, CD audio), as it feeds a music bed.
+    public init(device: String?, password: String? = nil, fifo: String? = nil) throws {
         folder = try TemporaryDirectory()
         port = Loopback.serverPort()
         try FileManager.default.createDirectory(atPath: folder.file("music"), withIntermediateDirectories: true)
-        let output = device.map { """
+        let output = fifo.map { """
+            audio_output {
+                type "fifo"
+                name "bed"
+                path "\($0)"
+                format "44100:16:2"
+                mixer_type "software"
+            }
+            """ } ?? device.map { """
             audio_output {
                 type "alsa"
                 name "rig"

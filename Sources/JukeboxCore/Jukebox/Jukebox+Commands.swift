@@ -156,6 +156,17 @@ extension Jukebox {
         return await acknowledge(level, .setVolume)
     }
 
+    /// Turns the music bed's music on or off; returns the bed as it is then. Refused when the
+    /// session has no bed.
+    public func setMusic(on: Bool) async throws(JukeboxError) -> Acknowledged<MusicBedState> {
+        guard await player.hasBed else { throw Self.noBed }
+        await player.setMusicOn(on)
+        guard let state = await player.snapshot().bed else { throw Self.noBed }
+        return await acknowledge(state, .setMusic)
+    }
+
+    public static let noBed = JukeboxError.invalidParameter(
+        "the session has no music bed: add a \"bed\" section naming the pipe the music comes in through (see docs/music.md)")
 
     /// Everything there is to show, at one moment.
     public func snapshot() async -> JukeboxSnapshot {

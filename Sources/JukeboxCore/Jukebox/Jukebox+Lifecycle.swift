@@ -56,6 +56,7 @@ extension Jukebox {
             volumeStarted = true
             // Players a daemon that died left lowered are put back first.
             await ducker.restore(saved: state.ducked ?? [])
+            if state.musicOff == true { await player.setMusicOn(false) }
             // Announcements whose audio is not kept any more are made again, ahead of their turn.
             for entry in waiting { if let text = entry.clip.say { await speech?.prepare(text) } }
             let heldNote = held.isEmpty ? "" : " and \(Plural.count(held.count, "request")) held until quiet ends"

@@ -34,8 +34,8 @@ extension Jukebox {
         await player.configure(session.playback)
         if session.hooks != old.hooks { await hooks.configure(session.hooks) }
         if session.speech != old.speech { await speech?.configure(session.speech) }
-        if session.output != old.output {
-            await player.useSink(makeSink(session.output))
+        if session.output != old.output || session.bed != old.bed {
+            await player.useSink(makeSink(session.output, session.bed))
         }
         // Quiet hours, the volume, the scheduler and the timetable take it up before this returns.
         await schedule.replace(with: Schedule(session, playable: fresh.playableClips))

@@ -25,7 +25,8 @@ public actor Jukebox: Service {
     public typealias SessionOverrides = SessionEditor.SessionOverrides
     /// Builds an output from the session's configuration (the daemon knows ALSA; tests pass
     /// their fake).
-    public typealias SinkFactory = @Sendable (OutputConfig) -> any AudioSink
+    /// The output a session names, with its music bed when it has one.
+    public typealias SinkFactory = @Sendable (OutputConfig, BedSettings?) -> any AudioSink
 
     /// The longest `client` name. It is copied into every entry it queues and into the state
     /// file, so without a bound a few requests could make the state file gigabytes long.

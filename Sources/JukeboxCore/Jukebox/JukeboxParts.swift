@@ -35,7 +35,7 @@ struct JukeboxParts {
         let loudness = ClipLoudness(
             meter: configuration.loudnessMeter, decoder: decoder, file: stateFile.map { ClipLoudness.file(besideState: $0.path) }, logger: logger)
         let player = Player(
-            sink: makeSink(session.output), makeRateConverter: configuration.makeRateConverter, decoder: decoder, clock: time.clock,
+            sink: makeSink(session.output, session.bed), makeRateConverter: configuration.makeRateConverter, decoder: decoder, clock: time.clock,
             volume: session.volume, options: session.playback, events: events, loudness: loudness, logger: logger)
         let hooks = HookRunner(session.hooks, logger: logger)
         let speech = (configuration.speechFolder ?? stateFile.map { SpeechCache.folder(besideState: $0.path) }).map { folder in

@@ -21,6 +21,11 @@ public actor Player {
     /// the actor, and changes only when `sink` does.
     private nonisolated let watched: Mutex<WatchedSink>
     private let makeRateConverter: RateConverterFactory?
+    /// The music under the clips, when the output has a bed (the session's `bed`).
+    private var bed: (any MusicBed)?
+    /// Whether the bed's music is on (`jukebox bed on|off`): the player's to keep, and the
+    /// state file's, so it holds across a new output and a restart.
+    public private(set) var musicOn = true
     /// The device's problem while the queue waits for it to come back, and when it is tried
     /// again (`waitForDevice`).
     private var deviceProblem: (error: AudioDeviceError, retryIn: Duration)?
@@ -73,6 +78,7 @@ public actor Player {
         self.loudness = loudness
         self.makeRateConverter = makeRateConverter
         let output = Self.output(sink, makeRateConverter: makeRateConverter)
+        self.bed = sink as? any MusicBed
         self.sink = output.converting
         self.watched = Mutex(output.watched)
         self.events = events
@@ -150,16 +156,29 @@ public actor Player {
         public var position: (elapsed: Duration, total: Duration)?
         public var volume: Double
         public var underruns: Int
+        /// The music bed, when the output has one.
+        public var bed: MusicBedState?
     }
 
     public func snapshot() -> Snapshot {
-        Snapshot(deviceName: sink.deviceName, device: device, position: position, volume: volume, underruns: sink.underruns)
+        Snapshot(deviceName: sink.deviceName, device: device, position: position, volume: volume, underruns: sink.underruns, bed: bed?.bedState)
+    }
+
+    /// Whether the output plays a music bed.
+    public var hasBed: Bool { bed != nil }
+
+    /// Turns the bed's music on or off (the clips play either way).
+    public func setMusicOn(_ on: Bool) {
+        musicOn = on
+        bed?.setMusicOn(on)
     }
 
     /// Plays through `sink` from now on. While a clip plays, it finishes on the old output;
     /// the switch happens before the next clip or when the player goes idle.
     public func useSink(_ sink: any AudioSink) async {
+        if let waiting = pendingSink { await waiting.converting.retire() }
         pendingSink = Self.output(sink, makeRateConverter: makeRateConverter)
+        (sink as? any MusicBed)?.setMusicOn(musicOn)
         if !isPlaying { await switchOutputIfPending() }
     }
 
@@ -177,8 +196,10 @@ public actor Player {
             try? await sink.drain()
             await closeDevice()
         }
+        await sink.retire()
         logger.notice("output is now \"\(next.converting.deviceName)\" (was \"\(sink.deviceName)\")", metadata: ["device": "\(next.converting.deviceName)"])
         sink = next.converting
+        bed = next.watched.output as? any MusicBed
         watched.withLock { $0 = next.watched }
     }
 
@@ -311,6 +332,7 @@ public actor Player {
         await stopSilence(discardingBuffered: false)
         if openFormat != nil { await sink.cancel() }
         await closeDevice()
+        await sink.retire()
     }
 
     private func prepareDevice(for format: AudioFormat) async throws {

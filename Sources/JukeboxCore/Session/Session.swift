@@ -52,6 +52,8 @@ public struct Session: Sendable, Equatable {
     public var afterCut: AfterCut = .resume
     /// Other players lowered while a clip sounds (`duck`); nil: none.
     public var duck: DuckSettings?
+    /// Music played under the clips through the output (`bed`); nil: none.
+    public var bed: BedSettings?
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
     /// a session made in code.
     public var revision: String

@@ -15,7 +15,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "duck", "quiet", "maxVolume", "loudness", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "duck", "bed", "quiet", "maxVolume", "loudness", "clips"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
@@ -81,6 +81,10 @@ struct SessionReader {
         let hooks = fields["hooks"].map { self.hooks($0) } ?? Hooks()
         let speech = fields["tts"].map { self.speech($0) } ?? SpeechSettings()
         let duck = fields["duck"].flatMap { self.duck($0, sessionDirectory: sessionDirectory) }
+        let bed = fields["bed"].flatMap { self.bed($0, sessionDirectory: sessionDirectory) }
+        if bed != nil, playback.keepDeviceOpen == .always {
+            problem("keepDeviceOpen", "\"always\" is not needed with a bed: the bed keeps the device open and fed; remove it")
+        }
         var maxUploadSize = Session.defaultMaxUploadSize
         if let value = fields["maxUploadSize"], let number = number(value, at: "maxUploadSize") {
             let range = Session.maxUploadSizeRange
@@ -126,6 +130,7 @@ struct SessionReader {
         session.volumeSchedule = volumeSchedule
         session.afterCut = afterCut
         session.duck = duck
+        session.bed = bed
         return session
     }
 

@@ -103,6 +103,8 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public var volumeStepAt: Int64?
     /// Other players lowered or paused (`duck`), with the levels to put them back to.
     public var ducked: [DuckRecord]?
+    /// The music bed's music was turned off (`bed off`); absent while it is on.
+    public var musicOff: Bool?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
@@ -142,6 +144,7 @@ extension PersistedState {
             volumeStepAt: await volume.appliedSince)
         let ducked = await ducker.records
         state.ducked = ducked.isEmpty ? nil : ducked
+        state.musicOff = await player.musicOn ? nil : true
         return state
     }
 }

@@ -72,6 +72,7 @@ struct StateEncoder {
             try flushIfFull()
         }
         raw("]")
+        if let musicOff = state.musicOff { key("musicOff"); raw(musicOff ? "true" : "false") }
         key("nextTicket"); number(state.nextTicket)
         key("paused"); raw(state.paused ? "true" : "false")
         if let quiet = state.quiet {

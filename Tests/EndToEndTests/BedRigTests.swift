@@ -1,0 +1,90 @@
+import Foundation
+import JukeboxProtocol
+import JukeboxTestSupport
+import Testing
+
+/// Debian's MPD playing music into the music bed through its `fifo` output, and jukeboxd
+/// playing the bed, with a clip mixed over it, through the paced rig: the capture holds the
+/// music without a gap, lowered under the clip and back after; a writer that stops for 10 s
+/// neither stalls nor delays the clips, and its music is back as soon as it writes again.
+extension RealTimeTests {
+    func bedSession(clips: [Double]) throws -> [String] {
+        try session(clips: clips, extra: #", "bed": { "pipe": "\#(folder.file("bed"))", "format": "44100:16:2", "level": "-18dB", "attack": "300ms", "release": "1s" }"#)
+    }
+
+    /// Returns once `jukebox bed` says `words` (asked every 20 ms); false after 10 s.
+    func bed(says words: String) async throws -> Bool {
+        for _ in 0..<500 {
+            if try await jukebox("bed").stdout.contains(words) { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)))
+    func mpdsMusicThroughTheBedIsLoweredUnderAClipWithoutAGap() async throws {
+        let mpd = try MPDServer(device: nil, fifo: folder.file("bed"))
+        let arguments = try bedSession(clips: [2, 2])
+        let shown = try await rig.with {
+            try await rig.startCapture()
+            return try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                try await mpd.run { _ in
+                    try await addMusic(mpd, seconds: 60)
+                    _ = try await mpd.command(["add music.wav", "setvol 100", "play"])
+                    #expect(try await bed(says: "music playing"))
+                    #expect(try await mpdPlayed(mpd, 2))
+                    try await expectSuccess(jukebox("play", "c0"))
+                    #expect(await log.waitFor("played c0"))
+                    let status = try await jukebox("status").stdout
+                    let after = try await mpd.status()["elapsed"].flatMap(Double.init) ?? 0
+                    #expect(try await mpdPlayed(mpd, after + 2))
+                    // The writer stops for 10 s: a clip plays at once, over silence.
+                    _ = try await mpd.command(["pause 1"])
+                    #expect(try await bed(says: "no music coming in"))
+                    let asked = ContinuousClock.now
+                    try await expectSuccess(jukebox("play", "c1"))
+                    #expect(await log.waitFor("played c1"))
+                    let took = ContinuousClock.now - asked
+                    print("bed rig: a 2 s clip while the writer is stopped took \(took) from the command to its end")
+                    #expect(took < .seconds(4), "the clip was not held up by the stopped writer: \(took)")
+                    try await Task.sleep(until: asked + .seconds(10))
+                    _ = try await mpd.command(["pause 0"])
+                    #expect(try await bed(says: "music playing"))
+                    let resumed = try await mpd.status()["elapsed"].flatMap(Double.init) ?? 0
+                    #expect(try await mpdPlayed(mpd, resumed + 2))
+                    try await rig.stopCapture()
+                    return status
+                }
+            }
+        }
+        #expect(shown.result.contains("bed:       on, music playing"), "\(shown.result)")
+        let capture = try folder.read("capture.raw")
+        let clips = CaptureAnalysis(bytes: capture, frequencies: Self.tones).segments
+        let first = try #require(clips.first { $0.frequency == 500 }, "c0 heard: \(clips)")
+        let second = try #require(clips.first { $0.frequency == 800 }, "c1 heard: \(clips)")
+        // In 50 ms windows (CaptureAnalysis's are 10 ms).
+        let music = CaptureAnalysis.amplitudes(bytes: capture, frequency: Self.music)
+        let (start, end) = ((first.start + 4) / 5, first.end / 5 - 1)
+        let before = music[max(0, start - 40)..<max(0, start - 12)].sorted()
+        let baseline = before[before.count / 2]
+        #expect(baseline > 0.1, "the music was heard before the clip: \(baseline)")
+        func decibels(_ amplitude: Double) -> Double { 20 * log10(max(amplitude, 1e-6) / baseline) }
+        let during = music[start...end].map(decibels)
+        print("bed rig: the music under the clip: \(during.map { Int($0.rounded()) }) dB")
+        #expect(during.allSatisfy { $0 <= -15 }, "at least 15 dB lower while the clip is heard: \(during)")
+        // Never a gap: from 2 s before the clip to 2 s after it, the music is always there.
+        let around = music[(start - 40)...(end + 40)].map(decibels)
+        #expect(around.allSatisfy { $0 >= -25 }, "the music never stops around the clip: \(around.map { Int($0.rounded()) })")
+        let down = (start - 12...end).first { decibels(music[$0]) <= -15 }.map { Double($0 * 5 - first.start) * 10 }
+        let up = (end..<music.count).first { decibels(music[$0]) >= -1 }.map { Double($0 * 5 + 5 - first.end) * 10 }
+        print("bed rig: music 15 dB down \(Int(-(down ?? 0))) ms before the clip was heard; back within 1 dB \(Int(up ?? -1)) ms after its end")
+        #expect(down.map { $0 <= 0 } == true)
+        #expect(up.map { $0 <= 1500 } == true, "back after release (1 s)")
+        // c1, while the writer was stopped: the whole clip, with no music under it, and the
+        // music back after MPD played on.
+        #expect(second.end - second.start >= 195, "all of c1: \(second)")
+        let quiet = music[((second.start + 4) / 5)...(second.end / 5 - 1)]
+        #expect(quiet.allSatisfy { decibels($0) <= -30 }, "no music under c1")
+        #expect(music.suffix(20).allSatisfy { abs(decibels($0)) <= 1 }, "the music is back at its level")
+    }
+}
