@@ -32,13 +32,27 @@ final class BedPipe: @unchecked Sendable {
         var lastMusic: ContinuousClock.Instant?
         var problem: String?
         var stopping = false
+        /// Times the music ran out part-way through a block while it was flowing.
+        var dryOuts = 0
+        /// How much must have come in before music flows again: `prefill`, and more for a
+        /// writer that turned out late (see `add`).
+        var prefill: Int
+        var driedAt: ContinuousClock.Instant?
     }
 
-    /// Music held before a writer that started (again) is heard: enough for a writer that
-    /// hands over a chunk at a time, and well within the 100 ms in which it must be picked up.
-    static let prefill: Duration = .milliseconds(50)
+    /// Music held before a writer that started (again) is heard: a mixer block and the most a
+    /// paced writer hands over at once (MPD's fifo output: two 23 ms chunks), so it plays on
+    /// without running dry between two of them; and, with the mixer's block, within the
+    /// 100 ms in which it must be picked up.
+    static let prefill: Duration = .milliseconds(75)
+    /// A writer that ran dry and came back within `quietAfter` was late, not stopped: its
+    /// jitter is more than the prefill holds, which grows by `prefillStep` each time, up to
+    /// `maxPrefill` (an output that takes blocks in bursts adds its own: snapserver's pipe
+    /// is refilled 40 ms at a time).
+    static let prefillStep: Duration = .milliseconds(25)
+    static let maxPrefill: Duration = .milliseconds(150)
     /// The most music held; the reader stops reading there (see the type's comment).
-    static let highMark: Duration = .milliseconds(150)
+    static let highMark: Duration = .milliseconds(250)
     /// The kernel's pipe is made about this big (in whole pages), so what waits in it adds
     /// little delay either.
     static let pipeHolds: Duration = .milliseconds(100)
@@ -56,7 +70,9 @@ final class BedPipe: @unchecked Sendable {
         var ends: [Int32] = [-1, -1]
         _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &ends)
         (wake, wakeWriter) = (ends[0], ends[1])
-        shared = Mutex(Shared(ring: FrameRing(capacityFrames: mix.frames(in: Self.highMark) + mix.frames(in: .milliseconds(50)), channels: mix.channels)))
+        shared = Mutex(Shared(
+            ring: FrameRing(capacityFrames: mix.frames(in: Self.highMark) + mix.frames(in: .milliseconds(50)), channels: mix.channels),
+            prefill: mix.frames(in: Self.prefill)))
     }
 
     deinit {
@@ -85,8 +101,12 @@ final class BedPipe: @unchecked Sendable {
     func add(_ frames: Int, into output: inout [Float], from: Float, to: Float) -> Bool {
         shared.withLock { shared in
             if !shared.flowing {
-                guard shared.ring.frames >= mix.frames(in: Self.prefill) else { return false }
+                guard shared.ring.frames >= shared.prefill else { return false }
                 shared.flowing = true
+                if let dried = shared.driedAt, ContinuousClock.now - dried < Self.quietAfter {
+                    shared.prefill = min(shared.prefill + mix.frames(in: Self.prefillStep), mix.frames(in: Self.maxPrefill))
+                }
+                shared.driedAt = nil
             }
             let available = min(frames, shared.ring.frames)
             if from == to {
@@ -103,12 +123,17 @@ final class BedPipe: @unchecked Sendable {
                 }
             }
             // Ran dry part-way: silence, and music again once `prefill` is in.
-            if available < frames { shared.flowing = false }
+            if available < frames {
+                shared.flowing = false
+                shared.dryOuts += 1
+                shared.driedAt = .now
+            }
             return available > 0
         }
     }
 
     var buffered: Int { shared.withLock { $0.ring.frames } }
+    var dryOuts: Int { shared.withLock { $0.dryOuts } }
 
     /// Whether music came in within `quietAfter`, and why the pipe cannot be read.
     func state(now: ContinuousClock.Instant = .now) -> (playing: Bool, problem: String?) {

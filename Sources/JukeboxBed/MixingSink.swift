@@ -48,7 +48,9 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
 
     /// How much the mixer writes to the device at a time. The device holds `outputLatency`
     /// ahead; a clip is mixed in at most this plus what the ring holds after it is written.
-    public static let mixBlock: Duration = .milliseconds(50)
+    /// Music must be in hand a block ahead (`BedPipe.prefill`), so a shorter block lets it be
+    /// picked up sooner, at the cost of more wake-ups.
+    public static let mixBlock: Duration = .milliseconds(25)
     /// The most of a clip the ring holds ahead of the mixer (two of the player's blocks and a
     /// mixer block): as far back as a cut or a volume change can take.
     static let ringHolds: Duration = .milliseconds(250)
@@ -252,6 +254,7 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
         var limiter: MixLimiter?
         var reportedFailure = false
         var lastProblem: String?
+        var dryOuts = 0
         while !Task.isCancelled {
             let running = state.withLock { state -> (mix: AudioFormat, device: AudioFormat)? in
                 if case .running(let mix, let device) = state.phase { return (mix, device) }
@@ -296,6 +299,10 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
             let music = pipe?.add(frames, into: &block, from: from, to: to) ?? false
             mixClip(into: &block, frames: frames, gateOpen: gateOpen || !music)
             limiter?.apply(&block)
+            if let pipe, pipe.dryOuts != dryOuts {
+                dryOuts = pipe.dryOuts
+                logger.debug("music bed: the music ran out mid-block (\(dryOuts) times so far): its writer stopped, or is late", metadata: ["pipe": "\(settings.pipe)"])
+            }
             let problem = pipe?.state().problem
             if problem != lastProblem {
                 if let problem { logger.warning("music bed: \(problem)", metadata: ["pipe": "\(settings.pipe)"]) }

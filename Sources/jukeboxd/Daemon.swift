@@ -119,7 +119,7 @@ struct Daemon {
             }
         }
         // Under a bed the device never rests, so its buffer can be short: a clip is mixed in
-        // this much ahead of being heard, and the mixer's block is a quarter of it.
+        // this much ahead of being heard, in periods of the mixer's block.
         let device: any AudioSink = switch config {
         case .alsa(let device): AlsaSink(device: device, bufferTime: bedDeviceBuffer, periodTime: MixingSink.mixBlock)
         case .snapcast(let pipe, let format): SnapcastSink(path: pipe, format: format, deviceName: config.description)

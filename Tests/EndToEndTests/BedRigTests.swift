@@ -58,6 +58,9 @@ extension RealTimeTests {
             }
         }
         #expect(shown.result.contains("bed:       on, music playing"), "\(shown.result)")
+        // It ran out once: when MPD paused.
+        let dry = shown.lines.filter { $0.contains("the music ran out mid-block") }
+        #expect(dry.count == 1, "the music ran out only when MPD paused: \(dry)")
         let capture = try folder.read("capture.raw")
         let clips = CaptureAnalysis(bytes: capture, frequencies: Self.tones).segments
         let first = try #require(clips.first { $0.frequency == 500 }, "c0 heard: \(clips)")

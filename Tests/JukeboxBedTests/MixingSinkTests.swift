@@ -6,11 +6,12 @@ import Testing
 @testable import JukeboxBed
 
 /// The mixer against a real FIFO that the test writes music into, and a device the test
-/// paces block by block (8 kHz mono: a mixer block is 400 frames).
+/// paces block by block (8 kHz mono: a mixer block is 200 frames, and music flows once 600
+/// have come in).
 @Suite("Music bed: the mixer")
 struct MixingSinkTests {
     static let format = StreamFormat(sampleRate: 8_000, bits: 16, channels: 1)
-    static let block = 400
+    static let block = 200
     static let music: Float = 0.25
     static let clip: Float = 0.1
 
@@ -68,10 +69,10 @@ struct MixingSinkTests {
 
     @Test("music plays at its level; a clip waits for it to be down, is mixed over it, and it comes back over release")
     func ducksUnderAClip() async throws {
-        let rig = try await Rig()
+        let rig = try await Rig(attack: .milliseconds(50), release: .milliseconds(50))
         try await rig.connect()
-        try await rig.step(3)
-        // The first block was made before any music came in; then music at its own level.
+        try await rig.step(5)
+        // The first blocks were made before 75 ms of music had come in; then music at its own level.
         #expect(rig.device.samples.suffix(Self.block).allSatisfy { Self.near($0, Self.music) })
         #expect(rig.sink.bedState == MusicBedState(pipe: rig.folder.file("bed"), on: true, music: .playing, ducked: false))
 
@@ -116,8 +117,8 @@ struct MixingSinkTests {
         let clipStart = try #require(rig.device.samples.firstIndex { Self.near($0, Self.clip) })
         #expect(clipStart - before <= Self.block)
         await rig.sink.close()
-        // The writer starts again: 50 ms in, and the next block has music.
-        try await rig.feed(Self.block)
+        // The writer starts again: 75 ms in, and the next block has music.
+        try await rig.feed(3 * Self.block)
         await rig.device.advance(2)
         #expect(rig.device.samples.suffix(Self.block).contains { $0 > 0.01 })
         await rig.close()
@@ -127,13 +128,14 @@ struct MixingSinkTests {
     func offAndOn() async throws {
         let rig = try await Rig()
         try await rig.connect()
-        try await rig.step(2)
+        try await rig.step(4)
         rig.sink.setMusicOn(false)
-        try await rig.step(6)
+        // 90 dB in 200 ms: eight blocks.
+        try await rig.step(10)
         #expect(rig.sink.bedState.on == false)
         #expect(rig.device.samples.suffix(Self.block).allSatisfy { $0 == 0 })
         rig.sink.setMusicOn(true)
-        try await rig.step(6)
+        try await rig.step(10)
         #expect(rig.device.samples.suffix(Self.block).allSatisfy { Self.near($0, Self.music) })
         await rig.close()
     }
@@ -143,7 +145,7 @@ struct MixingSinkTests {
         let rig = try await Rig(level: 1, attack: .zero, release: .zero, device: SteppedDevice(sampleFormat: .float32))
         try await rig.connect()
         _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
-        for _ in 0..<4 {
+        for _ in 0..<6 {
             try await rig.feed(Self.block, value: 0.9)
             try await rig.sink.write(AudioBuffer(samples: .float32([Float](repeating: 0.9, count: Self.block)), channels: 1))
             await rig.device.advance()
@@ -170,9 +172,9 @@ struct MixingSinkTests {
         let rig = try await Rig()
         _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
         try await rig.sink.write(AudioBuffer(samples: .float32([Float](repeating: Self.clip, count: 1_600)), channels: 1))
-        #expect(await rig.sink.rewind(upTo: .max, keeping: 80) == 1_200)
+        #expect(await rig.sink.rewind(upTo: .max, keeping: 80) == 1_400)
         #expect(await rig.sink.rewind(upTo: .max, keeping: 80) == 0)
-        #expect(await rig.sink.cancel() == 400)
+        #expect(await rig.sink.cancel() == 200)
         await rig.close()
     }
 }

@@ -258,6 +258,34 @@ struct SessionLoaderTests {
         #expect(problems(#"{ "clips": [ { "file": "a.wav", "duck": "no" } ] }"#) == [line + #"clips[0].duck: "no" is not true or false"#])
     }
 
+    /// `bed`: the pipe (beside the session when relative), the format the writer writes, the
+    /// level, attack and release with the duck's limits; not with `keepDeviceOpen: always`.
+    @Test func theBedSectionIsCheckedWithTheLine() throws {
+        let bed = try #require(try load(#"{ "bed": { "pipe": "bed.fifo", "format": "48000:24:2", "level": "-12dB", "attack": "0s", "release": "10s" }, "clips": [ { "file": "a.wav" } ] }"#).bed)
+        #expect(bed.pipe == "/srv/jukebox/bed.fifo")
+        #expect(bed.format == StreamFormat(sampleRate: 48_000, bits: 24, channels: 2))
+        #expect(abs(bed.level - 0.251_19) < 0.000_01 && bed.attack == .zero && bed.release == .seconds(10))
+        let defaults = try #require(try load(#"{ "bed": { "pipe": "/run/jukeboxd/bed" }, "clips": [ { "file": "a.wav" } ] }"#).bed)
+        #expect(defaults == BedSettings(pipe: "/run/jukeboxd/bed", format: StreamFormat(sampleRate: 44_100, bits: 16, channels: 2), level: DuckSettings.defaultLevel, attack: .milliseconds(300), release: .seconds(1)))
+        #expect(try load(#"{ "clips": [ { "file": "a.wav" } ] }"#).bed == nil)
+        func bedProblems(_ text: String) -> [String] { problems(#"{ "bed": "# + text + #", "clips": [ { "file": "a.wav" } ] }"#) }
+        let line = "/srv/jukebox/session.json:1: "
+        #expect(bedProblems(#"{ "format": "44100:16:2" }"#) == [line + #"bed.pipe: missing (the FIFO the music is written into, such as "/run/jukeboxd/bed", the path of MPD's fifo output)"#])
+        #expect(bedProblems(#"{ "pipe": "" }"#).count == 1)
+        #expect(bedProblems(#"{ "pipe": "b", "format": "44100:16" }"#) == [line + #"bed.format: "44100:16" is not RATE:BITS:CHANNELS, such as "48000:16:2"; it is the format the player writes, as MPD's fifo output's "format""#])
+        #expect(bedProblems(#"{ "pipe": "b", "format": "44100:8:2" }"#) == [line + #"bed.format: "44100:8:2" has 8 bits (16, 24 or 32); it is the format the player writes, as MPD's fifo output's "format""#])
+        #expect(bedProblems(#"{ "pipe": "b", "format": "7999:16:2" }"#).count == 1)
+        #expect(bedProblems(#"{ "pipe": "b", "format": "8000:16:8" }"#).isEmpty, "at the limits")
+        #expect(bedProblems(#"{ "pipe": "b", "format": "384001:16:2" }"#).count == 1)
+        #expect(bedProblems(#"{ "pipe": "b", "format": "48000:16:9" }"#).count == 1)
+        #expect(bedProblems(#"{ "pipe": "b", "level": "-61dB" }"#) == [line + #"bed.level: "-61dB" is not a level to lower the music to: decibels from -60dB to 0dB such as "-18dB", or a fraction from 0 to 1 such as 0.2"#])
+        #expect(bedProblems(#"{ "pipe": "b", "level": "-60dB" }"#).isEmpty)
+        #expect(bedProblems(#"{ "pipe": "b", "attack": "10s1ms" }"#) == [line + #"bed.attack: "10s1ms" is out of range (0s to 10s)"#])
+        #expect(bedProblems(#"{ "pipe": "b", "volume": 1 }"#).first?.contains("bed.volume: unknown key") == true)
+        #expect(problems(#"{ "keepDeviceOpen": "always", "bed": { "pipe": "b" }, "clips": [ { "file": "a.wav" } ] }"#)
+            == [line + #"keepDeviceOpen: "always" is not needed with a bed: the bed keeps the device open and fed; remove it"#])
+    }
+
     @Test func badTimeNamesTheFieldPath() {
         let text = """
             { "clips": [ { "file": "a.wav" }, { "file": "b.wav" }, { "file": "c.wav" },

@@ -72,6 +72,17 @@ struct RPCDispatcherTests {
         #expect(await call(method, params) == expected)
     }
 
+    /// `bed` without a music bed in the session: refused, saying how to add one; and its
+    /// `set` is on or off only.
+    @Test func bedWithoutABedSaysHowToAddOne() async {
+        for params in [nil, #"{"set":"off"}"#] {
+            let answer = await call("bed", params) ?? ""
+            #expect(answer.contains("the session has no music bed: add a \\\"bed\\\" section"), "\(answer)")
+        }
+        let odd = await call("bed", #"{"set":"loud"}"#) ?? ""
+        #expect(odd.contains("invalid-params") && odd.contains(#"\"set\" must be \"on\" or \"off\", not \"loud\""#), "\(odd)")
+    }
+
     /// `now` on enqueue and say: the entry goes before everything waiting that is not urgent,
     /// and says so; it cannot be combined with `afterQuiet`, and must be true or false.
     @Test func nowPutsTheEntryFirstAndSaysItIsUrgent() async {
