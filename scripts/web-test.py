@@ -501,6 +501,17 @@ def main():
         within_a_second(lambda: browser.find_element(By.ID, "quiet").text == "Quiet", "the Quiet button back")
         print("quiet works")
 
+        # The music bed's music, off and on from the page; kept in the state file.
+        within_a_second(lambda: browser.find_element(By.ID, "music").is_displayed(), "the Music button, for a session with a bed")
+        browser.find_element(By.ID, "music").click()
+        eventually(lambda: jukebox("bed")["on"] is False, "music turned off from the page")
+        eventually(lambda: json.load(open(args.state)).get("musicOff") is True, "music off in the state file")
+        within_a_second(lambda: browser.find_element(By.ID, "music").text == "Music on", "the Music on button")
+        within_a_second(lambda: browser.find_element(By.ID, "music-state").text.startswith("Music off. No music coming in"), "the music's state")
+        jukebox("bed", "on")
+        within_a_second(lambda: browser.find_element(By.ID, "music").text == "Music off", "the page told of music on by another client")
+        print("music works")
+
         # Upload a WAV; it shows in the list and can be played.
         view("clips")
         browser.find_element(By.ID, "upload").send_keys(args.wav)

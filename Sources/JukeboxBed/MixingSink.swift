@@ -255,6 +255,10 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
         var reportedFailure = false
         var lastProblem: String?
         var dryOuts = 0
+        // Since when the device has taken how many frames without once making the mixer wait:
+        // one that takes them faster than they play (ALSA's null PCM, a file) is held to
+        // real time, or the mixer would spin. A device that waits paces the mixer itself.
+        var pace: (since: ContinuousClock.Instant, frames: Int)?
         while !Task.isCancelled {
             let running = state.withLock { state -> (mix: AudioFormat, device: AudioFormat)? in
                 if case .running(let mix, let device) = state.phase { return (mix, device) }
@@ -281,6 +285,7 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
                         reportedFailure = false
                     }
                     wakeOpeners()
+                    pace = nil
                 } catch {
                     let failure = error as? AudioDeviceError
                         ?? AudioDeviceError(code: .ioError, device: deviceName, operation: "open", reason: "\(error)")
@@ -310,8 +315,10 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
                 lastProblem = problem
             }
             do {
+                let started = ContinuousClock.now
                 try await device.write(SampleMath.convert(AudioBuffer(samples: .float32(block), channels: mix.channels), to: deviceFormat.sampleFormat))
                 wrote(frames, latency: mix.frames(in: outputLatency))
+                pace = await held(to: pace, started: started, frames: frames, mix: mix)
             } catch is WriteInterrupted {
                 continue
             } catch {
@@ -335,6 +342,22 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
         pipe?.stop()
         await device.cancel()
         await device.close()
+    }
+
+    /// After a write of `frames` that began at `started`: waits if the device has taken more
+    /// than real time allows since it last made the mixer wait, and returns the new count.
+    private func held(
+        to pace: (since: ContinuousClock.Instant, frames: Int)?, started: ContinuousClock.Instant, frames: Int, mix: AudioFormat
+    ) async -> (since: ContinuousClock.Instant, frames: Int)? {
+        let now = ContinuousClock.now
+        if now - started >= Self.mixBlock / 2 { return nil }
+        let since = pace?.since ?? started
+        let total = (pace?.frames ?? 0) + frames
+        let played: Duration = mix.duration(frames: total)
+        let slack: Duration = outputLatency + Self.mixBlock * 2
+        let ahead: Duration = played - (now - since) - slack
+        if ahead > .zero { try? await Task.sleep(for: ahead) }
+        return (since, total)
     }
 
     /// The music's gain over the next block (from, to, as fractions), and whether a clip

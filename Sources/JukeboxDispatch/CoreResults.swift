@@ -146,6 +146,7 @@ extension JukeboxEvent {
         case .quiet(let status): ("quiet", EventParams(quiet: QuietInfo(status)))
         case .ducked(let players): ("ducked", EventParams(players: players))
         case .restored(let players): ("restored", EventParams(players: players))
+        case .music(let on): ("bed", EventParams(state: on ? "on" : "off"))
         }
     }
 }

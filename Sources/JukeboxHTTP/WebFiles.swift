@@ -218,6 +218,7 @@ async function refresh() {
   $("banner").hidden = true;
   showPlaying(queue, status);
   showQuiet(status.quiet);
+  showBed(status.bed);
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = status.volume;
 
@@ -355,6 +356,16 @@ function upcoming(next) {
 }
 
 // Quiet: nothing jukeboxd starts by itself plays. The button turns it on or off by hand.
+// The music bed, when the session has one.
+function showBed(bed) {
+  $("music-box").hidden = !bed;
+  if (!bed) return;
+  const state = bed.problem ? `Cannot read the music: ${bed.problem}` : bed.music === "playing" ? "Music coming in" : "No music coming in";
+  $("music-state").textContent = (bed.on ? "" : "Music off. ") + state + (bed.on && bed.ducked ? ", lowered" : "");
+  $("music").textContent = bed.on ? "Music off" : "Music on";
+  $("music").setAttribute("aria-pressed", bed.on);
+}
+
 function showQuiet(quiet) {
   if (!quiet) return;
   const until = quiet.until ? new Date(quiet.until * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }) : null;
@@ -911,7 +922,7 @@ function follow() {
   if (events) events.close();
   events = new EventSource("/events");
   events.onopen = () => { retryDelay = 1000; $("banner").hidden = true; refreshSoon(); };
-  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet"]) {
+  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet", "bed"]) {
     events.addEventListener(name, refreshSoon);
   }
   // Lost (the daemon restarted, the Wi-Fi dropped): try again later, fetching everything
@@ -1006,10 +1017,16 @@ $("pause").addEventListener("click", () => {
   rpc(paused ? "resume" : "pause").then(() => { toast(paused ? "Playing again." : "Paused."); refreshSoon(); }).catch(complain);
 });
 $("skip").addEventListener("click", () => rpc("skip").then((result) => { toast("Skipped."); refreshSoon(); return result; }).catch(complain));
-$("quiet").addEventListener("click", () => {
-  const on = $("quiet").getAttribute("aria-pressed") !== "true";
-  rpc("quiet", { set: on ? "on" : "off" }).then((quiet) => { showQuiet(quiet); toast(on ? "Quiet until you end it." : "Quiet ended."); refreshSoon(); }).catch(complain);
-});
+// A button that turns something on or off: quiet, and the music bed's music.
+function toggles(id, method, show, said) {
+  $(id).addEventListener("click", () => {
+    const on = $(id).getAttribute("aria-pressed") !== "true";
+    rpc(method, { set: on ? "on" : "off" }).then((state) => { show(state); toast(said(on)); refreshSoon(); }).catch(complain);
+  });
+}
+toggles("quiet", "quiet", showQuiet, (on) => on ? "Quiet until you end it." : "Quiet ended.");
+toggles("music", "bed", showBed, (on) => on ? "Music on." : "Music off.");
+
 $("clear").addEventListener("click", async () => {
   if (!(await ask("Clear the queue?", "Every waiting clip is taken off the queue. What plays now plays on.", "Clear"))) return;
   rpc("clear").then(() => { toast("The queue is clear."); refreshSoon(); }).catch(complain);
@@ -1119,6 +1136,11 @@ start();
       <h2 id="quiet-title">Quiet</h2>
       <button id="quiet" type="button" aria-pressed="false">Quiet</button>
       <p id="quiet-state" class="status" role="status"></p>
+      <div id="music-box" hidden>
+        <h2 id="music-title">Music</h2>
+        <button id="music" type="button" aria-pressed="true">Music off</button>
+        <p id="music-state" class="status" role="status"></p>
+      </div>
       <h2 id="schedule-title">Schedule</h2>
       <form id="schedule">
         <div class="row">

@@ -11,6 +11,8 @@ struct HomeAssistantDiscovery {
     let titles: [String]
     /// The top of the volume slider: the session's `maxVolume`, 0–100.
     var maxVolume = Jukebox.volumeRange.upperBound
+    /// The session has a music bed: a switch turns its music off and on.
+    var bed = false
 
     struct Device: Encodable {
         var identifiers: [String]
@@ -59,7 +61,9 @@ struct HomeAssistantDiscovery {
         // Switches: (object, command and state, name, icon). Quiet is on while nothing jukeboxd
         // starts by itself plays (quiet hours, or quiet by hand); turning it off lifts quiet
         // hours in force until they end.
-        for (object, name, icon) in [("paused", "Paused", "mdi:pause"), ("quiet", "Quiet", "mdi:volume-off")] {
+        // Music is the music bed's (`bed on|off`), there only when the session has one.
+        let switches = [("paused", "Paused", "mdi:pause"), ("quiet", "Quiet", "mdi:volume-off")] + (bed ? [("music", "Music", "mdi:music-note")] : [])
+        for (object, name, icon) in switches {
             var toggle = config(object, name)
             toggle.command_topic = topics.command(object)
             toggle.state_topic = topics.state(object)

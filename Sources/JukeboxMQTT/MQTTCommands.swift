@@ -33,7 +33,7 @@ struct MQTTCommands: Sendable {
     static let maxPayload = 64 * 1024
 
     /// The commands, for the refusal of an unknown one.
-    static let names = ["play", "play_title", "say", "skip", "pick", "pause", "resume", "paused", "quiet", "volume", "bed"]
+    static let names = ["play", "play_title", "say", "skip", "pick", "pause", "resume", "paused", "quiet", "volume", "music"]
 
     func handle(_ message: MQTTMessage) async {
         if message.topic == topics.homeAssistantStatus {
@@ -97,7 +97,7 @@ struct MQTTCommands: Sendable {
             case "OFF": return .success(("resume", [:]))
             default: return .failure(Refusal(reason: "\"\(text.prefix(40))\" is not ON or OFF"))
             }
-        case "bed":
+        case "music":
             switch text.uppercased() {
             case "ON": return .success(("bed", ["set": .string("on")]))
             case "OFF": return .success(("bed", ["set": .string("off")]))

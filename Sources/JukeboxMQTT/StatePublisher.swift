@@ -17,6 +17,7 @@ actor StatePublisher {
     struct Advertised: Equatable {
         var titles: [String]
         var maxVolume: Int
+        var bed: Bool
     }
 
     init(topics: MQTTTopics, core: Jukebox) {
@@ -69,7 +70,7 @@ actor StatePublisher {
             ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? Self.nothing),
             // A timestamp sensor: ISO 8601, or "None", which Home Assistant shows as unknown.
             ("next_play", nextPlay.map(Self.timestamp) ?? "None"),
-        ]
+        ] + (snapshot.player.bed.map { [("music", $0.on ? "ON" : "OFF")] } ?? [])
     }
 
     /// `2026-11-24T21:04:00+00:00`: a moment as Home Assistant's timestamp sensors take it.
@@ -86,7 +87,8 @@ actor StatePublisher {
     static func advertised(_ snapshot: JukeboxSnapshot) -> Advertised {
         Advertised(
             titles: snapshot.catalog.session.clips.filter(\.enabled).map(\.title),
-            maxVolume: Int((snapshot.session.maxVolume * Double(Jukebox.volumeRange.upperBound)).rounded(.down)))
+            maxVolume: Int((snapshot.session.maxVolume * Double(Jukebox.volumeRange.upperBound)).rounded(.down)),
+            bed: snapshot.player.bed != nil)
     }
 
     func publishDiscovery() async {
@@ -97,7 +99,7 @@ actor StatePublisher {
         guard topics.discovery, let client, await client.isConnected else { return }
         let advertised = Self.advertised(snapshot)
         self.advertised = advertised
-        let discovery = HomeAssistantDiscovery(topics: topics, sessionName: snapshot.session.name, titles: advertised.titles, maxVolume: advertised.maxVolume)
+        let discovery = HomeAssistantDiscovery(topics: topics, sessionName: snapshot.session.name, titles: advertised.titles, maxVolume: advertised.maxVolume, bed: advertised.bed)
         for (topic, config) in discovery.configs {
             await send(topic, config)
         }

@@ -34,6 +34,29 @@ struct MQTTFrontEndTests: DaemonSuite {
         "binary_sensor": ["state_topic"],
     ]
 
+    /// With a music bed: a fourteenth config, the Music switch, whose command turns the bed's
+    /// music off and on and whose state follows it, from any front end.
+    @Test func aSessionWithABedHasAMusicSwitch() async throws {
+        let mosquitto = try Mosquitto()
+        try session(port: mosquitto.port, top: #" "bed": { "pipe": "bed.fifo" },"#)
+        try await mosquitto.run { _ in
+            _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+                #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 15, verbose: true, wait: 3)
+                #expect(configs.count == 14, "\(configs)")
+                #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/music/config ") && $0.contains(#""command_topic":"jukeboxd/desk/command/music""#) }, "the Music switch")
+                #expect(try await mosquitto.messages("jukeboxd/desk/music") == ["ON"])
+                try await mosquitto.publish("jukeboxd/desk/command/music", "OFF")
+                #expect(try await mosquitto.messages("jukeboxd/desk/music", until: "OFF").last == "OFF")
+                #expect(try await jukebox("bed").stdout.hasPrefix("off, "))
+                #expect(try await jukebox("bed", "on").status == 0)
+                #expect(try await mosquitto.messages("jukeboxd/desk/music", until: "ON").last == "ON")
+                try await mosquitto.publish("jukeboxd/desk/command/music", "LOUD")
+                #expect(await log.waitFor(#""LOUD" is not ON or OFF"#))
+            }
+        }
+    }
+
     @Test func homeAssistantFindsTheDeviceAndItsCommandsWork() async throws {
         let mosquitto = try Mosquitto()
         try session(port: mosquitto.port, top: #" "maxVolume": 0.8,"#)

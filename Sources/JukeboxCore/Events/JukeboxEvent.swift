@@ -25,6 +25,8 @@ public enum JukeboxEvent: Sendable, Equatable {
     /// Quiet began or ended, by hand or by the session's quiet hours, or held requests were
     /// released.
     case quiet(QuietHours.Status)
+    /// The music bed's music was turned on or off (`bed on|off`).
+    case music(on: Bool)
 }
 
 extension JukeboxEvent {
@@ -32,7 +34,7 @@ extension JukeboxEvent {
     /// the history), which subscribers hear of only once it is on disk.
     public var describesSavedState: Bool {
         switch self {
-        case .queued, .held, .playing, .finished, .cut, .removed, .ducked, .restored, .paused, .resumed, .volume, .quiet: true
+        case .queued, .held, .playing, .finished, .cut, .removed, .ducked, .restored, .paused, .resumed, .volume, .quiet, .music: true
         case .scheduled, .device, .sessionReloaded: false
         }
     }

@@ -169,8 +169,10 @@ public actor Player {
 
     /// Turns the bed's music on or off (the clips play either way).
     public func setMusicOn(_ on: Bool) {
+        guard on != musicOn else { return }
         musicOn = on
         bed?.setMusicOn(on)
+        events?.publish(.music(on: on))
     }
 
     /// Plays through `sink` from now on. While a clip plays, it finishes on the old output;
