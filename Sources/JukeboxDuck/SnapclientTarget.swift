@@ -1,13 +1,20 @@
 import JukeboxCore
 import JukeboxProtocol
+import Synchronization
 
 /// A snapclient, lowered through snapserver's JSON-RPC control port
 /// (https://github.com/badaix/snapcast/blob/develop/doc/json_rpc_api/control.md): found by
 /// its id or name in `Server.GetStatus`, set with `Client.SetVolume`. Pausing mutes it (a
 /// client has no pause of its own). Notifications snapserver sends meanwhile are skipped.
-public struct SnapclientTarget: DuckTarget {
+///
+/// One is made for each ramp: it finds its client once, and each step after that is one
+/// `Client.SetVolume`, sent in one batch with the other clients' on the same server
+/// (`SnapserverBatch`).
+public final class SnapclientTarget: DuckTarget {
     let server: DuckSettings.Address
     let client: String
+    /// The client as this ramp first found it: its id, and whether it was muted.
+    private let found = Mutex<Found?>(nil)
 
     public init(server: DuckSettings.Address, client: String) {
         self.server = server
@@ -16,11 +23,19 @@ public struct SnapclientTarget: DuckTarget {
 
     public func read() async throws -> DuckTargetState {
         let found = try await find()
+        self.found.withLock { $0 = found }
         return DuckTargetState(volume: found.percent, playing: found.connected && !found.muted)
     }
 
     public func setVolume(_ percent: Int) async throws {
-        let found = try await find()
+        let known = self.found.withLock { $0 }
+        let found: Found
+        if let known {
+            found = known
+        } else {
+            found = try await find()
+            self.found.withLock { $0 = found }
+        }
         try await setVolume(id: found.id, percent: min(max(percent, 0), 100), muted: found.muted)
     }
 
@@ -29,7 +44,7 @@ public struct SnapclientTarget: DuckTarget {
         try await setVolume(id: found.id, percent: found.percent, muted: paused)
     }
 
-    private struct Found {
+    private struct Found: Sendable {
         var id: String
         var percent: Int
         var muted: Bool
@@ -67,25 +82,9 @@ public struct SnapclientTarget: DuckTarget {
         _ = try await call("Client.SetVolume", params: .object(["id": .string(id), "volume": volume]))
     }
 
-    /// One request, and its result (notifications on the way are skipped).
+    /// One request, and its result, with whatever else is asked of this server meanwhile.
     private func call(_ method: String, params: JSONValue?) async throws -> JSONValue {
-        var request: [String: JSONValue] = ["jsonrpc": .string("2.0"), "id": .number(1), "method": .string(method)]
-        if let params { request["params"] = params }
-        let line = JSONValue.object(request).text
-        return try await LineExchange.run(server) { lines in
-            try await lines.send(line)
-            for _ in 0..<100 {
-                let answer = try await lines.next()
-                guard let reply = try? JSONParser.parse(answer), case .object(let fields) = reply else {
-                    throw PlayerProblem("is not snapserver's control port (it answered what is not JSON)")
-                }
-                guard fields["id"] == .number(1) else { continue }
-                if let result = fields["result"] { return result }
-                let message = fields["error"]?.object?["message"]?.string ?? "an error"
-                throw PlayerProblem("refused \(method): \(message.prefix(200))")
-            }
-            throw PlayerProblem("sent 100 notifications and no answer to \(method)")
-        }
+        try await SnapserverBatch.to(server).call(method, params: params)
     }
 }
 

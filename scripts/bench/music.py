@@ -12,9 +12,23 @@ beside MPD as Debian ships it, in one run:
   cpu      jukeboxd's CPU for one ducked 2 s clip (lowering, playing, raising), beside the same
            clip without `duck`.
 
+With --phase bed, MPD's music through jukeboxd's music bed (MPD's fifo output into the bed's
+pipe, jukeboxd playing it to the rig), beside MPD playing it to the rig itself (its ALSA output,
+buffer_time 100 ms):
+
+  delay    `mpc play` to the music's first sound in the capture, through the bed and through
+           MPD's own output: what the bed adds.
+  cpu      over 10 s of music: jukeboxd and MPD's fifo output, beside MPD playing to the rig;
+           jukeboxd with no music coming in; and jukeboxd over 10 s holding a 2 s clip mixed
+           over the music. Each daemon's resident memory after its part (the one without a bed
+           after the duck part, with the same clips).
+  duck     the music 15 dB down against the clip's first heard sample, back within 1 dB after
+           its last (the bed's level -18 dB, attack 300 ms, release 1 s).
+
 Prints `name|median|min|max` lines; scripts/bench/music.sh starts everything and writes them up.
 
-Usage: music.py --bin DIR --socket PATH --mpd-port PORT --jukeboxd-pid PID --capture FILE [--runs N]
+Usage: music.py [--phase duck] --bin DIR --socket PATH --plain-socket PATH --mpd-port PORT --jukeboxd-pid PID --plain-pid PID --capture FILE [--runs N]
+       music.py --phase bed --bin DIR --socket PATH --mpd-port PORT --jukeboxd-pid PID --mpd-pid PID --capture FILE [--runs N]
 """
 import argparse, math, os, statistics, struct, subprocess, sys, time
 
@@ -65,10 +79,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
     parser.add_argument("--socket", required=True)
-    parser.add_argument("--plain-socket", required=True)
+    parser.add_argument("--phase", choices=["duck", "bed"], default="duck")
+    parser.add_argument("--plain-socket")
     parser.add_argument("--mpd-port", required=True)
     parser.add_argument("--jukeboxd-pid", type=int, required=True)
-    parser.add_argument("--plain-pid", type=int, required=True)
+    parser.add_argument("--plain-pid", type=int)
+    parser.add_argument("--mpd-pid", type=int)
     parser.add_argument("--capture", required=True)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
@@ -82,6 +98,8 @@ def main():
 
     offset = clock_offset(args.capture, RATE)
     now_frame = lambda: int((time.monotonic() + offset) * RATE)
+    if args.phase == "bed":
+        return bed(args, jukebox, mpc, offset, now_frame)
 
     # Cut in: the bell is 1000 Hz; the long clip 400 Hz. Every tone is a whole number of cycles
     # in a 10 ms window, so none leaks into the window measured for another.
@@ -144,6 +162,82 @@ def main():
     print(f"duck release|{spread(releases)}")
     print(f"cpu ducked|{spread(cpu_ducked, 4)}")
     print(f"cpu plain|{spread(cpu_plain, 4)}", flush=True)
+    print(f"rss plain|{rss_megabytes(args.plain_pid):.1f}|-|-", flush=True)
+
+
+def bed(args, jukebox, mpc, offset, now_frame):
+    mpc("clear")
+    mpc("add", "music.wav")
+    mpc("volume", "100")
+    # What the bed adds to the music's delay: `mpc play` to its first sound, each way.
+    delay = {"rig": [], "bed": []}
+    for _ in range(args.runs):
+        for output in ("rig", "bed"):
+            mpc("stop")
+            mpc("enable", "only", output)
+            time.sleep(1.5)
+            started = time.monotonic()
+            mpc("play")
+            heard = first_window(args.capture, int((started + offset) * RATE), 200, lambda a: a > 0.05)
+            delay[output].append(((heard / RATE) - offset - started) * 1000)
+            time.sleep(1)
+    mpc("stop")
+    print(f"bed delay mpd|{spread(delay['rig'])}")
+    print(f"bed delay bed|{spread(delay['bed'])}", flush=True)
+
+    def cpu_over(seconds, *pids):
+        before = [cpu_seconds(pid) for pid in pids]
+        time.sleep(seconds)
+        return [cpu_seconds(pid) - b for pid, b in zip(pids, before)]
+
+    # CPU over 10 s: the bed with nothing coming in; MPD to the rig; MPD into the bed, played.
+    silent = [cpu_over(10, args.jukeboxd_pid)[0] for _ in range(args.runs)]
+    mpc("enable", "only", "rig")
+    mpc("play")
+    time.sleep(2)
+    direct = [cpu_over(10, args.mpd_pid)[0] for _ in range(args.runs)]
+    mpc("stop")
+    mpc("enable", "only", "bed")
+    mpc("play")
+    time.sleep(2)
+    through = [cpu_over(10, args.jukeboxd_pid, args.mpd_pid) for _ in range(args.runs)]
+    print(f"bed cpu silent|{spread(silent, 4)}")
+    print(f"bed cpu mpd rig|{spread(direct, 4)}")
+    print(f"bed cpu jukeboxd|{spread([t[0] for t in through], 4)}")
+    print(f"bed cpu mpd fifo|{spread([t[1] for t in through], 4)}", flush=True)
+
+    # A 2 s clip over the music: when the music is down and back, and jukeboxd's CPU over the
+    # 10 s that hold it.
+    leads, releases, cpu_clip = [], [], []
+    for _ in range(args.runs):
+        base_frame = now_frame()
+        wait_for_frames(args.capture, base_frame + RATE // 2)
+        baseline = amplitude(left(args.capture, base_frame, RATE // 2), 200)
+        before = cpu_seconds(args.jukeboxd_pid)
+        started = time.monotonic()
+        jukebox("play", "bell2")
+        clip = first_window(args.capture, int((started + offset) * RATE), 1000, lambda a: a > 0.05)
+        down = first_window(args.capture, int((started + offset) * RATE), 200, lambda a: a < baseline * 10 ** (-15 / 20))
+        clip_end = first_window(args.capture, clip + RATE, 1000, lambda a: a < 0.01)
+        back = first_window(args.capture, clip_end, 200, lambda a: a > baseline * 10 ** (-1 / 20))
+        leads.append((down - clip) / RATE * 1000)
+        releases.append((back - clip_end) / RATE * 1000)
+        time.sleep(max(0, started + 10 - time.monotonic()))
+        cpu_clip.append(cpu_seconds(args.jukeboxd_pid) - before)
+    mpc("stop")
+    print(f"bed duck lead|{spread(leads)}")
+    print(f"bed duck release|{spread(releases)}")
+    print(f"bed cpu clip|{spread(cpu_clip, 4)}", flush=True)
+    print(f"rss bed|{rss_megabytes(args.jukeboxd_pid):.1f}|-|-", flush=True)
+
+
+def rss_megabytes(pid):
+    """The process's resident memory now (VmRSS), in MB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 if __name__ == "__main__":

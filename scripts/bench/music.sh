@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The "Announcements over music" figures in BENCHMARKS.md: an urgent clip cutting in beside
-# MPD's insert-and-next, and MPD's music ducked under a clip (when it is down and back, as
-# heard), on the paced rig, in one run. Built as docs/raspberry-pi.md builds it.
+# MPD's insert-and-next, MPD's music ducked under a clip (when it is down and back, as
+# heard), and MPD's music through the music bed (its extra delay, its CPU alone and with a
+# clip over it, beside MPD playing to the rig itself), on the paced rig, in one run. Built as
+# docs/raspberry-pi.md builds it.
 #
 #   scripts/bench/music.sh [RUNS]      (RUNS per figure, default 5)
 set -euo pipefail
@@ -47,11 +49,23 @@ audio_output {
     mixer_type "software"
     buffer_time "100000"
 }
+audio_output {
+    type "fifo"
+    name "bed"
+    path "$work/bed.fifo"
+    format "44100:16:2"
+    mixer_type "software"
+    enabled "no"
+}
 CONF
 clips='"clips": [ { "file": "long.wav" }, { "file": "bell.wav" }, { "file": "bell2.wav" } ]'
 cat >"$work/ducked.json" <<JSON
 { "device": "pulse", "clipsDirectory": "music", "interval": { "min": "1h", "max": "1h" },
   "duck": { "mpd": ["127.0.0.1:$port"], "level": "-18dB", "attack": "300ms", "release": "1s" }, $clips }
+JSON
+cat >"$work/bed.json" <<JSON
+{ "device": "pulse", "clipsDirectory": "music", "interval": { "min": "1h", "max": "1h" },
+  "bed": { "pipe": "$work/bed.fifo", "format": "44100:16:2", "level": "-18dB", "attack": "300ms", "release": "1s" }, $clips }
 JSON
 cat >"$work/plain.json" <<JSON
 { "device": "pulse", "clipsDirectory": "music", "interval": { "min": "1h", "max": "1h" }, $clips }
@@ -59,6 +73,7 @@ JSON
 
 mpd --no-daemon "$work/mpd.conf" 2>"$work/mpd.log" &
 pids+=($!)
+mpd=$!
 until mpc -p "$port" status >/dev/null 2>&1; do sleep 0.05; done
 mpc -p "$port" update --wait >/dev/null
 start_jukeboxd() {
@@ -71,3 +86,8 @@ start_jukeboxd plain; plain=${pids[-1]}
 scripts/pulse-rig.sh capture "$work/pulse" "$work/capture.raw"
 python3 scripts/bench/music.py --bin "$bin" --socket "$work/ducked.sock" --plain-socket "$work/plain.sock" --mpd-port "$port" \
     --jukeboxd-pid "$ducked" --plain-pid "$plain" --capture "$work/capture.raw" --runs "${1:-5}"
+# The bed on its own: the daemons above stopped, so only its CPU is on the machine's two cores.
+kill "$ducked" "$plain"; wait "$ducked" "$plain" 2>/dev/null || true
+start_jukeboxd bed; bed=${pids[-1]}
+python3 scripts/bench/music.py --phase bed --bin "$bin" --socket "$work/bed.sock" --mpd-port "$port" \
+    --jukeboxd-pid "$bed" --mpd-pid "$mpd" --capture "$work/capture.raw" --runs "${1:-5}"
