@@ -191,6 +191,10 @@ public struct RPCDispatcher: Sendable {
                 let done = try await core.setQuiet(request)
                 let held = await core.snapshot().queue.held.count
                 return answer(done) { QuietInfo($0, held: held) }
+            case "health":
+                try params.allow([])
+                let health = await core.health()
+                return answer(HealthResult(healthy: health.isHealthy, problem: health.problem))
             case "bed":
                 try params.allow(["set"])
                 switch try params.string("set") {

@@ -64,6 +64,12 @@ struct WebAPI: Sendable {
             case "/events": return events()
             default: return await upload(request, query: request.uri.query ?? "")
             }
+        case (.get, "/healthz"):
+            // Public, for a monitoring agent: "ok" or the one reason, nothing more.
+            let health = await core.health()
+            return Response(
+                status: health.isHealthy ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: (health.problem ?? "ok") + "\n")))
         case (.get, "/ca.crt"):
             // Public, as any certificate is: a phone fetches it before it trusts anything.
             guard let certificate = authority() else { return Self.problem(.notFound, "this web remote has no certificate authority of its own") }

@@ -175,6 +175,13 @@ extension StatusResult: JSONReadable {
     }
 }
 
+extension HealthResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json)
+        self.init(healthy: try fields.bool("healthy"), problem: try fields.optionalString("problem"))
+    }
+}
+
 extension BedInfo: JSONReadable {
     public init(json: JSONValue) throws(JSONShapeError) {
         let fields = try JSONFields(json, "bed")

@@ -125,6 +125,17 @@ public struct StatusResult: Sendable, Equatable, Codable {
 
 /// Whether it is quiet now (nothing the daemon starts by itself plays), why, and until when:
 /// the `quiet` method's result, part of `status`, and the `quiet` event.
+/// The answer to `health`: healthy, or the one reason it is not.
+public struct HealthResult: Sendable, Equatable, Codable {
+    public var healthy: Bool
+    public var problem: String?
+
+    public init(healthy: Bool, problem: String? = nil) {
+        self.healthy = healthy
+        self.problem = problem
+    }
+}
+
 /// The music bed: the answer to `bed`, and part of `status`.
 public struct BedInfo: Sendable, Equatable, Codable {
     /// The FIFO the music comes in through.

@@ -38,6 +38,27 @@ extension JukeboxCLI {
         }
     }
 
+    struct Health: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "health",
+            abstract: "Say whether the daemon is doing its job: \"ok\", or the reason it is not (exit status 69).",
+            discussion: """
+                Unhealthy: the audio device missing for more than 2 minutes, the audio output stuck in one call, or the state not
+                being saved. For cron or a monitoring agent: the exit status is 0 when healthy, 69 (EX_UNAVAILABLE) when not, and
+                the daemon not answering exits as other commands do (69 as well).
+                """)
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            var healthy = true
+            try options.run("health", as: HealthResult.self) { health in
+                healthy = health.healthy
+                return health.healthy ? "ok" : "unhealthy: \(health.problem ?? "no reason given")"
+            }
+            if !healthy { throw ExitCode(69) }
+        }
+    }
+
     struct Next: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "next", abstract: "What will happen: the next fixed-time plays, the next random pick, quiet hours, and today's sun times.")

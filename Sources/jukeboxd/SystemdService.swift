@@ -9,7 +9,7 @@ import ServiceLifecycle
 struct SystemdService: Service {
     /// No output call takes this long when the device works: a write waits at most a
     /// period, a drain at most the buffer, and opening even a Bluetooth device a few seconds.
-    static let stallLimit: Duration = .seconds(20)
+    static let stallLimit = Jukebox.stallLimit
 
     let notifier: SystemdNotifier
     let core: Jukebox

@@ -70,6 +70,33 @@ struct WebAPITests {
         }
     }
 
+    /// `GET /healthz` needs no password and says only "ok", or the one reason with 503, as
+    /// `jukebox health` does with its exit status: here the state cannot be saved (its file's
+    /// place taken by a folder) until the folder goes.
+    @Test func healthIsPublicAndTurnsUnhealthyWhileTheStateCannotBeSaved() async throws {
+        let web = daemons[.http]!
+        try await web.run { base, _ in
+            let healthy = try await Self.curl(["\(base)/healthz"])
+            #expect(healthy.status == 200 && healthy.body == "ok\n", "\(healthy)")
+            #expect(healthy.headers["cache-control"] == "no-store")
+            let cli = try await DaemonProcess.run(["--socket", web.socket, "health"], tool: "jukebox")
+            #expect(cli.status == 0 && cli.stdout == "ok\n", "\(cli)")
+            let state = web.folder.file("state.json")
+            try? FileManager.default.removeItem(atPath: state)
+            try FileManager.default.createDirectory(atPath: state + "/taken", withIntermediateDirectories: true)
+            let refused = try await DaemonProcess.run(["--socket", web.socket, "pause"], tool: "jukebox")
+            #expect(refused.status != 0, "a pause that cannot be saved is refused: \(refused)")
+            let sick = try await Self.curl(["\(base)/healthz"])
+            #expect(sick.status == 503 && sick.body.hasPrefix("the state is not being saved: ") && sick.body.hasSuffix("\n"), "\(sick)")
+            #expect(!sick.body.contains("\n\n") && sick.body.split(separator: "\n").count == 1, "one line")
+            let unhealthy = try await DaemonProcess.run(["--socket", web.socket, "health"], tool: "jukebox")
+            #expect(unhealthy.status == 69 && unhealthy.stdout.hasPrefix("unhealthy: the state is not being saved: "), "\(unhealthy)")
+            try FileManager.default.removeItem(atPath: state)
+            #expect(try await DaemonProcess.run(["--socket", web.socket, "resume"], tool: "jukebox").status == 0)
+            #expect(try await Self.curl(["\(base)/healthz"]).status == 200)
+        }
+    }
+
     /// `POST /rpc` answers exactly as the socket: the same results and the same errors.
     @Test(arguments: WebScheme.allCases) func rpcAnswersEveryMethodAsTheSocketDoes(_ scheme: WebScheme) async throws {
         let web = daemons[scheme]!

@@ -201,6 +201,40 @@ struct JukeboxTests {
         running.cancel()
     }
 
+    /// Healthy while the device is missing for up to two minutes of retries; then unhealthy,
+    /// naming the device and why; healthy again once it is back.
+    @Test func theDaemonIsUnhealthyOnceTheDeviceHasBeenMissingForTwoMinutes() async throws {
+        let decoder = Fixtures.decoder([("a", 1, 1_000)])
+        let core = make(ClipCatalog(session: session([clip("a")])), decoder: decoder)
+        let one = outputs["one"]!
+        let gone = AudioDeviceError(code: .notFound, device: "one", operation: "open", reason: "No such file or directory")
+        await one.failOpens(Array(repeating: gone, count: 50))
+        await one.gateWrites(true)
+        #expect(await core.health() == Jukebox.Health(problem: nil))
+        var (running, events) = try await runUntilTheDeviceIsRetried(core)
+        // Each retry's wait, as the queue announces it; the first is half a second.
+        var (delay, missing) = (Duration.milliseconds(500), Duration.zero)
+        while missing <= Jukebox.deviceMissingLimit {
+            #expect(await core.health().isHealthy, "missing for \(missing)")
+            await clock.waitForSleeper(until: clock.now.advanced(by: delay))
+            clock.advance(by: delay)
+            missing += delay
+            while let event = await events.next() {
+                if case .device(.retrying(let after, _)) = event { delay = after; break }
+            }
+        }
+        let problem = try #require(await core.health().problem)
+        #expect(problem.hasPrefix(#"the audio device "one" has been missing for 2m"#) && problem.hasSuffix(": No such file or directory"), "\(problem)")
+        // Back at the next retry: healthy at once.
+        await one.failOpens([])
+        await clock.waitForSleeper(until: clock.now.advanced(by: delay))
+        clock.advance(by: delay)
+        await one.waitForGatedWrite()
+        #expect(await core.health().isHealthy)
+        await one.gateWrites(false)
+        running.cancel()
+    }
+
     /// Runs `core` with "a" queued, and returns once its device is being retried.
     func runUntilTheDeviceIsRetried(_ core: Jukebox) async throws -> (Task<Void, any Error>, AsyncStream<JukeboxEvent>.AsyncIterator) {
         let events = core.events.subscribe()

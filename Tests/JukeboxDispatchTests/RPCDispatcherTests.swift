@@ -67,6 +67,7 @@ struct RPCDispatcherTests {
         ("volume", nil, #"{"id":1,"jsonrpc":"2.0","result":{"volume":100}}"#),
         ("reload", nil, #"{"id":1,"jsonrpc":"2.0","result":{"clips":3,"session":"test"}}"#),
         ("subscribe", nil, #"{"id":1,"jsonrpc":"2.0","result":{"subscribed":true}}"#),
+        ("health", nil, #"{"id":1,"jsonrpc":"2.0","result":{"healthy":true}}"#),
     ])
     func everyMethodAnswers(method: String, params: String?, expected: String) async {
         #expect(await call(method, params) == expected)

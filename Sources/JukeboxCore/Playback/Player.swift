@@ -29,6 +29,9 @@ public actor Player {
     /// The device's problem while the queue waits for it to come back, and when it is tried
     /// again (`waitForDevice`).
     private var deviceProblem: (error: AudioDeviceError, retryIn: Duration)?
+    /// How long the queue has been waiting for the device since it went missing (the retries'
+    /// waits so far), for the health check.
+    public private(set) var missingFor: Duration = .zero
     /// The device's state as `status` and the `device` event show it; see `deviceChanged`.
     public private(set) var device: DeviceState = .closed
     private let events: EventBus?
@@ -116,6 +119,8 @@ public actor Player {
     /// The queue could not play because of `error`, and tries again in `retryIn`: the
     /// device shows as retrying until it opens, or until `deviceWaitEnded`.
     public func waitForDevice(_ error: AudioDeviceError, retryIn: Duration) {
+        // The waits before this one: how long the device has been missing, near enough.
+        if let before = deviceProblem { missingFor += before.retryIn }
         deviceProblem = (error, retryIn)
         deviceChanged(always: true)
     }
@@ -125,6 +130,7 @@ public actor Player {
     public func deviceWaitEnded() {
         guard deviceProblem != nil else { return }
         deviceProblem = nil
+        missingFor = .zero
         deviceChanged()
     }
 
@@ -351,6 +357,7 @@ public actor Player {
         if let recovered = deviceProblem?.error {
             logger.notice("audio device \"\(recovered.device)\" is working again", metadata: ["device": "\(recovered.device)"])
             deviceProblem = nil
+            missingFor = .zero
         }
         deviceChanged()
         let device = sink.deviceFormat.map { $0 == format ? "" : " as \($0)" } ?? ""

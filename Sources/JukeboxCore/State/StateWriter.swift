@@ -34,6 +34,10 @@ public actor StateWriter {
     /// From now on every save fails with `reason`, so the file there is never overwritten.
     public func refuseSaves(reason: String) { refusal = reason }
 
+    /// Why the last write failed, until one succeeds; or why saves are refused.
+    public var problem: String? { refusal ?? lastFailure }
+    private var lastFailure: String?
+
     /// Call right after a change is applied in memory; pass the result to `save(through:)`.
     public func markChange() -> UInt64 {
         marked += 1
@@ -76,11 +80,13 @@ public actor StateWriter {
                     largest = size
                 }
                 durable = max(durable, target)
+                lastFailure = nil
                 if let published { events?.release(through: published) }
                 let done = waiting.filter { $0.mark <= durable }
                 waiting.removeAll { $0.mark <= durable }
                 done.forEach { $0.continuation.resume() }
             } catch {
+                lastFailure = "\(error)"
                 let failed = waiting
                 waiting = []
                 failed.forEach { $0.continuation.resume(throwing: error) }
