@@ -54,7 +54,7 @@ struct WebAPI: Sendable {
         case (.post, "/logout"):
             await auth.logout(cookie: request.headers[.cookie])
             return Response(status: .noContent, headers: [.setCookie: "\(WebAuth.cookieName)=; \(cookieAttributes); Max-Age=0"])
-        case (.post, "/rpc"), (.get, "/events"), (.post, "/clips"):
+        case (.post, "/rpc"), (.get, "/events"), (.post, "/clips"), (.get, "/metrics"):
             switch await allowed(request, context: context) {
             case .failure(let refusal): return refusal.response
             case .success: break
@@ -62,6 +62,7 @@ struct WebAPI: Sendable {
             switch request.uri.path {
             case "/rpc": return await rpc(request)
             case "/events": return events()
+            case "/metrics": return await metrics()
             default: return await upload(request, query: request.uri.query ?? "")
             }
         case (.get, "/healthz"):
@@ -84,6 +85,15 @@ struct WebAPI: Sendable {
         default:
             return Self.problem(.notFound, "no such page: \(request.uri.path)")
         }
+    }
+
+    /// The core's counts and the process's own, in Prometheus' text format.
+    private func metrics() async -> Response {
+        let counts = await core.metrics()
+        let process = await BlockingWorkQueue(label: "jukeboxd.metrics").run { MetricsText.readProcess() }
+        return Response(
+            status: .ok, headers: [.contentType: MetricsText.contentType, .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: MetricsText.text(counts, process: process))))
     }
 
     /// Credentials, and for a browser's cookie on a state-changing request, an Origin.

@@ -97,6 +97,57 @@ struct WebAPITests {
         }
     }
 
+    static let prometheusMissing: String? = FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/prometheus_client/parser.py")
+        ? nil : "Prometheus' Python client is not installed (apt-get install python3-prometheus-client): /metrics is not read by its parser"
+
+    /// `GET /metrics` needs the password, and Prometheus' own parser reads it: every family
+    /// the daemon writes, with the plays counted as they end.
+    @Test(.enabled(if: prometheusMissing == nil, Comment(rawValue: prometheusMissing ?? "")))
+    func prometheusReadsTheMetricsAndThePlaysAreCounted() async throws {
+        let web = daemons[.http]!
+        try await web.run { base, log in
+            #expect(try await Self.curl(["\(base)/metrics"]).status == 401)
+            @Sendable func scrape() async throws -> [String: Double] {
+                let reply = try await Self.curl(["-H", "Authorization: Bearer \(WebDaemon.password)", "\(base)/metrics"])
+                #expect(reply.status == 200)
+                #expect(reply.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
+                let parsed = try await Subprocess.run(
+                    .path("/usr/bin/python3"),
+                    arguments: ["-c", """
+                        import sys
+                        from prometheus_client.parser import text_string_to_metric_families
+                        for family in text_string_to_metric_families(sys.stdin.read()):
+                            for s in family.samples:
+                                labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+                                print(f"{family.type} {s.name}{{{labels}}} {s.value}")
+                        """],
+                    input: .string(reply.body), output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
+                #expect(parsed.terminationStatus.isSuccess, "Prometheus' parser: \(parsed.standardError ?? "")")
+                var values: [String: Double] = [:]
+                for line in (parsed.standardOutput ?? "").split(separator: "\n") {
+                    let parts = line.split(separator: " ")
+                    guard parts.count == 3, let value = Double(parts[2]) else { continue }
+                    values["\(parts[0]) \(parts[1])"] = value
+                }
+                return values
+            }
+            let before = try await scrape()
+            for family in ["counter jukeboxd_plays_total{outcome=completed}", "counter jukeboxd_missed_total{}", "gauge jukeboxd_queue_length{}",
+                           "gauge jukeboxd_device_up{}", "gauge jukeboxd_clients{}", "histogram jukeboxd_state_write_seconds_count{}",
+                           "gauge process_resident_memory_bytes{}", "counter process_cpu_seconds_total{}", "gauge process_open_fds{}"] {
+                #expect(before[family] != nil, "\(family) in \(before.keys.sorted())")
+            }
+            #expect(before["gauge jukeboxd_device_up{}"] == 1)
+            #expect((before["gauge process_resident_memory_bytes{}"] ?? 0) > 1_000_000)
+            #expect(try await DaemonProcess.run(["--socket", web.socket, "play", "water", "walk"], tool: "jukebox").status == 0)
+            #expect(await log.waitFor("played walk"))
+            let after = try await scrape()
+            #expect(after["counter jukeboxd_plays_total{outcome=completed}"] == (before["counter jukeboxd_plays_total{outcome=completed}"] ?? 0) + 2)
+            #expect(after["gauge jukeboxd_last_play_timestamp_seconds{}"] != nil)
+            #expect((after["histogram jukeboxd_state_write_seconds_count{}"] ?? 0) > (before["histogram jukeboxd_state_write_seconds_count{}"] ?? 0))
+        }
+    }
+
     /// `POST /rpc` answers exactly as the socket: the same results and the same errors.
     @Test(arguments: WebScheme.allCases) func rpcAnswersEveryMethodAsTheSocketDoes(_ scheme: WebScheme) async throws {
         let web = daemons[scheme]!

@@ -50,6 +50,22 @@ struct PlayerTargetTests {
         }
     }
 
+    @Test(.enabled(if: Snapcast.isInstalled, Comment(rawValue: Snapcast.missing)))
+    /// Two snapclients set in one batch, as a ramp's step sets them.
+    func snapserverTakesTheBatch() async throws {
+        let snapcast = try Snapcast(control: true)
+        let port = try #require(snapcast.controlPort)
+        try await snapcast.run(clients: ["den", "kitchen"]) { _, _ in
+            let address = DuckSettings.Address.tcp(host: "127.0.0.1", port: port)
+            let (den, kitchen) = (SnapclientTarget(server: address, client: "den"), SnapclientTarget(server: address, client: "kitchen"))
+            async let one: Void = den.setVolume(23)
+            async let two: Void = kitchen.setVolume(67)
+            _ = try await (one, two)
+            #expect(try await SnapclientTarget(server: address, client: "den").read().volume == 23)
+            #expect(try await SnapclientTarget(server: address, client: "kitchen").read().volume == 67)
+        }
+    }
+
     @Test func aPlayerThatIsNotThereIsSaidSoAtOnce() async throws {
         let folder = try TemporaryDirectory()
         let started = ContinuousClock.now

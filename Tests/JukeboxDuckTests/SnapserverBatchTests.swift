@@ -8,7 +8,7 @@ import Testing
 
 /// Two snapclients on one snapserver, lowered together: one `Server.GetStatus` finds both,
 /// and each step of the ramp after that is one connection with a batch of their
-/// `Client.SetVolume`s; snapserver itself takes the batch.
+/// `Client.SetVolume`s. (That snapserver itself takes the batch is PlayerTargetTests'.)
 @Suite("Snapclients lowered in batches", .serialized, .timeLimit(.minutes(1)))
 struct SnapserverBatchTests {
     @Test func twoClientsOnOneServerAreFoundOnceAndSetInOneBatch() async throws {
@@ -29,21 +29,6 @@ struct SnapserverBatchTests {
         #expect(sets.allSatisfy { $0.hasPrefix("[") && $0.components(separatedBy: "Client.SetVolume").count == 3 }, "\(sets)")
         #expect(server.volumes == ["kitchen": 30, "den": 15])
         server.stop()
-    }
-
-    @Test(.enabled(if: Snapcast.isInstalled, Comment(rawValue: Snapcast.missing)))
-    func snapserverTakesTheBatch() async throws {
-        let snapcast = try Snapcast(control: true)
-        let port = try #require(snapcast.controlPort)
-        try await snapcast.run(clients: ["den", "kitchen"]) { _, _ in
-            let address = DuckSettings.Address.tcp(host: "127.0.0.1", port: port)
-            let (den, kitchen) = (SnapclientTarget(server: address, client: "den"), SnapclientTarget(server: address, client: "kitchen"))
-            async let one: Void = den.setVolume(23)
-            async let two: Void = kitchen.setVolume(67)
-            _ = try await (one, two)
-            #expect(try await SnapclientTarget(server: address, client: "den").read().volume == 23)
-            #expect(try await SnapclientTarget(server: address, client: "kitchen").read().volume == 67)
-        }
     }
 }
 

@@ -94,5 +94,7 @@ public final class EventBus: Sendable {
         return stream
     }
 
+    /// How many follow the events now: the socket's subscribers, the page's event streams,
+    /// the MQTT front end.
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 }

@@ -51,6 +51,10 @@ public actor ClipPlayQueue: Service {
     public private(set) var currentStartedAt: Double?
     public private(set) var playedCount = 0
     public private(set) var failedCount = 0
+    /// Every entry that ended since the daemon started, by how (`PlayOutcome.name`), and the
+    /// fixed times among them that missed their time: what `/metrics` counts.
+    public private(set) var outcomes: [String: Int] = [:]
+    public private(set) var missedCount = 0
     /// The entry at the head failed on its device and is being retried (from its first
     /// failure until its slot ends). The device's own state is the player's.
     public private(set) var retryingHead = false
@@ -340,6 +344,7 @@ public actor ClipPlayQueue: Service {
             logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)", metadata: Self.fields(head))
             entries = entries.dropFirst()
             failedCount += 1
+            outcomes["failed", default: 0] += 1
             record(PlayRecord(entry: head, startedAt: time.wallClock(), outcome: .failed(reason: Self.crashLoopReason)))
         }
         if let head = entries.first {
@@ -539,6 +544,7 @@ public actor ClipPlayQueue: Service {
                 guard slept, !skipRequested else { break }
                 if case .fixedTime(let due) = entry.origin, time.wallClock() - Double(due) > fixedTimeGrace.secondsDouble {
                     // A fixed time is not played late: the device came back too long after it.
+                    missedCount += 1
                     return .ended(.failed(reason: "missed its time: the audio device was missing for longer than atGrace (\(DurationText.format(fixedTimeGrace))), and a fixed time is not played late"))
                 }
                 currentStartedAt = time.wallClock()
@@ -592,6 +598,7 @@ public actor ClipPlayQueue: Service {
         let clip = entry.clip
         var fields = Self.fields(entry)
         fields["outcome"] = "\(outcome.name)"
+        outcomes[outcome.name, default: 0] += 1
         switch outcome {
         case .completed(let duration):
             playedCount += 1

@@ -13,6 +13,8 @@ public actor StateWriter {
     private var waiting: [(mark: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var writing = false
     public private(set) var writes = 0
+    /// How long each write took, to the disk and back (`/metrics`).
+    public private(set) var writeTimes = Histogram(bounds: Histogram.stateWriteBounds)
     /// The largest state written since memory was last given back.
     private var largest = 0
     /// A state this much smaller than the largest since the last trim means a big queue was
@@ -70,7 +72,9 @@ public actor StateWriter {
             let published = events?.mark()
             let state = await gather()
             do {
+                let began = ContinuousClock.now
                 let size = try await file.save(state)
+                writeTimes.observe((ContinuousClock.now - began).secondsDouble)
                 writes += 1
                 largest = max(largest, size)
                 if largest - size >= Self.trimThreshold {
