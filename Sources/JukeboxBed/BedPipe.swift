@@ -84,7 +84,8 @@ final class BedPipe: @unchecked Sendable {
         thread.async { self.run() }
     }
 
-    /// Ends the reader and waits for it to have closed the pipe.
+    /// Ends the reader and waits for it to have closed the pipe: a blocking wait, for a
+    /// thread of its own (`BlockingWorkQueue`).
     func stop() {
         let first = shared.withLock { shared -> Bool in
             defer { shared.stopping = true }

@@ -339,7 +339,8 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
         }
         failWaiters(AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output was closed"))
         wakeOpeners()
-        pipe?.stop()
+        // The reader is waited for off the cooperative pool: it may be in a poll of its own.
+        if let pipe { await BlockingWorkQueue(label: "jukebox.bed.stop").run { pipe.stop() } }
         await device.cancel()
         await device.close()
     }

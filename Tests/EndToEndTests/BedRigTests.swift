@@ -65,21 +65,16 @@ extension RealTimeTests {
         let clips = CaptureAnalysis(bytes: capture, frequencies: Self.tones).segments
         let first = try #require(clips.first { $0.frequency == 500 }, "c0 heard: \(clips)")
         let second = try #require(clips.first { $0.frequency == 800 }, "c1 heard: \(clips)")
-        // In 50 ms windows (CaptureAnalysis's are 10 ms).
-        let music = CaptureAnalysis.amplitudes(bytes: capture, frequency: Self.music)
-        let (start, end) = ((first.start + 4) / 5, first.end / 5 - 1)
-        let before = music[max(0, start - 40)..<max(0, start - 12)].sorted()
-        let baseline = before[before.count / 2]
-        #expect(baseline > 0.1, "the music was heard before the clip: \(baseline)")
-        func decibels(_ amplitude: Double) -> Double { 20 * log10(max(amplitude, 1e-6) / baseline) }
-        let during = music[start...end].map(decibels)
+        let levels = MusicAroundClip(capture: capture, clip: first, frequency: Self.music, baselineFrom: 40)
+        let (music, start, end, decibels) = (levels.music, levels.start, levels.end, levels.decibels)
+        #expect(levels.baseline > 0.1, "the music was heard before the clip: \(levels.baseline)")
+        let during = levels.during
         print("bed rig: the music under the clip: \(during.map { Int($0.rounded()) }) dB")
         #expect(during.allSatisfy { $0 <= -15 }, "at least 15 dB lower while the clip is heard: \(during)")
         // Never a gap: from 2 s before the clip to 2 s after it, the music is always there.
         let around = music[(start - 40)...(end + 40)].map(decibels)
         #expect(around.allSatisfy { $0 >= -25 }, "the music never stops around the clip: \(around.map { Int($0.rounded()) })")
-        let down = (start - 12...end).first { decibels(music[$0]) <= -15 }.map { Double($0 * 5 - first.start) * 10 }
-        let up = (end..<music.count).first { decibels(music[$0]) >= -1 }.map { Double($0 * 5 + 5 - first.end) * 10 }
+        let (down, up) = (levels.down, levels.up)
         print("bed rig: music 15 dB down \(Int(-(down ?? 0))) ms before the clip was heard; back within 1 dB \(Int(up ?? -1)) ms after its end")
         #expect(down.map { $0 <= 0 } == true)
         #expect(up.map { $0 <= 1500 } == true, "back after release (1 s)")

@@ -7,6 +7,37 @@ import Testing
 /// same rig: the music is lowered while the clip is heard and comes back after, as the
 /// capture shows (Goertzel on the music's frequency); and a jukeboxd killed while the music is
 /// lowered puts it back at its next start.
+/// The music's level around a clip heard in a capture, in 50 ms windows (CaptureAnalysis's are
+/// 10 ms), in dB against its level before the clip: the median of the windows from
+/// `baselineFrom` to 12 before the clip's first whole one.
+struct MusicAroundClip {
+    let music: [Double]
+    /// The clip's first and last whole windows.
+    let start: Int, end: Int
+    let baseline: Double
+    let clip: CaptureAnalysis.Segment
+
+    init(capture: [UInt8], clip: CaptureAnalysis.Segment, frequency: Double, baselineFrom: Int) {
+        music = CaptureAnalysis.amplitudes(bytes: capture, frequency: frequency)
+        (start, end) = ((clip.start + 4) / 5, clip.end / 5 - 1)
+        let before = music[max(0, start - baselineFrom)..<max(0, start - 12)].sorted()
+        baseline = before.isEmpty ? 0 : before[before.count / 2]
+        self.clip = clip
+    }
+
+    func decibels(_ amplitude: Double) -> Double { 20 * log10(max(amplitude, 1e-6) / baseline) }
+
+    /// While the clip is heard.
+    var during: [Double] { music[start...end].map(decibels) }
+
+    /// When the music was 15 dB down, in ms against the clip's first heard sample (before it:
+    /// negative).
+    var down: Double? { (start - 12...end).first { decibels(music[$0]) <= -15 }.map { Double($0 * 5 - clip.start) * 10 } }
+
+    /// When it was back within 1 dB, in ms after the clip's last heard sample.
+    var up: Double? { (end..<music.count).first { decibels(music[$0]) >= -1 }.map { Double($0 * 5 + 5 - clip.end) * 10 } }
+}
+
 extension RealTimeTests {
     /// The music's frequency, below every clip's.
     static let music = 200.0
@@ -67,23 +98,16 @@ extension RealTimeTests {
         guard let heard = clip.first else { return }
         // In 50 ms windows: the clip's from the first whole window after its start to the last
         // before its end.
-        let music = CaptureAnalysis.amplitudes(bytes: capture, frequency: Self.music)
-        let (first, last) = ((heard.start + 4) / 5, heard.end / 5 - 1)
-        let before = music[max(0, first - 30)..<max(0, first - 12)].sorted()
-        let baseline = before[before.count / 2]
-        #expect(baseline > 0.1, "the music was heard before the clip: \(baseline)")
-        func decibels(_ amplitude: Double) -> Double { 20 * log10(max(amplitude, 1e-6) / baseline) }
-        let during = music[first...last].map(decibels)
+        let around = MusicAroundClip(capture: capture, clip: heard, frequency: Self.music, baselineFrom: 30)
+        #expect(around.baseline > 0.1, "the music was heard before the clip: \(around.baseline)")
+        let during = around.during
         print("duck rig: the music under the clip: \(during.map { Int($0.rounded()) }) dB")
         #expect(during.allSatisfy { $0 <= -15 }, "at least 15 dB lower while the clip is heard: \(during)")
-        // When the music was down (15 dB), against the clip's first heard sample, and when it was
-        // back up (within 1 dB) after its last.
-        let down = (first - 12...last).first { decibels(music[$0]) <= -15 }.map { Double($0 * 5 - heard.start) * 10 }
-        let up = (last..<music.count).first { decibels(music[$0]) >= -1 }.map { Double($0 * 5 + 5 - heard.end) * 10 }
+        let (down, up) = (around.down, around.up)
         print("duck rig: music 15 dB down \(Int(-(down ?? 0))) ms before the clip was heard; back within 1 dB \(Int(up ?? -1)) ms after its end")
         #expect(down.map { $0 <= 0 } == true)
         #expect(up.map { $0 <= 2000 } == true, "back after release (1 s), with MPD's buffer")
-        let back = music[(heard.end / 5 + 30)...].prefix(10).map(decibels)
+        let back = around.music[(heard.end / 5 + 30)...].prefix(10).map(around.decibels)
         #expect(back.allSatisfy { abs($0) <= 1 }, "back at its level: \(back)")
     }
 

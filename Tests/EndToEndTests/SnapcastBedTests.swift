@@ -25,11 +25,12 @@ extension SnapcastTests {
                     _ = try await mpd.command(["update", "idle database"])
                     _ = try await mpd.command(["add music.wav", "setvol 100", "play"])
                     for client in ["kitchen", "workshop"] { try await waitUntilSounding(client) }
-                    try await Task.sleep(for: .seconds(1))
+                    // A second of music in both rooms before the clip, to measure it against.
+                    for client in ["kitchen", "workshop"] { try await waitForMore(client, seconds: 1) }
                     #expect(try await jukebox("play", "c1").status == 0)
                     #expect(await log.waitFor("played c1"))
                     // The rooms hear it a buffer later, and the music back up after release.
-                    try await Task.sleep(for: .seconds(2))
+                    for client in ["kitchen", "workshop"] { try await waitForClip(client, thenSeconds: 1.5) }
                 }
             }
         }
@@ -59,5 +60,26 @@ extension SnapcastTests {
         var worst = 0
         for index in 0..<length { worst = max(worst, abs(Int(kitchen[onsets[0] + index]) - Int(workshop[onsets[1] + index]))) }
         #expect(worst <= 1, "the two rooms' samples differ by up to \(worst)")
+    }
+
+    /// Waits (up to 10 s) until the client has written `seconds` more of audio: it writes in
+    /// real time.
+    func waitForMore(_ client: String, seconds: Double) async throws {
+        func size() -> Int { (try? FileManager.default.attributesOfItem(atPath: snapcast.output(client))[.size] as? Int) ?? 0 }
+        let target = size() + Int(seconds * Double(Snapcast.rate)) * 4
+        let deadline = ContinuousClock.now + .seconds(10)
+        while size() < target, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(size() >= target, "\(client) went on playing")
+    }
+
+    /// Waits (up to 10 s) until the client's output holds c1's tone and `seconds` after it.
+    func waitForClip(_ client: String, thenSeconds seconds: Double) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let heard = await capture(client)
+            if let clip = heard.segments.first(where: { $0.frequency == Self.tones[1] }), heard.sound.count - clip.end >= Int(seconds * 100) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("\(client) never had c1 and \(seconds) s after it")
     }
 }

@@ -71,6 +71,25 @@ def first_window(path, start, frequency, condition, window=441, limit=20):
     return None
 
 
+def clip_over_music(args, offset, now_frame, play, hold=None):
+    """Plays a 2 s clip at 1000 Hz (`play`) over music at 200 Hz, and returns, as heard in the
+    capture: when the music was 15 dB down against the clip's first sound (ms; a lead is
+    negative), when it was back within 1 dB after the clip's last (ms), and jukeboxd's CPU
+    from the command until 1 s after that, or until `hold` s after the command."""
+    base_frame = now_frame()
+    wait_for_frames(args.capture, base_frame + RATE // 2)
+    baseline = amplitude(left(args.capture, base_frame, RATE // 2), 200)
+    before = cpu_seconds(args.jukeboxd_pid)
+    started = time.monotonic()
+    play()
+    clip = first_window(args.capture, int((started + offset) * RATE), 1000, lambda a: a > 0.05)
+    down = first_window(args.capture, int((started + offset) * RATE), 200, lambda a: a < baseline * 10 ** (-15 / 20))
+    clip_end = first_window(args.capture, clip + RATE, 1000, lambda a: a < 0.01)
+    back = first_window(args.capture, clip_end, 200, lambda a: a > baseline * 10 ** (-1 / 20))
+    time.sleep(1 if hold is None else max(0, started + hold - time.monotonic()))
+    return (down - clip) / RATE * 1000, (back - clip_end) / RATE * 1000, cpu_seconds(args.jukeboxd_pid) - before
+
+
 def spread(values, digits=1):
     return f"{statistics.median(values):.{digits}f}|{min(values):.{digits}f}|{max(values):.{digits}f}"
 
@@ -139,20 +158,10 @@ def main():
     time.sleep(2)
     leads, releases, cpu_ducked, cpu_plain = [], [], [], []
     for _ in range(args.runs):
-        base_frame = now_frame()
-        wait_for_frames(args.capture, base_frame + RATE // 2)
-        baseline = amplitude(left(args.capture, base_frame, RATE // 2), 200)
-        before = cpu_seconds(args.jukeboxd_pid)
-        started = time.monotonic()
-        jukebox("play", "bell2")
-        clip = first_window(args.capture, int((started + offset) * RATE), 1000, lambda a: a > 0.05)
-        down = first_window(args.capture, int((started + offset) * RATE), 200, lambda a: a < baseline * 10 ** (-15 / 20))
-        clip_end = first_window(args.capture, clip + RATE, 1000, lambda a: a < 0.01)
-        back = first_window(args.capture, clip_end, 200, lambda a: a > baseline * 10 ** (-1 / 20))
-        leads.append((down - clip) / RATE * 1000)
-        releases.append((back - clip_end) / RATE * 1000)
-        time.sleep(1)
-        cpu_ducked.append(cpu_seconds(args.jukeboxd_pid) - before)
+        lead, release, cpu = clip_over_music(args, offset, now_frame, lambda: jukebox("play", "bell2"))
+        leads.append(lead)
+        releases.append(release)
+        cpu_ducked.append(cpu)
         before = cpu_seconds(args.plain_pid)
         jukebox("play", "bell2", socket=args.plain_socket)
         time.sleep(4.3)
@@ -210,20 +219,10 @@ def bed(args, jukebox, mpc, offset, now_frame):
     # 10 s that hold it.
     leads, releases, cpu_clip = [], [], []
     for _ in range(args.runs):
-        base_frame = now_frame()
-        wait_for_frames(args.capture, base_frame + RATE // 2)
-        baseline = amplitude(left(args.capture, base_frame, RATE // 2), 200)
-        before = cpu_seconds(args.jukeboxd_pid)
-        started = time.monotonic()
-        jukebox("play", "bell2")
-        clip = first_window(args.capture, int((started + offset) * RATE), 1000, lambda a: a > 0.05)
-        down = first_window(args.capture, int((started + offset) * RATE), 200, lambda a: a < baseline * 10 ** (-15 / 20))
-        clip_end = first_window(args.capture, clip + RATE, 1000, lambda a: a < 0.01)
-        back = first_window(args.capture, clip_end, 200, lambda a: a > baseline * 10 ** (-1 / 20))
-        leads.append((down - clip) / RATE * 1000)
-        releases.append((back - clip_end) / RATE * 1000)
-        time.sleep(max(0, started + 10 - time.monotonic()))
-        cpu_clip.append(cpu_seconds(args.jukeboxd_pid) - before)
+        lead, release, cpu = clip_over_music(args, offset, now_frame, lambda: jukebox("play", "bell2"), hold=10)
+        leads.append(lead)
+        releases.append(release)
+        cpu_clip.append(cpu)
     mpc("stop")
     print(f"bed duck lead|{spread(leads)}")
     print(f"bed duck release|{spread(releases)}")
