@@ -53,13 +53,7 @@ extension SnapcastTests {
             #expect(after.dropFirst(12).prefix(8).allSatisfy { abs($0) <= 1 }, "\(client): the music back after the clip: \(after.map { Int($0.rounded()) })")
         }
         // Both rooms play the same samples: aligned on the music's first sound, they agree.
-        let onsets = [Self.onset(kitchenBytes), Self.onset(workshopBytes)]
-        let (kitchen, workshop) = (Self.left(kitchenBytes), Self.left(workshopBytes))
-        let length = min(kitchen.count - onsets[0], workshop.count - onsets[1])
-        #expect(length > 3 * Snapcast.rate)
-        var worst = 0
-        for index in 0..<length { worst = max(worst, abs(Int(kitchen[onsets[0] + index]) - Int(workshop[onsets[1] + index]))) }
-        #expect(worst <= 1, "the two rooms' samples differ by up to \(worst)")
+        Self.expectSameSamples(kitchenBytes, workshopBytes)
     }
 
     /// Waits (up to 10 s) until the client has written `seconds` more of audio: it writes in
