@@ -45,7 +45,8 @@ extension EntryInfo {
     public init(_ entry: QueueEntry, position: Int? = nil, afterQuiet: Bool = false) {
         self.init(ticket: entry.ticket, clip: entry.clip.id, title: entry.clip.title, file: entry.clip.source.file,
                   origin: entry.origin.description, position: position, say: entry.clip.speech, afterQuiet: afterQuiet ? true : nil,
-                  now: entry.urgent ? true : nil, resumeAt: entry.resumeAt?.seconds)
+                  now: entry.urgent ? true : nil, resumeAt: entry.resumeAt?.seconds,
+                  volume: entry.playing.volume.map { Int(($0 * Double(Jukebox.volumeRange.upperBound)).rounded()) }, stopAfter: entry.playing.stopAfter?.secondsDouble)
     }
 
     /// An entry just accepted: queued at `position`, or held until quiet ends (nil).

@@ -108,6 +108,28 @@ public struct RPCDispatcher: Sendable {
         return reply
     }
 
+    /// An entry's own level and length: `"volume"` 0–100 (held to the session's `maxVolume`)
+    /// and `"stopAfter"`, a length such as `10s`, from 0.1 s to 24 h.
+    static func playing(_ params: RPCParams) throws(RPCError) -> QueueEntry.Playing {
+        let volume = try params.integer("volume", in: Jukebox.volumeRange)
+        var stopAfter: Duration?
+        // A length (`10s`), or a number of seconds.
+        let given: (length: Duration?, text: String)? = switch params.fields["stopAfter"] {
+        case nil, .null?: nil
+        case .number(let seconds)?: (DurationText.fromSeconds(seconds), JSONValue.number(seconds).shortDescription)
+        case .string(let text)?: (DurationText.parse(text), JSONValue.string(text).shortDescription)
+        case let other?: (nil, other.shortDescription)
+        }
+        if let given {
+            let range = QueueEntry.Playing.stopAfterRange
+            guard let length = given.length, range.contains(length) else {
+                throw RPCError.invalidParams("\"stopAfter\" must be a length from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound)) (such as 10s, or a number of seconds), not \(given.text)")
+            }
+            stopAfter = length
+        }
+        return QueueEntry.Playing(volume: volume.map { Double($0) / Double(Jukebox.volumeRange.upperBound) }, stopAfter: stopAfter)
+    }
+
     /// A length written as `30m`, `1h30m` or `90s`.
     static func duration(_ text: String, _ name: String) throws(RPCError) -> Duration {
         guard case .success(let length) = DurationText.check(text) else {
@@ -132,17 +154,18 @@ public struct RPCDispatcher: Sendable {
         do {
             switch method {
             case "enqueue":
-                try params.allow(["clips", "title", "cue", "client", "afterQuiet", "now"])
+                try params.allow(["clips", "title", "cue", "client", "afterQuiet", "now", "volume", "stopAfter"])
                 let (cue, from, afterQuiet) = (try params.bool("cue") ?? false, try params.string("client") ?? client, try params.bool("afterQuiet") ?? false)
                 let now = try params.bool("now") ?? false
+                let playing = try Self.playing(params)
                 let done: Acknowledged<[(entry: QueueEntry, position: Int?)]>
                 if let title = try params.string("title") {
                     guard params.fields["clips"] == nil else { throw RPCError.invalidParams("give \"clips\" or \"title\", not both") }
-                    done = try await core.enqueue(titled: title, cue: cue, client: from, afterQuiet: afterQuiet, now: now)
+                    done = try await core.enqueue(titled: title, cue: cue, client: from, afterQuiet: afterQuiet, now: now, playing: playing)
                 } else {
                     let clips = try params.strings("clips")
                     guard !clips.isEmpty else { throw RPCError.invalidParams("\"clips\" must name at least one clip") }
-                    done = try await core.enqueue(clips, cue: cue, client: from, afterQuiet: afterQuiet, now: now)
+                    done = try await core.enqueue(clips, cue: cue, client: from, afterQuiet: afterQuiet, now: now, playing: playing)
                 }
                 return answer(done) { EnqueueResult(entries: $0.map { EntryInfo(accepted: $0.entry, position: $0.position) }) }
             case "say":
@@ -161,6 +184,9 @@ public struct RPCDispatcher: Sendable {
                 guard !tickets.isEmpty else { throw RPCError.invalidParams("\"tickets\" must list at least one ticket") }
                 return answer(await core.remove(tickets.map { UInt64($0) })) { RemoveResult(removed: $0.removed, notWaiting: $0.notWaiting) }
             case "clear": try params.allow([]); return answer(await core.clear()) { RemoveResult(removed: $0, notWaiting: []) }
+            case "stop":
+                try params.allow(["queuedBy"])
+                return answer(try await core.stop(queuedBy: try params.string("queuedBy"))) { StopResult(removed: $0.removed, skipped: $0.skipped.map { EntryInfo($0) }) }
             case "pause": try params.allow([]); return answer(await core.pause()) { PauseResult(paused: $0) }
             case "resume": try params.allow([]); return answer(await core.resume()) { PauseResult(paused: $0) }
             case "pick": try params.allow([]); return answer(await core.pick()) { PickResult(entry: $0.map { EntryInfo($0) }) }

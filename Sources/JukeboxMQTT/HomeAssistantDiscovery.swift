@@ -40,6 +40,9 @@ struct HomeAssistantDiscovery {
         var state_class: String?
         var device_class: String?
         var options: [String]?
+        var available_tones: [String]?
+        var support_duration: Bool?
+        var support_volume_set: Bool?
         var icon: String?
     }
 
@@ -88,6 +91,17 @@ struct HomeAssistantDiscovery {
             play.options = titles
             play.icon = "mdi:play"
             entities.append(("select", "play", play))
+            // Home Assistant's siren: `siren.turn_on` with a tone (a clip's title), a
+            // duration to stop it after, and a level to play it at; on while a clip it
+            // started plays.
+            var siren = config("siren", "Clip")
+            siren.command_topic = topics.command("siren")
+            siren.state_topic = topics.state("siren")
+            siren.available_tones = titles
+            siren.support_duration = true
+            siren.support_volume_set = true
+            siren.icon = "mdi:bullhorn"
+            entities.append(("siren", "siren", siren))
         }
         // Home Assistant's notify entity: its message is the payload, said as an announcement.
         var say = config("say", "Say")

@@ -14,6 +14,7 @@ import Synchronization
 struct MQTTCommands: Sendable {
     let topics: MQTTTopics
     let dispatcher: RPCDispatcher
+    let core: Jukebox
     let logger: Logger
     /// Home Assistant came back: its discovery configs go out again.
     let homeAssistantOnline: @Sendable () async -> Void
@@ -25,6 +26,7 @@ struct MQTTCommands: Sendable {
     init(topics: MQTTTopics, core: Jukebox, logger: Logger, homeAssistantOnline: @escaping @Sendable () async -> Void) {
         self.topics = topics
         self.dispatcher = RPCDispatcher(core: core, client: "mqtt")
+        self.core = core
         self.logger = logger
         self.homeAssistantOnline = homeAssistantOnline
     }
@@ -33,7 +35,10 @@ struct MQTTCommands: Sendable {
     static let maxPayload = 64 * 1024
 
     /// The commands, for the refusal of an unknown one.
-    static let names = ["play", "play_title", "say", "skip", "pick", "pause", "resume", "paused", "quiet", "volume", "music"]
+    static let names = ["play", "play_title", "siren", "say", "skip", "pick", "pause", "resume", "paused", "quiet", "volume", "music"]
+
+    /// The client name the siren's clips are queued under: `siren.turn_off` ends those.
+    static let sirenClient = "siren"
 
     func handle(_ message: MQTTMessage) async {
         if message.topic == topics.homeAssistantStatus {
@@ -57,7 +62,9 @@ struct MQTTCommands: Sendable {
             return refuse(name, "the payload is \(message.payload.count) bytes, over the \(Self.maxPayload) accepted")
         }
         let text = String(message.text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-        switch Self.request(name, text) {
+        // The siren's tone when Home Assistant gives none: the first it was offered.
+        let defaultTone = name == "siren" ? await core.snapshot().catalog.session.clips.first(where: \.enabled)?.title : nil
+        switch Self.request(name, text, defaultTone: defaultTone) {
         case .failure(let refusal):
             refuse(name, refusal.reason)
         case .success(let (method, params)):
@@ -76,8 +83,9 @@ struct MQTTCommands: Sendable {
     }
 
     /// The JSON-RPC method and params a command's payload stands for.
-    static func request(_ name: String, _ text: String) -> Result<(String, [String: JSONValue]), Refusal> {
+    static func request(_ name: String, _ text: String, defaultTone: String? = nil) -> Result<(String, [String: JSONValue]), Refusal> {
         switch name {
+        case "siren": return siren(text, defaultTone: defaultTone)
         case "play":
             // A clip id, or {"clips": ["water", …], "cue": true, "afterQuiet": true} ("now": true cuts in).
             guard text.hasPrefix("{") else {
@@ -121,6 +129,55 @@ struct MQTTCommands: Sendable {
         default:
             return .failure(Refusal(reason: "there is no such command (\(names.joined(separator: ", ")))"))
         }
+    }
+
+    /// Home Assistant's siren: `{"state": "ON", "tone": TITLE, "duration": SECONDS,
+    /// "volume_level": 0–1}` (each but `state` only when given; `"now": true` cuts in), or
+    /// `{"state": "OFF"}`; plain `ON` and `OFF` too. On queues the clip with that title (the
+    /// first clip's without a tone) under the client `siren`; off ends what the siren queued.
+    static func siren(_ text: String, defaultTone: String?) -> Result<(String, [String: JSONValue]), Refusal> {
+        let expected = "{\"state\": \"ON\", \"tone\": \"a clip's title\", \"duration\": seconds, \"volume_level\": 0 to 1} or {\"state\": \"OFF\"}"
+        var fields: [String: JSONValue]
+        switch text.uppercased() {
+        case "ON": fields = ["state": .string("ON")]
+        case "OFF": fields = ["state": .string("OFF")]
+        default:
+            guard text.hasPrefix("{"), case .object(let object)? = try? JSONParser.parse(Array(text.utf8)) else {
+                return .failure(Refusal(reason: "the payload is not \(expected)"))
+            }
+            fields = object
+        }
+        let known: Set = ["state", "tone", "duration", "volume_level", "now"]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+            return .failure(Refusal(reason: "\"\(unknown.prefix(40))\" is not a siren field (state, tone, duration, volume_level, now)"))
+        }
+        guard case .string(let state)? = fields["state"], ["ON", "OFF"].contains(state.uppercased()) else {
+            return .failure(Refusal(reason: "\"state\" must be \"ON\" or \"OFF\": the payload is not \(expected)"))
+        }
+        guard state.uppercased() == "ON" else { return .success(("stop", ["queuedBy": .string(sirenClient)])) }
+        var params: [String: JSONValue] = ["client": .string(sirenClient)]
+        switch fields["tone"] {
+        case .string(let tone)?: params["title"] = .string(tone)
+        case nil, .null?:
+            guard let defaultTone else { return .failure(Refusal(reason: "the session has no clip to play")) }
+            params["title"] = .string(defaultTone)
+        case let other?: return .failure(Refusal(reason: "\"tone\" must be a clip's title, not \(other.shortDescription)"))
+        }
+        switch fields["duration"] {
+        case nil, .null?: break
+        case .number(let seconds)? where QueueEntry.Playing.stopAfter(seconds: seconds) != nil: params["stopAfter"] = .number(seconds)
+        case let other?:
+            let range = QueueEntry.Playing.stopAfterRange
+            return .failure(Refusal(reason: "\"duration\" must be a number of seconds from \(range.lowerBound.secondsDouble) to \(Int(range.upperBound.secondsDouble)), not \(other.shortDescription)"))
+        }
+        switch fields["volume_level"] {
+        case nil, .null?: break
+        case .number(let level)? where level.isFinite && (0...1).contains(level):
+            params["volume"] = .number((level * Double(Jukebox.volumeRange.upperBound)).rounded())
+        case let other?: return .failure(Refusal(reason: "\"volume_level\" must be a number from 0 to 1, not \(other.shortDescription)"))
+        }
+        if let now = fields["now"] { params["now"] = now }
+        return .success(("enqueue", params))
     }
 
     /// `text` as a JSON object, or a refusal saying what was expected. What MQTT queues is

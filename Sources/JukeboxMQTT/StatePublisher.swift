@@ -60,6 +60,8 @@ actor StatePublisher {
         // value, and Home Assistant would show "unknown" after its next restart.
         return [
             ("now_playing", snapshot.queue.current?.clip.title ?? Self.nothing),
+            // Home Assistant's siren is on while a clip it queued plays.
+            ("siren", snapshot.queue.current?.origin == .client(MQTTCommands.sirenClient) ? "ON" : "OFF"),
             ("queue_length", "\(snapshot.queue.waiting.count)"),
             ("paused", snapshot.queue.paused ? "ON" : "OFF"),
             ("quiet", snapshot.quiet.quiet ? "ON" : "OFF"),

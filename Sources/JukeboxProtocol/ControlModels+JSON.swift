@@ -158,7 +158,7 @@ extension EntryInfo: JSONReadable {
             ticket: try fields.ticket("ticket"), clip: try fields.string("clip"), title: try fields.string("title"),
             file: try fields.string("file"), origin: try fields.string("origin"), position: try fields.optionalInt("position"),
             say: try fields.optionalString("say"), afterQuiet: try fields.optionalBool("afterQuiet"), now: try fields.optionalBool("now"),
-            resumeAt: try fields.optionalDouble("resumeAt"))
+            resumeAt: try fields.optionalDouble("resumeAt"), volume: try fields.optionalInt("volume"), stopAfter: try fields.optionalDouble("stopAfter"))
     }
 }
 
@@ -207,6 +207,13 @@ extension EnqueueResult: JSONReadable {
 extension SkipResult: JSONReadable {
     public init(json: JSONValue) throws(JSONShapeError) {
         self.init(skipped: try JSONFields(json).read("skipped", as: EntryInfo.self))
+    }
+}
+
+extension StopResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json)
+        self.init(removed: try fields.tickets("removed"), skipped: try fields.read("skipped", as: EntryInfo.self))
     }
 }
 

@@ -18,11 +18,17 @@ public struct EntryInfo: Sendable, Equatable, Codable {
     /// Cut by an urgent entry: how far into the clip it goes on from, in seconds (0: from its
     /// start again).
     public var resumeAt: Double?
+    /// The volume (0–100) it plays at in place of the volume, when it was asked for one.
+    public var volume: Int?
+    /// How many seconds of it play before it stops, when it was asked to stop early.
+    public var stopAfter: Double?
 
     public init(
         ticket: UInt64, clip: String, title: String, file: String, origin: String, position: Int? = nil, say: String? = nil, afterQuiet: Bool? = nil,
-        now: Bool? = nil, resumeAt: Double? = nil
+        now: Bool? = nil, resumeAt: Double? = nil, volume: Int? = nil, stopAfter: Double? = nil
     ) {
+        self.volume = volume
+        self.stopAfter = stopAfter
         self.afterQuiet = afterQuiet
         self.now = now
         self.resumeAt = resumeAt
@@ -322,6 +328,17 @@ public struct RemoveResult: Sendable, Equatable, Codable {
     public init(removed: [UInt64], notWaiting: [UInt64]) {
         self.removed = removed
         self.notWaiting = notWaiting
+    }
+}
+
+/// What `stop` ended: the waiting entries dropped, and the clip skipped, if any.
+public struct StopResult: Sendable, Equatable, Codable {
+    public var removed: [UInt64]
+    public var skipped: EntryInfo?
+
+    public init(removed: [UInt64], skipped: EntryInfo? = nil) {
+        self.removed = removed
+        self.skipped = skipped
     }
 }
 

@@ -71,10 +71,13 @@ enum Format {
     }
 
     /// ` now` for an urgent entry; ` cut, goes on from 0:12` (or `from its start`) for one
-    /// an urgent entry cut.
-    static func urgency(_ entry: EntryInfo) -> String {
+    /// an urgent entry cut; ` at volume 40` and ` for 10s` for one asked for at a volume of
+    /// its own or to stop early.
+    static func details(_ entry: EntryInfo) -> String {
         var text = entry.now == true ? " now" : ""
         if let resumeAt = entry.resumeAt { text += resumeAt > 0 ? " cut, goes on from \(clock(resumeAt))" : " cut, plays again from its start" }
+        if let volume = entry.volume { text += " at volume \(volume)" }
+        if let stopAfter = entry.stopAfter { text += " for \(seconds(stopAfter))" }
         return text
     }
 
@@ -91,7 +94,7 @@ enum Format {
         if let session = params?.session { text += " \"\(session)\" (\(params?.clips ?? 0) clips)" }
         if let volume = params?.volume { text += " \(volume)" }
         if params?.entry?.afterQuiet == true { text += " until quiet ends" }
-        if let entry = params?.entry { text += urgency(entry) }
+        if let entry = params?.entry { text += details(entry) }
         if let quiet = params?.quiet { text += " " + Self.quiet(quiet) }
         if let players = params?.players { text += " " + players.joined(separator: ", ") }
         return text

@@ -14,7 +14,7 @@ struct JukeboxCLI: ParsableCommand {
         discussion: "Exit status: 0 on success, 1 when jukeboxd refused the request (with --json, its error object is printed), 64 for a bad command line or no command, 66 when a file to add cannot be read, 69 when jukeboxd cannot be reached, 74 when a file changed while it was being sent, 77 when the socket is refused (another user could be listening there).",
         version: JukeboxVersion.current,
         subcommands: [
-            Play.self, Say.self, QueueCommand.self, Status.self, Skip.self, Remove.self, Clear.self, Pause.self, Resume.self,
+            Play.self, Say.self, QueueCommand.self, Status.self, Skip.self, Remove.self, Clear.self, Stop.self, Pause.self, Resume.self,
             Pick.self, Clips.self, History.self, Volume.self, Quiet.self, Bed.self, Health.self, Next.self, Reload.self, Watch.self,
             SessionCommand.self, Add.self, Edit.self, RemoveClip.self, Enable.self, Disable.self, Schedule.self, Loudness.self, WebCA.self,
         ]

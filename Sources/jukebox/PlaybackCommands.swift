@@ -23,35 +23,53 @@ extension JukeboxCLI {
         @Flag(help: "Cut in: play them before everything waiting, cutting the clip playing now, which goes on after them (the session's afterCut).")
         var now = false
 
+        @Option(help: ArgumentHelp("Play them at this volume (0-100, held to the session's maxVolume) instead of the volume, which stays as it is.", valueName: "level"))
+        var volume: Int?
+
+        @Option(name: .customLong("stop-after"), help: ArgumentHelp("Stop each after this long (such as 10s or 1m30s, from 100ms to 24h), fading out.", valueName: "length"))
+        var stopAfter: String?
+
         func validate() throws {
             if clips.isEmpty { throw ValidationError("name at least one clip (`jukebox clips` lists them)") }
+            if let volume, !(0...100).contains(volume) { throw ValidationError("--volume must be from 0 to 100") }
             if client?.isEmpty == true { throw ValidationError("--client takes a name") }
             if now, afterQuiet { throw ValidationError("--now and --after-quiet cannot be given together: one cuts in at once, the other waits until quiet ends") }
         }
 
         /// `{"clips": […], "cue": …, "client": …}`.
-        static func params(clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false, now: Bool = false) -> [String: JSONValue] {
+        static func params(
+            clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false, now: Bool = false, volume: Int? = nil, stopAfter: String? = nil
+        ) -> [String: JSONValue] {
             var params: [String: JSONValue] = ["clips": .array(clips.map(JSONValue.string)), "cue": .bool(cue)]
             if let client { params["client"] = .string(client) }
             if afterQuiet { params["afterQuiet"] = .bool(true) }
             if now { params["now"] = .bool(true) }
+            if let volume { params["volume"] = .number(Double(volume)) }
+            if let stopAfter { params["stopAfter"] = .string(stopAfter) }
             return params
         }
 
-        func run() throws { try Self.run(options.settings, clips: clips, cue: cue, client: client, afterQuiet: afterQuiet, now: now) }
+        func run() throws {
+            try Self.run(options.settings, clips: clips, cue: cue, client: client, afterQuiet: afterQuiet, now: now, volume: volume, stopAfter: stopAfter)
+        }
 
-        static func run(_ options: ClientSettings, clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false, now: Bool = false) throws {
-            try options.run("enqueue", params(clips: clips, cue: cue, client: client, afterQuiet: afterQuiet, now: now), as: EnqueueResult.self) { result in
+        static func run(
+            _ options: ClientSettings, clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false, now: Bool = false, volume: Int? = nil, stopAfter: String? = nil
+        ) throws {
+            let params = params(clips: clips, cue: cue, client: client, afterQuiet: afterQuiet, now: now, volume: volume, stopAfter: stopAfter)
+            try options.run("enqueue", params, as: EnqueueResult.self) { result in
                 result.entries.map(accepted).joined(separator: "\n")
             }
         }
 
         /// `queued 12 ward (position 2)`, `queued 12 ward now (position 1)`, or `held 12 ward
         /// until quiet ends`.
+        /// `queued 12 ward (position 2)`, `queued 12 ward now at volume 40 for 10s (position
+        /// 1)`, or `held 12 ward until quiet ends`.
         static func accepted(_ entry: EntryInfo) -> String {
             entry.afterQuiet == true
-                ? "held \(entry.ticket) \(entry.shown) until quiet ends"
-                : "queued \(entry.ticket) \(entry.shown)\(entry.now == true ? " now" : "") (position \(entry.position ?? 0))"
+                ? "held \(entry.ticket) \(entry.shown)\(Format.details(entry)) until quiet ends"
+                : "queued \(entry.ticket) \(entry.shown)\(Format.details(entry)) (position \(entry.position ?? 0))"
         }
     }
 

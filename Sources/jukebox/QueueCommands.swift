@@ -21,7 +21,7 @@ extension JukeboxCLI {
                     lines.append("nothing playing")
                 }
                 for entry in result.waiting {
-                    lines.append("\(String(repeating: " ", count: 2))\(entry.position ?? 0). \(entry.ticket) \(entry.shown) (\(entry.origin))\(Format.urgency(entry))")
+                    lines.append("\(String(repeating: " ", count: 2))\(entry.position ?? 0). \(entry.ticket) \(entry.shown) (\(entry.origin))\(Format.details(entry))")
                 }
                 if result.waiting.isEmpty { lines.append("queue empty") }
                 if let held = result.held, !held.isEmpty {
@@ -68,6 +68,23 @@ extension JukeboxCLI {
 
         static func run(_ options: ClientSettings) throws {
             try options.run("clear", as: RemoveResult.self) { "removed \($0.removed.count) waiting clip\($0.removed.count == 1 ? "" : "s")" }
+        }
+    }
+
+    struct Stop: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "stop", abstract: "Stop the clip playing now and drop everything waiting; or, with --queued-by, only what that client queued.")
+        @OptionGroup var options: ClientOptions
+
+        @Option(name: .customLong("queued-by"), help: ArgumentHelp("Only what this client queued (`siren` for Home Assistant's siren, or a --client name).", valueName: "name"))
+        var queuedBy: String?
+
+        func run() throws {
+            let params: [String: JSONValue] = queuedBy.map { ["queuedBy": .string($0)] } ?? [:]
+            try options.run("stop", params, as: StopResult.self) { result in
+                let skipped = result.skipped.map { "stopped \($0.ticket) \($0.shown)" } ?? "nothing playing was stopped"
+                return "\(skipped); removed \(result.removed.count) waiting clip\(result.removed.count == 1 ? "" : "s")"
+            }
         }
     }
 }

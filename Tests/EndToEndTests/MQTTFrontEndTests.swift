@@ -31,10 +31,10 @@ struct MQTTFrontEndTests: DaemonSuite {
     static let required: [String: [String]] = [
         "button": ["command_topic"], "switch": ["command_topic", "state_topic"], "number": ["command_topic", "state_topic", "min", "max"],
         "select": ["command_topic", "options"], "sensor": ["state_topic"], "notify": ["command_topic"],
-        "binary_sensor": ["state_topic"],
+        "binary_sensor": ["state_topic"], "siren": ["command_topic"],
     ]
 
-    /// With a music bed: a fourteenth config, the Music switch, whose command turns the bed's
+    /// With a music bed: a fifteenth config, the Music switch, whose command turns the bed's
     /// music off and on and whose state follows it, from any front end.
     @Test func aSessionWithABedHasAMusicSwitch() async throws {
         let mosquitto = try Mosquitto()
@@ -42,8 +42,8 @@ struct MQTTFrontEndTests: DaemonSuite {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 15, verbose: true, wait: 3)
-                #expect(configs.count == 14, "\(configs)")
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 16, verbose: true, wait: 3)
+                #expect(configs.count == 15, "\(configs)")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/music/config ") && $0.contains(#""command_topic":"jukeboxd/desk/command/music""#) }, "the Music switch")
                 #expect(try await mosquitto.messages("jukeboxd/desk/music") == ["ON"])
                 try await mosquitto.publish("jukeboxd/desk/command/music", "OFF")
@@ -63,9 +63,9 @@ struct MQTTFrontEndTests: DaemonSuite {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                // Discovery: thirteen retained configs under one device, each valid for Home Assistant.
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 14, verbose: true, wait: 3)
-                #expect(configs.count == 13, "\(configs)")
+                // Discovery: fourteen retained configs under one device, each valid for Home Assistant.
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 15, verbose: true, wait: 3)
+                #expect(configs.count == 14, "\(configs)")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/binary_sensor/jukeboxd_desk/ducking/config ") && $0.contains(#""state_topic":"jukeboxd/desk/ducking""#) }, "the Ducking sensor")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/sensor/jukeboxd_desk/next_play/config ") && $0.contains(#""device_class":"timestamp""#) })
                 #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/quiet/config ") }, "the quiet switch")
@@ -87,8 +87,13 @@ struct MQTTFrontEndTests: DaemonSuite {
                     if component == "select" {
                         #expect(config["options"] as? [String] == ["Drink some water", "walk"])
                     }
+                    if component == "siren" {
+                        #expect(config["available_tones"] as? [String] == ["Drink some water", "walk"])
+                        #expect(config["support_duration"] as? Bool == true && config["support_volume_set"] as? Bool == true)
+                        #expect(config["state_topic"] as? String == "jukeboxd/desk/siren")
+                    }
                 }
-                #expect(uniqueIDs.count == 13)
+                #expect(uniqueIDs.count == 14)
                 // State, retained.
                 #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])
@@ -144,6 +149,73 @@ struct MQTTFrontEndTests: DaemonSuite {
                 // A change made with the CLI shows on the state topic too (the volume event).
                 #expect(try await jukebox("volume", "55").status == 0)
                 #expect(try await mosquitto.messages("jukeboxd/desk/volume", until: "55").last == "55")
+            }
+        }
+    }
+
+    /// Home Assistant's siren: `siren.turn_on` as Home Assistant publishes it queues the clip
+    /// with that title at its level and length, under the client `siren`; `turn_off` ends
+    /// only what the siren queued; its tones follow the session at once; and payloads that are
+    /// not a siren's are refused with the reason, at, under and over each limit.
+    @Test func theSirenQueuesAClipByItsTitleAndItsTonesFollowTheSession() async throws {
+        let mosquitto = try Mosquitto()
+        try session(port: mosquitto.port, top: #" "maxVolume": 0.8,"#)
+        let command = "jukeboxd/desk/command/siren"
+        try await mosquitto.run { _ in
+            _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+                #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
+                #expect(try await mosquitto.messages("jukeboxd/desk/siren") == ["OFF"])
+                #expect(try await jukebox("pause").status == 0)
+                #expect(try await jukebox("play", "walk").status == 0)
+                // Exactly as Home Assistant sends it: json.dumps of the state and the service's data.
+                try await mosquitto.publish(command, #"{"state": "ON", "tone": "Drink some water", "duration": 10, "volume_level": 0.5}"#)
+                try await mosquitto.publish(command, #"{"state": "ON", "tone": "walk", "volume_level": 1.0, "duration": 0.1}"#)
+                // A dashboard's toggle sends no tone: the first clip's.
+                try await mosquitto.publish(command, #"{"state": "ON"}"#)
+                #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "4").last == "4")
+                let queue = try await jukebox("queue")
+                #expect(queue.stdout.contains("2 water (siren) at volume 50 for 10s"), "\(queue.stdout)")
+                #expect(queue.stdout.contains("3 walk (siren) at volume 80 for 0.1s"), "held to maxVolume: \(queue.stdout)")
+                #expect(queue.stdout.contains("4 water (siren)\n"), "\(queue.stdout)")
+                // Turned off: what the siren queued goes; the rest stays.
+                try await mosquitto.publish(command, #"{"state": "OFF"}"#)
+                #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "1").last == "1")
+                #expect(try await jukebox("queue").stdout.contains("1 walk (client"))
+                // Refused, each with its reason; nothing is queued.
+                let refused: [(String, String)] = [
+                    (#"{"state": "ON", "tone": "Drink some wat"}"#, #"no clip "Drink some wat" in the session"#),
+                    (#"{"state": "ON", "tone": 3}"#, #""tone" must be a clip's title, not 3"#),
+                    (#"{"state": "ON", "tone": "walk", "duration": 0}"#, #""duration" must be a number of seconds from 0.1 to 86400, not 0"#),
+                    (#"{"state": "ON", "tone": "walk", "duration": 0.09}"#, #"not 0.09"#),
+                    (#"{"state": "ON", "tone": "walk", "duration": 86401}"#, #"not 86401"#),
+                    (#"{"state": "ON", "tone": "walk", "duration": 315360000}"#, #"not 315360000"#),
+                    (#"{"state": "ON", "tone": "walk", "duration": "10"}"#, #"not "10""#),
+                    (#"{"state": "ON", "tone": "walk", "volume_level": 1e20}"#, #""volume_level" must be a number from 0 to 1, not 1e+20"#),
+                    (#"{"state": "ON", "tone": "walk", "volume_level": -0.01}"#, #"not -0.01"#),
+                    (#"{"state": "ON", "tone": "walk", "volume_level": 1.01}"#, #"not 1.01"#),
+                    (#"{"state": "ON", "tone": "walk", "colour": "red"}"#, #""colour" is not a siren field"#),
+                    (#"{"state": "LOUD"}"#, #""state" must be "ON" or "OFF""#),
+                    (#"{"tone": "walk"}"#, #""state" must be "ON" or "OFF""#),
+                    ("ring", "the payload is not"),
+                ]
+                for (payload, _) in refused { try await mosquitto.publish(command, payload) }
+                for (payload, reason) in refused {
+                    #expect(await log.waitUntil { $0.contains { $0.contains("MQTT command siren refused: ") && $0.contains(reason) } }, "\(payload)")
+                }
+                // At the limits: accepted.
+                try await mosquitto.publish(command, #"{"state": "ON", "tone": "walk", "duration": 86400, "volume_level": 0}"#)
+                #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "2").last == "2")
+                #expect(try await jukebox("queue").stdout.contains("walk (siren) at volume 0 for 24h"))
+                // A clip renamed: the siren's tones, and the select's options, follow at once.
+                #expect(try await jukebox("edit", "walk", "--title", "Fire bell").status == 0)
+                var tones: [String] = []
+                for _ in 0..<50 where !tones.contains("Fire bell") {
+                    let config = try await mosquitto.messages("homeassistant/siren/jukeboxd_desk/siren/config").first ?? ""
+                    let object = try JSONSerialization.jsonObject(with: Data(config.utf8)) as? [String: Any]
+                    tones = object?["available_tones"] as? [String] ?? []
+                    if !tones.contains("Fire bell") { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(tones == ["Drink some water", "Fire bell"])
             }
         }
     }

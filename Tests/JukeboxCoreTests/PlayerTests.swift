@@ -111,6 +111,33 @@ struct PlayerTests {
         #expect(await sink.writeRuns == [32_767, -32_768, 500])
     }
 
+    @Test func aClipAtALevelOfItsOwnStopsAfterItsLengthFadingOutAndKeepsItsLevel() async throws {
+        let player = player(Fixtures.decoder([("long", 1000, 1000), ("next", 1000, 100)]), volume: 0.8)
+        // 300 ms of a 1 s clip at 1 kHz, at half: up to the 10 ms fade at 290, then the fade.
+        let played = try await player.play(Fixtures.clip("long"), playing: .init(volume: 0.5, stopAfter: .milliseconds(300)))
+        #expect(played == .ended(.completed(duration: .milliseconds(300))))
+        let writes = await sink.events.compactMap { if case .write(let tag, let frames) = $0 { [tag, frames] } else { nil } }
+        #expect(writes == [[500, 64], [500, 64], [500, 64], [500, 64], [500, 34], [500, 10]])
+        // The fade ends near silence, and the next clip is at the volume again.
+        _ = try await player.play(Fixtures.clip("next"))
+        #expect(await sink.writeRuns == [500, 800])
+        // A length past the clip's end plays it whole, with no fade at its end.
+        let whole = try await player.play(Fixtures.clip("next"), playing: .init(stopAfter: .seconds(5)))
+        #expect(whole == .ended(.completed(duration: .milliseconds(100))))
+    }
+
+    @Test func aChangeOfVolumeLeavesAClipAtALevelOfItsOwnAsItIs() async throws {
+        let player = player(Fixtures.decoder([("long", 1000, 10_000)]))
+        await sink.gateWrites(true)
+        let playing = Task { try await player.play(Fixtures.clip("long"), playing: .init(volume: 0.25, stopAfter: .milliseconds(500))) }
+        await sink.waitForGatedWrite()
+        await player.setVolume(0.5)
+        await sink.gateWrites(false)
+        #expect(try await playing.value == .ended(.completed(duration: .milliseconds(500))))
+        #expect(await sink.writeRuns == [250])
+        #expect(await player.volume == 0.5)
+    }
+
     @Test func deviceThatRefusesTheFormatGetsConvertedSamples() async throws {
         var decoder = Fixtures.decoder([("wide", 5 << 16, 10)])
         decoder.clips["/clips/wide.wav"]?.format = AudioFormat(sampleFormat: .s32, sampleRate: 1000, channels: 1)

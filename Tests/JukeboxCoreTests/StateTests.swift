@@ -246,3 +246,28 @@ extension StateTests {
         #expect(restored.queue.history.last?.outcome == .failed(reason: "the announcement's text is not valid; skipped"))
     }
 }
+
+extension StateTests {
+    /// An entry's own volume and length survive a restart; ones edited by hand out of range
+    /// (a volume of 1e20, a length of 0 or of ten years) come back held to what is allowed.
+    @Test func anEntrysOwnVolumeAndLengthSurviveARestart() async throws {
+        let session = Session(name: "t", sourcePath: "/s.json", clipsDirectory: "/clips", clips: [
+            Clip(id: "a", source: ClipSource(file: "a.wav", path: "/clips/a.wav")),
+        ])
+        let stateFile = StateFile(path: folder.file("state.json"))
+        var own = entry(3, "a", client: "siren")
+        (own.volume, own.stopAfter) = (0.4, 12.5)
+        var loud = entry(4, "a")
+        (loud.volume, loud.stopAfter) = (1e20, 0)
+        var long = entry(5, "a")
+        (long.volume, long.stopAfter) = (-3, 315_360_000)
+        try await stateFile.save(PersistedState(nextTicket: 6, waiting: [own, loud, long]))
+        #expect(String(decoding: try folder.read("state.json"), as: UTF8.self).contains(#""stopAfter":12.5,"ticket":3,"volume":0.4}"#))
+        let core = Jukebox.test(ClipCatalog(session: session), stateFile: stateFile, time: TimeSource(clock: ManualClock()))
+        await core.restoreState()
+        let restored = await core.snapshot().queue.waiting.map(\.playing)
+        #expect(restored == [
+            .init(volume: 0.4, stopAfter: .milliseconds(12_500)), .init(volume: 1, stopAfter: nil), .init(volume: 0, stopAfter: nil),
+        ])
+    }
+}

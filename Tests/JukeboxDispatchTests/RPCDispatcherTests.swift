@@ -105,6 +105,41 @@ struct RPCDispatcherTests {
         #expect(await fixture.waiting() == [3, 4, 1, 2], "nothing refused was queued")
     }
 
+    /// An entry's own volume (0–100) and length to stop after (0.1 s to 24 h), each at, under
+    /// and over its limits; `stop` with `queuedBy` ends only that client's entries.
+    @Test func anEntryOfItsOwnVolumeAndLengthAndStoppingWhatOneClientQueued() async {
+        _ = await call("pause")
+        #expect(await call("enqueue", #"{"clips":["ward"],"volume":40,"stopAfter":"10s","client":"siren"}"#) ==
+            #"{"id":1,"jsonrpc":"2.0","result":{"entries":[{"clip":"ward","file":"ward.wav","origin":"siren","position":1,"stopAfter":10,"ticket":1,"title":"ward","volume":40}]}}"#)
+        let first = await core.snapshot().queue.waiting.first?.playing
+        #expect(first == QueueEntry.Playing(volume: 0.4, stopAfter: .seconds(10)))
+        for (params, accepted) in [
+            (#""volume":0"#, true), (#""volume":100"#, true), (#""volume":101"#, false), (#""volume":-1"#, false), (#""volume":40.5"#, false),
+            (#""volume":1e20"#, false), (#""volume":"40""#, false),
+            (#""stopAfter":"100ms""#, true), (#""stopAfter":"99ms""#, false), (#""stopAfter":0"#, false), (#""stopAfter":0.1"#, true),
+            (#""stopAfter":"24h""#, true), (#""stopAfter":"24h1s""#, false), (#""stopAfter":315360000"#, false), (#""stopAfter":1e300"#, false),
+            (#""stopAfter":"soon""#, false), (#""stopAfter":[1]"#, false),
+        ] {
+            let answer = await call("enqueue", #"{"clips":["water"],\#(params)}"#) ?? ""
+            #expect(answer.contains("invalid-params") != accepted, "\(params): \(answer)")
+            if !accepted {
+                #expect(answer.contains(params.contains("volume") ? "must be a whole number from 0 to 100" : "must be a length from 0.1s to 24h"), "\(answer)")
+            }
+        }
+        let waiting = await fixture.waiting()
+        #expect(waiting.count == 6, "the accepted ones only: \(waiting)")
+        // Siren's off: its entry goes, the rest stay.
+        #expect(await call("stop", #"{"queuedBy":"siren"}"#) == #"{"id":1,"jsonrpc":"2.0","result":{"removed":[1]}}"#)
+        #expect(await fixture.waiting() == Array(waiting.dropFirst()))
+        #expect(await call("stop", #"{"queuedBy":"nobody"}"#) == #"{"id":1,"jsonrpc":"2.0","result":{"removed":[]}}"#)
+        // Without `queuedBy`: everything.
+        let all = await call("stop") ?? ""
+        #expect(all.contains(#""removed":[\#(waiting.dropFirst().map(String.init).joined(separator: ","))]"#), "\(all)")
+        #expect(await fixture.waiting().isEmpty)
+        let unknown = await call("stop", #"{"queuedBy":"siren","all":true}"#) ?? ""
+        #expect(unknown.contains("invalid-params") && unknown.contains("all"), "\(unknown)")
+    }
+
     /// `afterQuiet` holds a request while it is quiet: the answer has no position, and the
     /// queue lists it apart until quiet ends.
     @Test func afterQuietHoldsARequestWhileItIsQuiet() async {

@@ -13,8 +13,15 @@ extension Jukebox {
     ///
     /// `now`: the clips are urgent. They go before everything waiting that is not urgent, and
     /// cut the clip playing now, which goes on after them as the session's `afterCut` says.
-    public func enqueue(_ names: [String], cue: Bool, client: String, afterQuiet: Bool = false, now: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
+    ///
+    /// `playing`: a level of their own (held to the session's `maxVolume`) and a length to
+    /// stop each at.
+    public func enqueue(
+        _ names: [String], cue: Bool, client: String, afterQuiet: Bool = false, now: Bool = false, playing: QueueEntry.Playing = .asIs
+    ) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
         try Self.checkClient(client)
+        var playing = playing
+        if let volume = playing.volume { playing.volume = min(volume, catalog.session.maxVolume) }
         try Self.checkUrgency(now: now, afterQuiet: afterQuiet)
         let resolver = ClipResolver(catalog: catalog)
         var clips: [PlayableClip] = []
@@ -30,7 +37,7 @@ extension Jukebox {
             clips.append(clip)
         }
         let cueClip = cue ? sessionCue : nil
-        return await acknowledge(try await admit(clips, cue: cueClip, client: client, afterQuiet: afterQuiet, now: now), .enqueue)
+        return await acknowledge(try await admit(clips, cue: cueClip, client: client, afterQuiet: afterQuiet, now: now, playing: playing), .enqueue)
     }
 
     /// A request cannot both cut in now and wait for quiet to end.
@@ -41,12 +48,14 @@ extension Jukebox {
     }
 
     /// Queues clips, or holds them until quiet ends (see `enqueue`).
-    func admit(_ clips: [PlayableClip], cue: PlayableClip?, client: String, afterQuiet: Bool, now: Bool = false) async throws(JukeboxError) -> [(entry: QueueEntry, position: Int?)] {
+    func admit(
+        _ clips: [PlayableClip], cue: PlayableClip?, client: String, afterQuiet: Bool, now: Bool = false, playing: QueueEntry.Playing = .asIs
+    ) async throws(JukeboxError) -> [(entry: QueueEntry, position: Int?)] {
         do {
             guard afterQuiet, await quiet.isQuietNow() else {
-                return try await queue.enqueue(contentsOf: clips, cue: cue, origin: .client(client), urgent: now).map { ($0.entry, $0.position) }
+                return try await queue.enqueue(contentsOf: clips, cue: cue, origin: .client(client), urgent: now, playing: playing).map { ($0.entry, $0.position) }
             }
-            let held = try await queue.hold(contentsOf: clips, cue: cue, origin: .client(client))
+            let held = try await queue.hold(contentsOf: clips, cue: cue, origin: .client(client), playing: playing)
             logger.info("held \(clips.map(\.id).joined(separator: ", ")) for \(client) until quiet ends", metadata: ["client": "\(client)"])
             // Quiet may have ended while they were being held, after its end released the rest.
             await quiet.settleNow()
@@ -58,13 +67,15 @@ extension Jukebox {
 
     /// Queues the session's clip with this title (the names Home Assistant's select shows),
     /// or, when no clip has it, this id. Refused with suggestions when neither is found.
-    public func enqueue(titled title: String, cue: Bool = false, client: String, afterQuiet: Bool = false, now: Bool = false) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
+    public func enqueue(
+        titled title: String, cue: Bool = false, client: String, afterQuiet: Bool = false, now: Bool = false, playing: QueueEntry.Playing = .asIs
+    ) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
         let clips = catalog.session.clips
         guard let clip = clips.first(where: { $0.title == title }) ?? clips.first(where: { $0.id == title }) else {
             let shown = String(title.prefix(100))
             throw .unknownClip(shown, suggestions: ClipResolver(catalog: catalog).suggestions(for: shown))
         }
-        return try await enqueue([clip.id], cue: cue, client: client, afterQuiet: afterQuiet, now: now)
+        return try await enqueue([clip.id], cue: cue, client: client, afterQuiet: afterQuiet, now: now, playing: playing)
     }
 
     /// Queues an announcement: `text` spoken by the session's speech engine (`tts`), FIFO
@@ -112,6 +123,13 @@ extension Jukebox {
     public func clear() async -> Acknowledged<[UInt64]> { await acknowledge(await queue.clear(), .clear) }
 
     public func skip() async -> Acknowledged<QueueEntry?> { await acknowledge(await queue.skip(), .skip) }
+
+    /// Ends everything `client` asked for (everything, when nil): the clip playing now if it
+    /// queued it, and what it has waiting (`jukebox stop`, Home Assistant's `siren.turn_off`).
+    public func stop(queuedBy client: String?) async throws(JukeboxError) -> Acknowledged<(removed: [UInt64], skipped: QueueEntry?)> {
+        if let client { try Self.checkClient(client) }
+        return await acknowledge(await queue.stop(queuedBy: client), .stop)
+    }
 
     /// Pauses playback; the players the session ducks come back up while nothing sounds.
     public func pause() async -> Acknowledged<Bool> {

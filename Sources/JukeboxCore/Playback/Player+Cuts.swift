@@ -23,7 +23,7 @@ extension Player {
         do {
             try await decoded.seek(toFrame: position)
             guard var block = try await decoded.read(maxFrames: fadeFrames) else { return position }
-            SampleMath.scale(&block, by: gain * volume)
+            SampleMath.scale(&block, by: gain * level)
             SampleMath.ramp(&block, from: 1, to: 0)
             try await sink.write(block)
             return position + block.frames

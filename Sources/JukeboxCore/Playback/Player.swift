@@ -54,6 +54,11 @@ public actor Player {
     /// Bumped on every play so a pending idle close can tell it is stale.
     private var generation = 0
     public private(set) var volume: Double
+    /// The level of its own the clip playing now was asked for at (`QueueEntry.Playing`);
+    /// nil: it plays at `volume`.
+    private var ownVolume: Double?
+    /// What the clip playing now is played at.
+    var level: Double { ownVolume ?? volume }
     public private(set) var isPlaying = false
     /// The gain that brings each clip to the session's loudness.
     private let loudness: ClipLoudness?
@@ -217,8 +222,9 @@ public actor Player {
     public func setVolume(_ volume: Double) {
         let volume = min(max(volume, 0), 1)
         guard volume != self.volume else { return }
-        // Paused, nothing plays: resuming fades in to the new volume.
-        let retake = progress != nil
+        // Paused, nothing plays: resuming fades in to the new volume. A clip at a level of
+        // its own stays at it.
+        let retake = progress != nil && ownVolume == nil
         if retake, volumeBefore == nil { volumeBefore = self.volume }
         self.volume = volume
         if retake { sink.interrupt() }
@@ -241,10 +247,11 @@ public actor Player {
 
     /// Plays `clip` to the end, or until `stopCurrent()`, task cancellation, or `pause`
     /// going on (a pause or a cut); from `frame`, with a fade-in, when it goes on after a
-    /// pause or a cut.
+    /// pause or a cut. `playing` gives it a level of its own, and a length it ends at, fading
+    /// out, as if that were its end.
     /// Throws `AudioDeviceError` when the device fails; the device is then closed so the
     /// next attempt reopens it.
-    public func play(_ clip: PlayableClip, from frame: Int = 0, pause: PauseSwitch? = nil) async throws -> Played {
+    public func play(_ clip: PlayableClip, from frame: Int = 0, pause: PauseSwitch? = nil, playing: QueueEntry.Playing = .asIs) async throws -> Played {
         cancelIdleClose()
         await switchOutputIfPending()
         await stopSilence()
@@ -252,8 +259,10 @@ public actor Player {
         stopRequested = false
         pauseRequested = pause
         isPlaying = true
+        ownVolume = playing.volume
         defer {
             isPlaying = false
+            ownVolume = nil
             pauseRequested = nil
             progress = nil
             volumeBefore = nil
@@ -268,7 +277,8 @@ public actor Player {
             try await prepareDevice(for: decoded.format)
             if frame > 0 { try await decoded.seek(toFrame: frame) }
             let levelling = await loudness?.gain(for: clip.source) ?? 0
-            let played = try await stream(decoded, from: frame, gain: SampleMath.linearGain(decibels: clip.gainDecibels + levelling))
+            let end = playing.stopAfter.map { decoded.format.frames(in: $0) }
+            let played = try await stream(decoded, from: frame, to: end, gain: SampleMath.linearGain(decibels: clip.gainDecibels + levelling))
             await decoded.close()
             return played
         } catch let error as AudioDeviceError {
@@ -375,9 +385,15 @@ public actor Player {
         }
     }
 
-    private func stream(_ decoded: any DecodedClip, from start: Int, gain: Double) async throws -> Played {
+    /// Plays `decoded` from `start`, to its end or to `stop`, where the last fade's length
+    /// fades out.
+    private func stream(_ decoded: any DecodedClip, from start: Int, to stop: Int?, gain: Double) async throws -> Played {
         let blockFrames = Self.blockFrames(decoded.format, duration: sink.blockDuration)
         let fadeFrames = min(decoded.format.frames(in: options.fade), decoded.format.maxBlockFrames)
+        // Stopping before the clip's end: where, and where the fade to it begins.
+        let stop = stop.flatMap { $0 < decoded.frameCount ? $0 : nil }
+        let end = stop ?? decoded.frameCount
+        let fadeOutAt = stop.map { max(0, $0 - fadeFrames) }
         var frames = start
         // Going on after a pause: the first block rises from silence.
         var fadingIn = start > 0 && fadeFrames > 0
@@ -411,18 +427,22 @@ public actor Player {
                     if fadeFrames > 0 { rampFrom = gain * before }
                 }
             }
-            let size = fadingIn || rampFrom != nil ? fadeFrames : blockFrames
-            guard var block = try await decoded.read(maxFrames: size) else { break }
+            var size = fadingIn || rampFrom != nil ? fadeFrames : blockFrames
+            // Stopping at `stop`: up to the fade, then the fade as one block.
+            let fadingOut = fadeOutAt.map { frames >= $0 } ?? false
+            if let fadeOutAt { size = fadingOut ? end - frames : min(size, fadeOutAt - frames) }
+            guard size > 0, var block = try await decoded.read(maxFrames: size) else { break }
             if let rampFrom {
                 // From the old volume to the new over a fade's length, so the change is no step.
-                SampleMath.ramp(&block, from: rampFrom, to: gain * volume)
+                SampleMath.ramp(&block, from: rampFrom, to: gain * level)
             } else {
-                SampleMath.scale(&block, by: gain * volume)
+                SampleMath.scale(&block, by: gain * level)
             }
             if fadingIn {
                 SampleMath.ramp(&block, from: 0, to: 1)
                 fadingIn = false
             }
+            if fadingOut { SampleMath.ramp(&block, from: 1, to: 0) }
             do {
                 try await withTaskCancellationHandler {
                     try await sink.write(block)
@@ -439,7 +459,7 @@ public actor Player {
             progress?.frames = frames
         }
         // A few frames short is an estimate in the header (compressed formats), not a cut.
-        if decoded.frameCount - frames > decoded.format.sampleRate / 10 {
+        if end - frames > decoded.format.sampleRate / 10 {
             let (played, expected) = (decoded.format.duration(frames: frames), decoded.format.duration(frames: decoded.frameCount))
             return .ended(.endedEarly(reason: "the file holds less audio than its header says (cut short while it played, or damaged): played \(DurationText.format(played)) of \(DurationText.format(expected))"))
         }

@@ -137,9 +137,11 @@ public actor ClipPlayQueue: Service {
     /// that are, and the clip playing now is cut where it is heard, unless it is urgent too;
     /// the cut clip then waits right after the urgent entries (`afterCut`).
     @discardableResult
-    public func enqueue(_ clip: PlayableClip, cue: PlayableClip? = nil, origin: QueueEntry.Origin, urgent: Bool = false) async throws(QueueFullError) -> (entry: QueueEntry, position: Int) {
+    public func enqueue(
+        _ clip: PlayableClip, cue: PlayableClip? = nil, origin: QueueEntry.Origin, urgent: Bool = false, playing: QueueEntry.Playing = .asIs
+    ) async throws(QueueFullError) -> (entry: QueueEntry, position: Int) {
         guard waiting.count + held.count < capacity else { throw QueueFullError(capacity: capacity) }
-        let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin, urgent: urgent)
+        let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin, urgent: urgent, playing: playing)
         nextTicket += 1
         let index: Int = if urgent {
             waiting.firstIndex { !$0.urgent } ?? waiting.count
@@ -156,10 +158,12 @@ public actor ClipPlayQueue: Service {
     }
 
     /// Appends several clips as one request: all are accepted, in order, or none.
-    public func enqueue(contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin, urgent: Bool = false) async throws(QueueFullError) -> [(entry: QueueEntry, position: Int)] {
+    public func enqueue(
+        contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin, urgent: Bool = false, playing: QueueEntry.Playing = .asIs
+    ) async throws(QueueFullError) -> [(entry: QueueEntry, position: Int)] {
         guard waiting.count + held.count + clips.count <= capacity else { throw QueueFullError(capacity: capacity) }
         var accepted: [(entry: QueueEntry, position: Int)] = []
-        for clip in clips { accepted.append(try await enqueue(clip, cue: cue, origin: origin, urgent: urgent)) }
+        for clip in clips { accepted.append(try await enqueue(clip, cue: cue, origin: origin, urgent: urgent, playing: playing)) }
         return accepted
     }
 
@@ -176,11 +180,11 @@ public actor ClipPlayQueue: Service {
 
     /// Holds clips, all or none, until quiet hours end (`releaseHeld`): a client asked for
     /// them to wait rather than play now.
-    public func hold(contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin) throws(QueueFullError) -> [QueueEntry] {
+    public func hold(contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin, playing: QueueEntry.Playing = .asIs) throws(QueueFullError) -> [QueueEntry] {
         guard waiting.count + held.count + clips.count <= capacity else { throw QueueFullError(capacity: capacity) }
         var accepted: [QueueEntry] = []
         for clip in clips {
-            let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin)
+            let entry = QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin, playing: playing)
             nextTicket += 1
             held.append(entry)
             accepted.append(entry)
@@ -226,6 +230,18 @@ public actor ClipPlayQueue: Service {
         held.removeAll()
         if !tickets.isEmpty { events.publish(.removed(tickets)) }
         return tickets
+    }
+
+    /// Ends what `client` asked for (everything, when nil): its waiting and held entries are
+    /// dropped and, if it queued the clip playing now, that clip is skipped.
+    public func stop(queuedBy client: String?) async -> (removed: [UInt64], skipped: QueueEntry?) {
+        func ours(_ entry: QueueEntry) -> Bool { client.map { entry.origin == .client($0) } ?? true }
+        let removed = waiting.filter(ours).map(\.ticket) + held.filter(ours).map(\.ticket)
+        waiting.removeAll(where: ours)
+        held.removeAll(where: ours)
+        if !removed.isEmpty { events.publish(.removed(removed)) }
+        guard let current, ours(current) else { return (removed, nil) }
+        return (removed, await skip())
     }
 
     /// Stops the clip playing now; the queue goes on. Returns the entry that was stopped.
@@ -492,7 +508,8 @@ public actor ClipPlayQueue: Service {
                 if let cue = entry.cue, resumeAt.frame == 0 {
                     // The cue, in the same slot: a cue that cannot be played is logged, and
                     // the clip plays anyway. (A clip going on after a cut goes on without it.)
-                    switch try await playThrough(cue) {
+                    // At the entry's own level, if it has one; its length is the clip's.
+                    switch try await playThrough(cue, playing: .init(volume: entry.playing.volume)) {
                     case .ended(.failed(let reason)):
                         logger.warning("cue skipped before \(entry.clip.id): \(reason)", metadata: Self.fields(entry))
                     case .cut:
@@ -502,7 +519,7 @@ public actor ClipPlayQueue: Service {
                     }
                     if skipRequested { return .ended(.stopped) }
                 }
-                let end = try await playThrough(entry.clip, from: resumeAt.frame)
+                let end = try await playThrough(entry.clip, from: resumeAt.frame, playing: entry.playing)
                 if case .ended(let outcome) = end, outcome.reachedItsEnd, waiting.isEmpty { try await player.finishBuffered() }
                 return end
             } catch let error as AudioDeviceError where error.code == .unsupportedFormat {
@@ -559,10 +576,10 @@ public actor ClipPlayQueue: Service {
     /// Plays one clip of the slot (the cue or the clip) to its end, from `frame`. A pause
     /// stops it where the listener stopped hearing it, and it goes on from there once
     /// resumed; a skip while paused ends it, and an urgent entry cuts it there.
-    private func playThrough(_ clip: PlayableClip, from frame: Int = 0) async throws -> SlotEnd {
+    private func playThrough(_ clip: PlayableClip, from frame: Int = 0, playing: QueueEntry.Playing) async throws -> SlotEnd {
         var from = frame
         while true {
-            switch try await player.play(clip, from: from, pause: pauseSwitch) {
+            switch try await player.play(clip, from: from, pause: pauseSwitch, playing: playing) {
             case .ended(let outcome):
                 return .ended(outcome)
             case .cut(let frame, let elapsed):

@@ -32,6 +32,34 @@ public struct QueueEntry: Sendable, Identifiable, Equatable {
     /// Set once an urgent entry cut it: where it goes on from (`afterCut: resume`), or its
     /// start, to play it again with its cue (`restart`). nil: never cut.
     public var resumeAt: ResumePoint?
+    /// How it is played, when it was asked for otherwise than the volume and the whole clip
+    /// (Home Assistant's siren: `volume_level` and `duration`).
+    public var playing: Playing
+
+    /// A level of its own and a length to stop at.
+    public struct Playing: Sendable, Equatable {
+        /// The level (0–1) it plays at, cue included, in place of the volume, which a change
+        /// of volume does not alter; nil: the volume.
+        public var volume: Double?
+        /// The clip stops after this much of it, fading out; nil: it plays to its end.
+        public var stopAfter: Duration?
+
+        public static let asIs = Playing()
+
+        /// The lengths a clip may be stopped after: from a tenth of a second to a day.
+        public static let stopAfterRange: ClosedRange<Duration> = .milliseconds(100) ... .seconds(24 * 3600)
+
+        /// `seconds` as a length to stop after; nil when it is not a number within the range.
+        public static func stopAfter(seconds: Double) -> Duration? {
+            guard seconds.isFinite, seconds >= stopAfterRange.lowerBound.secondsDouble, seconds <= stopAfterRange.upperBound.secondsDouble else { return nil }
+            return .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+
+        public init(volume: Double? = nil, stopAfter: Duration? = nil) {
+            self.volume = volume.map { $0.isFinite ? min(max($0, 0), 1) : 1 }
+            self.stopAfter = stopAfter
+        }
+    }
 
     /// Where in a clip it goes on from: the clip frame, and how far into the clip that is.
     public struct ResumePoint: Sendable, Equatable, Codable {
@@ -48,7 +76,8 @@ public struct QueueEntry: Sendable, Identifiable, Equatable {
 
     public var id: UInt64 { ticket }
 
-    public init(ticket: UInt64, clip: PlayableClip, cue: PlayableClip? = nil, origin: Origin, urgent: Bool = false, resumeAt: ResumePoint? = nil) {
+    public init(ticket: UInt64, clip: PlayableClip, cue: PlayableClip? = nil, origin: Origin, urgent: Bool = false, resumeAt: ResumePoint? = nil, playing: Playing = .asIs) {
+        self.playing = playing
         self.ticket = ticket
         self.clip = clip
         self.cue = cue

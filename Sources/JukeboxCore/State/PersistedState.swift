@@ -38,8 +38,17 @@ public struct PersistedState: Codable, Sendable, Equatable {
         public var now: Bool?
         /// Cut by an urgent entry: where it goes on from (`QueueEntry.resumeAt`).
         public var resumeAt: QueueEntry.ResumePoint?
+        /// Its own level, 0–1 (`QueueEntry.Playing.volume`).
+        public var volume: Double?
+        /// Seconds of the clip it stops after (`QueueEntry.Playing.stopAfter`).
+        public var stopAfter: Double?
 
-        public init(ticket: UInt64, clip: Clip, cue: Clip?, client: String?, at: Int64? = nil, afterQuiet: Bool? = nil, now: Bool? = nil, resumeAt: QueueEntry.ResumePoint? = nil) {
+        public init(
+            ticket: UInt64, clip: Clip, cue: Clip?, client: String?, at: Int64? = nil, afterQuiet: Bool? = nil, now: Bool? = nil,
+            resumeAt: QueueEntry.ResumePoint? = nil, volume: Double? = nil, stopAfter: Double? = nil
+        ) {
+            self.volume = volume
+            self.stopAfter = stopAfter
             self.afterQuiet = afterQuiet
             self.now = now
             self.resumeAt = resumeAt
@@ -210,7 +219,8 @@ extension PersistedState.Entry {
         self.init(ticket: entry.ticket, clip: .init(entry.clip), cue: entry.cue.map(PersistedState.Clip.init),
                   client: { if case .client(let name) = entry.origin { name } else { nil } }(),
                   at: { if case .fixedTime(let moment) = entry.origin { moment } else { nil } }(),
-                  now: entry.urgent ? true : nil, resumeAt: entry.resumeAt)
+                  now: entry.urgent ? true : nil, resumeAt: entry.resumeAt,
+                  volume: entry.playing.volume, stopAfter: entry.playing.stopAfter?.secondsDouble)
     }
 
     /// Queued at a fixed time more than `grace` seconds before `now`.
@@ -221,7 +231,8 @@ extension PersistedState.Entry {
     public var queueEntry: QueueEntry {
         QueueEntry(
             ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? at.map { .fixedTime($0) } ?? .scheduler,
-            urgent: now == true, resumeAt: resumeAt.map { .init(frame: $0.frame, seconds: $0.seconds) })
+            urgent: now == true, resumeAt: resumeAt.map { .init(frame: $0.frame, seconds: $0.seconds) },
+            playing: .init(volume: volume, stopAfter: stopAfter.flatMap(QueueEntry.Playing.stopAfter(seconds:))))
     }
 }
 

@@ -120,7 +120,10 @@ struct StateEncoder {
             key("resumeAt"); raw("{"); key("frame", first: true); number(resumeAt.frame)
             key("seconds"); number(resumeAt.seconds); raw("}")
         }
-        key("ticket"); number(entry.ticket); raw("}")
+        if let stopAfter = entry.stopAfter { key("stopAfter"); number(stopAfter) }
+        key("ticket"); number(entry.ticket)
+        if let volume = entry.volume { key("volume"); number(volume) }
+        raw("}")
     }
 
     private mutating func clip(_ clip: PersistedState.Clip) {
