@@ -133,8 +133,8 @@ extension JukeboxEvent {
         switch self {
         case .queued(let entry, let position): ("queued", EventParams(entry: EntryInfo(entry, position: position)))
         case .playing(let entry): ("playing", EventParams(entry: EntryInfo(entry)))
-        case .finished(let entry, let outcome):
-            ("finished", EventParams(entry: EntryInfo(entry), outcome: outcome.name, reason: outcome.reason))
+        case .finished(let play):
+            ("finished", EventParams(entry: EntryInfo(play.entry), outcome: play.outcome.name, reason: play.outcome.reason))
         case .cut(let entry, let position): ("cut", EventParams(entry: EntryInfo(entry, position: position)))
         case .removed(let tickets): ("removed", EventParams(tickets: tickets))
         case .paused: ("paused", EventParams())

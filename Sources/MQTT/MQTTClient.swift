@@ -68,6 +68,10 @@ public actor MQTTClient {
     private var nextPacketID: UInt16 = 0
     /// Whether the last attempt failed, so a broker that stays away is logged once.
     private var failing = false
+    /// QoS 1 messages sent with `publishAcknowledged`, by packet id, waiting for PUBACK.
+    private var awaitingAcknowledgement: [UInt16: CheckedContinuation<Bool, Never>] = [:]
+    /// At most this many wait at once; past it `publishAcknowledged` answers false at once.
+    public static let maxAwaitingAcknowledgement = 32
 
     /// `onConnected` runs on every connection, once the broker has accepted it and the
     /// subscriptions are in place.
@@ -93,6 +97,43 @@ public actor MQTTClient {
         } catch {
             return false
         }
+    }
+
+    /// Sends `message` at QoS 1 and returns true once the broker has acknowledged it
+    /// (PUBACK); false when not connected, when the connection ends first, or after
+    /// `answerTimeout`. What the broker acknowledged it keeps for its subscribers.
+    public func publishAcknowledged(_ message: MQTTPacket.Publish) async -> Bool {
+        guard let writer, awaitingAcknowledgement.count < Self.maxAwaitingAcknowledgement else { return false }
+        var message = message
+        message.qos = .atLeastOnce
+        let id = packetID()
+        message.packetID = id
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            awaitingAcknowledgement[id] = continuation
+            Task {
+                do {
+                    try await writer.write(ByteBuffer(bytes: MQTTPacket.publish(message).bytes))
+                } catch {
+                    self.acknowledged(id, false)
+                    return
+                }
+                try? await Task.sleep(for: Self.answerTimeout)
+                self.acknowledged(id, false)
+            }
+        }
+    }
+
+    /// The broker acknowledged packet `id` (or it never will: `acknowledged` false).
+    private func acknowledged(_ id: UInt16, _ acknowledged: Bool = true) {
+        awaitingAcknowledgement.removeValue(forKey: id)?.resume(returning: acknowledged)
+    }
+
+    /// The connection ended: nothing sent on it will be acknowledged now.
+    private func connectionEnded() {
+        writer = nil
+        let waiting = awaitingAcknowledgement
+        awaitingAcknowledgement = [:]
+        for continuation in waiting.values { continuation.resume(returning: false) }
     }
 
     private func packetID() -> UInt16 {
@@ -175,7 +216,7 @@ public actor MQTTClient {
         let (connected, signal) = AsyncStream.makeStream(of: Void.self)
         defer {
             signal.finish()
-            writer = nil
+            connectionEnded()
         }
         let keepAlive = configuration.keepAlive
         let heard = Heard()
@@ -234,7 +275,8 @@ public actor MQTTClient {
                             logger.warning("the MQTT broker refused the subscription to \(subscription.filter) (check its ACL)")
                         }
                         signal.yield()
-                    case .pingResponse, .publishAcknowledged: break
+                    case .publishAcknowledged(let id): await self.acknowledged(id)
+                    case .pingResponse: break
                     case .connectionAccepted, .connectionRefused: return .dropped("it sent a second CONNACK")
                     default: return .dropped("it sent a packet a broker does not send")
                     }

@@ -122,7 +122,7 @@ struct WebAPITests {
                                 print(f"{family.type} {s.name}{{{labels}}} {s.value}")
                         """],
                     input: .string(reply.body), output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
-                #expect(parsed.terminationStatus.isSuccess, "Prometheus' parser: \(parsed.standardError ?? "")")
+                #expect(parsed.terminationStatus.isSuccess, "Prometheus' parser: \(parsed.standardError)")
                 var values: [String: Double] = [:]
                 for line in (parsed.standardOutput ?? "").split(separator: "\n") {
                     let parts = line.split(separator: " ")

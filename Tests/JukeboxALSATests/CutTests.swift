@@ -104,7 +104,7 @@ struct CutTests {
         await held.waitForDrain()
         await queue.resume()
         var outcome: PlayOutcome?
-        for await event in finished { if case .finished(_, let ended) = event { outcome = ended; break } }
+        for await event in finished { if case .finished(let play) = event { outcome = play.outcome; break } }
         #expect(outcome == .completed(duration: .seconds(1)))
         // Stopping the queue shuts the player down and closes the file.
         consumer.cancel()

@@ -25,16 +25,19 @@ struct ClipTimetableTests {
         return clip
     }
 
-    func make(_ clips: [Clip], start: Int64, grace: Duration = .seconds(120), quiet: [TimeWindow] = []) -> (ClipTimetable, ClipPlayQueue) {
-        let (timetable, queue, _) = makeWithQuiet(clips, start: start, grace: grace, quiet: quiet)
+    func make(_ clips: [Clip], start: Int64, grace: Duration = .seconds(120), quiet: [TimeWindow] = [], missed: MissedTimes = .skip) -> (ClipTimetable, ClipPlayQueue) {
+        let (timetable, queue, _) = makeWithQuiet(clips, start: start, grace: grace, quiet: quiet, missed: missed)
         return (timetable, queue)
     }
 
-    func makeWithQuiet(_ clips: [Clip], start: Int64, grace: Duration = .seconds(120), quiet: [TimeWindow] = []) -> (ClipTimetable, ClipPlayQueue, QuietHours) {
+    func makeWithQuiet(
+        _ clips: [Clip], start: Int64, grace: Duration = .seconds(120), quiet: [TimeWindow] = [], missed: MissedTimes = .skip
+    ) -> (ClipTimetable, ClipPlayQueue, QuietHours) {
         let player = Player(sink: FakeSink(), decoder: Fixtures.decoder([]), clock: ManualClock(), logger: .quiet)
         let events = EventBus()
         let queue = ClipPlayQueue(player: player, events: events, time: TimeSource(clock: ManualClock()), logger: .quiet)
-        let session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: clips, atGrace: grace, quiet: quiet)
+        var session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: clips, atGrace: grace, quiet: quiet)
+        session.missed = missed
         let clock = clock
         let wallClock: WallClock = { [jump] in Double(start + clock.now.offset.components.seconds + jump.value) }
         let quietHours = QuietHours(schedule: ScheduleBoard(session), queue: queue, events: events, time: TimeSource(clock: clock, wallClock: wallClock, zone: CentralEuropeanZone()), logger: .quiet)
@@ -114,6 +117,59 @@ struct ClipTimetableTests {
         await settled()
         #expect(await lateQueue.waiting.isEmpty)
         #expect(await late.next?.moment == LocalZoneTests.utc(2026, 11, 28, 6, 55))
+    }
+
+    /// Times that passed while the daemon was stopped are found at the next start, up to a
+    /// week back: each missed one is in the history (and so told) as missed, with the reason,
+    /// and one that fell in quiet hours as skipped, for quiet.
+    @Test func timesPassedWhileStoppedAreMissedUpToAWeekBackAndQuietOnesSkipped() async throws {
+        let quiet = [TimeWindow(from: TimeOfDay("22:00")!, to: TimeOfDay("07:00")!)]
+        // Friday 2026-11-27, 08:30 CET; stopped since Friday 06:00 CET.
+        let (timetable, queue) = make(
+            [try clip("bell", at: ["07:55"]), try clip("owl", at: ["06:30"])], start: LocalZoneTests.utc(2026, 11, 27, 7, 30), quiet: quiet)
+        await timetable.restore(handledUntil: LocalZoneTests.utc(2026, 11, 27, 5))
+        let history = await queue.history
+        #expect(history.map(\.entry.clip.id) == ["owl", "bell"])
+        #expect(history.map(\.outcome.name) == ["skipped", "missed"])
+        #expect(history.map(\.entry.origin) == [.fixedTime(LocalZoneTests.utc(2026, 11, 27, 5, 30)), .fixedTime(LocalZoneTests.utc(2026, 11, 27, 6, 55))])
+        #expect(history[0].outcome == .notPlayed(reason: "quiet at its time; it is not saved up for afterwards"))
+        #expect(history[1].outcome.reason == "it was due 35m ago (jukeboxd was not running, or the clock jumped), longer than atGrace (2m); not played late")
+        #expect(history.map(\.seq) == [1, 2])
+        #expect(await queue.missedCount == 1)
+        #expect(await queue.waiting.isEmpty)
+
+        // Stopped ten days: the last seven days' times are looked at, no more.
+        let (week, weekQueue) = make([try clip("bell", at: ["07:55"])], start: LocalZoneTests.utc(2026, 11, 27, 7, 30))
+        await week.restore(handledUntil: LocalZoneTests.utc(2026, 11, 17, 7, 30))
+        #expect(await weekQueue.history.map(\.entry.origin) == (21...27).map { .fixedTime(LocalZoneTests.utc(2026, 11, $0, 6, 55)) })
+        #expect(await weekQueue.missedCount == 7)
+    }
+
+    /// `missed: play-late`: a time passed while stopped plays at the start, if within
+    /// `playLateWithin`; of several of one clip only the last, the others missed.
+    @Test func playLatePlaysTheLastPassedTimeOfAClipOnceWithinItsLimit() async throws {
+        let bell = try clip("bell", at: ["07:55"])
+        // 08:30 CET, stopped since 06:00: 35 minutes late, within an hour.
+        let (soon, soonQueue) = make([bell], start: LocalZoneTests.utc(2026, 11, 27, 7, 30), missed: .playLate(within: .seconds(3600)))
+        await soon.restore(handledUntil: LocalZoneTests.utc(2026, 11, 27, 5))
+        #expect(await soonQueue.waiting.map(\.origin) == [.fixedTime(LocalZoneTests.utc(2026, 11, 27, 6, 55))])
+        #expect(await soonQueue.history.isEmpty)
+        // Stopped three days, with two days' limit: today's plays; yesterday's is within the
+        // limit but is not played twice over, and the one before is past it.
+        let (days, daysQueue) = make([bell], start: LocalZoneTests.utc(2026, 11, 27, 7, 30), missed: .playLate(within: .seconds(172_800)))
+        await days.restore(handledUntil: LocalZoneTests.utc(2026, 11, 24, 7, 30))
+        #expect(await daysQueue.waiting.map(\.origin) == [.fixedTime(LocalZoneTests.utc(2026, 11, 27, 6, 55))])
+        let missed = await daysQueue.history
+        #expect(missed.map(\.entry.origin) == [.fixedTime(LocalZoneTests.utc(2026, 11, 25, 6, 55)), .fixedTime(LocalZoneTests.utc(2026, 11, 26, 6, 55))])
+        #expect(missed.map(\.outcome.reason) == [
+            "it was due 48h35m ago (jukeboxd was not running, or the clock jumped), longer than playLateWithin (48h); not played late",
+            "it was due 24h35m ago, and a later time of it is played late instead",
+        ])
+        // Past the limit: missed, not played.
+        let (late, lateQueue) = make([bell], start: LocalZoneTests.utc(2026, 11, 27, 8, 56), missed: .playLate(within: .seconds(3600)))
+        await late.restore(handledUntil: LocalZoneTests.utc(2026, 11, 27, 5))
+        #expect(await lateQueue.waiting.isEmpty)
+        #expect(await lateQueue.history.map(\.outcome.name) == ["missed"])
     }
 
     /// A time in quiet hours is skipped, not saved up; one outside them plays.

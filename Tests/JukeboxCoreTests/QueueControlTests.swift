@@ -73,7 +73,7 @@ struct QueueControlTests {
             switch event {
             case .resumed: seen.append("resumed")
             case .playing(let entry): seen.append("playing \(entry.clip.id)")
-            case .finished(let entry, _): seen.append("finished \(entry.clip.id)")
+            case .finished(let play): seen.append("finished \(play.entry.clip.id)")
             default: continue
             }
             if seen.count == 3 { break }

@@ -192,6 +192,29 @@ struct SessionLoaderTests {
         #expect(problems(grace("1h1s")) == [#"/srv/jukebox/session.json:1: atGrace: "1h1s" is out of range (0s to 1h: how late an at time may still play after a short outage)"#])
     }
 
+    /// `missed` is skip (the default) or play-late; `playLateWithin` (an hour unless set) is
+    /// from a minute to a week, and only with play-late.
+    @Test func whatBecomesOfAMissedTimeIsCheckedWithTheLine() throws {
+        func session(_ fields: String) -> String { #"{ \#(fields), "clips": [ { "file": "a.wav" } ] }"# }
+        #expect(try load(#"{ "clips": [ { "file": "a.wav" } ] }"#).missed == .skip)
+        #expect(try load(session(#""missed": "skip""#)).missed == .skip)
+        #expect(try load(session(#""missed": "play-late""#)).missed == .playLate(within: .seconds(3600)))
+        for (within, seconds) in [("1m", 60), ("7d", 0), ("168h", 7 * 86_400), ("90", 90)] where seconds > 0 {
+            #expect(try load(session(#""missed": "play-late", "playLateWithin": "\#(within)""#)).missed == .playLate(within: .seconds(seconds)))
+        }
+        #expect(try load(session(#""missed": "play-late", "atGrace": "10m""#)).latestStart == .seconds(3600))
+        #expect(try load(session(#""missed": "play-late", "atGrace": "1h", "playLateWithin": "5m""#)).latestStart == .seconds(3600), "never less than atGrace")
+        #expect(problems(session(#""missed": "late""#)) == [
+            #"/srv/jukebox/session.json:1: missed: "late" is not "skip" or "play-late" (what becomes of a fixed time that could not play on time)"#])
+        for over in ["59s", "168h1s", "10y"] {
+            #expect(problems(session(#""missed": "play-late", "playLateWithin": "\#(over)""#)).first?.contains("playLateWithin: ") == true, "\(over)")
+        }
+        #expect(problems(session(#""missed": "play-late", "playLateWithin": "59s""#)) == [
+            #"/srv/jukebox/session.json:1: playLateWithin: "59s" is not from 1m to 168h (how late a missed fixed time may still play)"#])
+        #expect(problems(session(#""playLateWithin": "2h""#)) == [
+            #"/srv/jukebox/session.json:1: playLateWithin: applies only with "missed": "play-late"; add that, or leave playLateWithin out"#])
+    }
+
     /// `afterCut` is resume (the default), restart or drop; a clip's `priority` is normal or
     /// now, and now is for a clip with `at` times.
     @Test func whatUrgentClipsDoIsCheckedWithTheLine() throws {

@@ -69,7 +69,7 @@ struct UrgentClipTests {
             case .queued(let entry, let position): seen.append("queued \(entry.clip.id)\(entry.urgent ? " now" : "") \(position)")
             case .cut(let entry, let position): seen.append("cut \(entry.clip.id) \(position) from \(entry.resumeAt?.frame ?? -1)")
             case .playing(let entry): seen.append("playing \(entry.clip.id)")
-            case .finished(let entry, let outcome): seen.append("finished \(entry.clip.id) \(outcome.name)")
+            case .finished(let play): seen.append("finished \(play.entry.clip.id) \(play.outcome.name)")
             default: continue
             }
             if seen.last == "finished long completed" { break }
@@ -115,7 +115,7 @@ struct UrgentClipTests {
     @Test(arguments: [AfterCut.restart, .drop])
     func theCutClipIsPlayedAgainFromItsStartOrDroppedAsTheSessionSays(afterCut: AfterCut) async throws {
         let queue = makeQueue([("long", 0, 1000), ("bell", 7, 100), ("next", 9, 100)], counting: ["long"])
-        await queue.configure(atGrace: .seconds(120), afterCut: afterCut)
+        await queue.configure(latestStart: .seconds(120), afterCut: afterCut)
         let consumer = Task { try await queue.run() }
         _ = try await cutLongByBell(queue)
         try await queue.enqueue(Fixtures.clip("next"), origin: .scheduler)

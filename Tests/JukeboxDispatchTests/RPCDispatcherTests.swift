@@ -257,7 +257,7 @@ struct RPCDispatcherTests {
 
     @Test func eventsBecomeNotifications() {
         let entry = QueueEntry(ticket: 3, clip: PlayableClip(id: "ward", source: ClipSource(file: "ward.wav", path: "/c/ward.wav")), origin: .scheduler)
-        #expect(String(decoding: JukeboxEvent.finished(entry, .failed(reason: "ward.wav: no such file")).notificationLine, as: UTF8.self) ==
+        #expect(String(decoding: JukeboxEvent.finished(PlayRecord(entry: entry, startedAt: 0, outcome: .failed(reason: "ward.wav: no such file"))).notificationLine, as: UTF8.self) ==
             #"{"jsonrpc":"2.0","method":"finished","params":{"entry":{"clip":"ward","file":"ward.wav","origin":"scheduler","ticket":3,"title":"ward"},"outcome":"failed","reason":"ward.wav: no such file"}}"#)
         #expect(String(decoding: JukeboxEvent.paused.notificationLine, as: UTF8.self) == #"{"jsonrpc":"2.0","method":"paused","params":{}}"#)
     }

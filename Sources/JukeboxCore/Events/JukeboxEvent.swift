@@ -4,7 +4,9 @@ public enum JukeboxEvent: Sendable, Equatable {
     /// A client's request held until quiet hours end (`afterQuiet`); `queued` follows then.
     case held(QueueEntry)
     case playing(QueueEntry)
-    case finished(QueueEntry, PlayOutcome)
+    /// An entry ended, or a fixed time did not play (missed, or skipped for quiet): the
+    /// play as the history keeps it.
+    case finished(PlayRecord)
     /// An urgent entry cut this one, which waits again at `position`, to go on from where
     /// it was cut or from its start (`QueueEntry.resumeAt`, the session's `afterCut`).
     case cut(QueueEntry, position: Int)

@@ -32,9 +32,9 @@ extension Jukebox {
                 logger.warning("state file \(stateFile.path): ticket \(entry.ticket) \(what); not queued", metadata: ["ticket": "\(entry.ticket)"])
             }
             // A clip queued at its fixed time that did not start before the daemon stopped is
-            // not played late.
-            let now = configuration.time.wallClock(), grace = session.atGrace.secondsDouble
-            var waiting: [PersistedState.Entry] = [], held: [PersistedState.Entry] = []
+            // not played later than it may be (`atGrace`, or `playLateWithin`): it is missed.
+            let now = configuration.time.wallClock(), grace = session.latestStart.secondsDouble
+            var waiting: [PersistedState.Entry] = [], held: [PersistedState.Entry] = [], late: [PersistedState.Entry] = []
             for entry in state.waiting {
                 if entry.afterQuiet == true {
                     held.append(entry)
@@ -44,11 +44,15 @@ extension Jukebox {
                     waiting.append(entry)
                     continue
                 }
-                logger.notice("missed \(entry.clip.id), queued at its fixed time before jukeboxd stopped: it is longer ago than atGrace (\(DurationText.format(session.atGrace))); not played late", metadata: ["clip": "\(entry.clip.id)"])
+                late.append(entry)
             }
             await queue.restore(
                 entries: waiting.map(\.queueEntry), held: held.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
-                history: state.history.map(\.record), started: state.started, paused: state.paused)
+                history: state.history.map(\.record), started: state.started, paused: state.paused, playEventsTold: state.playEventsTold ?? 0)
+            for entry in late {
+                let reason = "it was queued at its time, but jukeboxd stopped before it played, longer ago than \(Self.latestStartWords(session)); not played late"
+                await queue.recordNotPlayed(entry.queueEntry, outcome: .missed(reason: reason))
+            }
             if let bag = state.bag { await scheduler.restoreBag(bag) }
             await quiet.restore(state.quiet)
             if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
@@ -65,7 +69,7 @@ extension Jukebox {
     }
 
     public func run() async throws {
-        await queue.configure(atGrace: catalog.session.atGrace, afterCut: catalog.session.afterCut)
+        await queue.configure(latestStart: catalog.session.latestStart, afterCut: catalog.session.afterCut)
         await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(catalog))
         if !volumeStarted {
             // Nothing saved: the volume schedule's step in force, if there is one.
@@ -131,4 +135,13 @@ extension Jukebox {
     /// what the systemd watchdog must see. The output is the one playing now, which is the
     /// old one until a clip that was playing when another was chosen has ended.
     public nonisolated func outputStall() -> Duration? { player.outputStall() }
+
+    /// How late a fixed time may still play, in a reason's words: `atGrace (2m)`, or
+    /// `playLateWithin (1h)` with `missed: play-late`.
+    static func latestStartWords(_ session: Session) -> String {
+        switch session.missed {
+        case .skip: "atGrace (\(DurationText.format(session.atGrace)))"
+        case .playLate: "playLateWithin (\(DurationText.format(session.latestStart)))"
+        }
+    }
 }

@@ -39,7 +39,7 @@ extension Jukebox {
         }
         // Quiet hours, the volume, the scheduler and the timetable take it up before this returns.
         await schedule.replace(with: Schedule(session, playable: fresh.playableClips))
-        await queue.configure(atGrace: session.atGrace, afterCut: session.afterCut)
+        await queue.configure(latestStart: session.latestStart, afterCut: session.afterCut)
         await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(fresh))
         // The front ends listen from start-up: a change to theirs waits for a restart.
         for (section, changed) in [("http", session.web != old.web), ("mqtt", session.mqtt != old.mqtt)] where changed {

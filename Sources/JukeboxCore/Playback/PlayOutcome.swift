@@ -8,14 +8,21 @@ public enum PlayOutcome: Sendable, Equatable {
     /// The file ended before the length its header gave (it was cut short while it played,
     /// or is damaged); the reason says how much was played.
     case endedEarly(reason: String)
+    /// A fixed time that did not play: its moment passed longer ago than it may be played
+    /// late (the device was missing, the daemon was down, the clock jumped).
+    case missed(reason: String)
+    /// A fixed time that was not played, for a reason that is no fault: quiet.
+    case notPlayed(reason: String)
 
-    /// How clients, events and the state file name it: `completed`, `skipped` or `failed`.
+    /// How clients, events and the state file name it: `completed`, `skipped`, `failed`,
+    /// `ended-early` or `missed`.
     public var name: String {
         switch self {
         case .completed: "completed"
-        case .stopped: "skipped"
+        case .stopped, .notPlayed: "skipped"
         case .failed: "failed"
         case .endedEarly: "ended-early"
+        case .missed: "missed"
         }
     }
 
@@ -29,7 +36,7 @@ public enum PlayOutcome: Sendable, Equatable {
 
     public var reason: String? {
         switch self {
-        case .failed(let reason), .endedEarly(let reason): reason
+        case .failed(let reason), .endedEarly(let reason), .missed(let reason), .notPlayed(let reason): reason
         default: nil
         }
     }

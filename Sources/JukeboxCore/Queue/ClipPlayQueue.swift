@@ -66,6 +66,11 @@ public actor ClipPlayQueue: Service {
     /// How far into the clip playing now it was paused, for `status`.
     private var pausedPosition: (elapsed: Duration, total: Duration)?
     public private(set) var history = Deque<PlayRecord>()
+    /// The number the next play that ends gets (`PlayRecord.seq`).
+    private var nextPlaySeq: UInt64 = 1
+    /// The last play (`PlayRecord.seq`) that MQTT's Playback events have told of: kept with
+    /// the state, so none is told twice across a restart.
+    public private(set) var playEventsTold: UInt64 = 0
     public private(set) var stats: [String: ClipStats] = [:]
     private var nextTicket: UInt64 = 1
     private var closing = false
@@ -84,7 +89,7 @@ public actor ClipPlayQueue: Service {
     /// Set by `skip()`; the entry ends as skipped even if it is waiting for its device.
     private var skipRequested = false
     /// How late a clip queued at its `at` time may still start after waiting for a missing
-    /// device (the session's `atGrace`).
+    /// device (the session's `atGrace`, or with `missed: play-late` its `playLateWithin`).
     private var fixedTimeGrace: Duration = Session.defaultAtGrace
     /// What becomes of a clip an urgent entry cuts (the session's `afterCut`).
     private var afterCut: AfterCut = .resume
@@ -117,9 +122,10 @@ public actor ClipPlayQueue: Service {
         }
     }
 
-    /// Takes the session's `atGrace` and `afterCut` (at start-up and on every reload).
-    public func configure(atGrace: Duration, afterCut: AfterCut) {
-        fixedTimeGrace = atGrace
+    /// Takes how late a fixed time may still start (`Session.latestStart`) and the session's
+    /// `afterCut` (at start-up and on every reload).
+    public func configure(latestStart: Duration, afterCut: AfterCut) {
+        fixedTimeGrace = latestStart
         self.afterCut = afterCut
     }
 
@@ -334,10 +340,13 @@ public actor ClipPlayQueue: Service {
     /// order; and the start mark of the clip playing now, which a clean shutdown clears; and
     /// the requests held until quiet hours end. While urgent entries wait to cut in, they come
     /// before the clip they are cutting.
-    public func persisted() -> (entries: [QueueEntry], held: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool) {
+    public func persisted() -> (
+        entries: [QueueEntry], held: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool,
+        playEventsTold: UInt64
+    ) {
         let cutting = current?.urgent == false ? waiting.prefix { $0.urgent } : []
         let entries = Array(cutting) + (current.map { [$0] } ?? []) + Array(waiting.dropFirst(cutting.count))
-        return (entries, Array(held), nextTicket, stats, Array(history), started, isPaused)
+        return (entries, Array(held), nextTicket, stats, Array(history), started, isPaused, playEventsTold)
     }
 
     /// Puts saved entries back, in order, keeping their tickets. Call before `run()`.
@@ -349,12 +358,14 @@ public actor ClipPlayQueue: Service {
     /// fault) would bring the daemon down on every start, for ever. Nothing else is dropped.
     public func restore(
         entries: [QueueEntry], held: [QueueEntry] = [], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark? = nil,
-        paused: Bool = false
+        paused: Bool = false, playEventsTold: UInt64 = 0
     ) async {
+        self.playEventsTold = playEventsTold
         if paused { pauseSwitch.set(true) }
         self.held.append(contentsOf: held)
         self.stats = stats
         self.history = Deque(history.suffix(Self.historyLimit))
+        nextPlaySeq = max(nextPlaySeq, (history.map(\.seq).max() ?? 0) + 1)
         var entries = entries[...]
         if let started, let head = entries.first, head.ticket == started.ticket, started.count >= Self.crashLimit {
             logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)", metadata: Self.fields(head))
@@ -560,9 +571,8 @@ public actor ClipPlayQueue: Service {
                 // Cancelled by `skip()`, or shutting down: either way the slot ends here.
                 guard slept, !skipRequested else { break }
                 if case .fixedTime(let due) = entry.origin, time.wallClock() - Double(due) > fixedTimeGrace.secondsDouble {
-                    // A fixed time is not played late: the device came back too long after it.
-                    missedCount += 1
-                    return .ended(.failed(reason: "missed its time: the audio device was missing for longer than atGrace (\(DurationText.format(fixedTimeGrace))), and a fixed time is not played late"))
+                    // Not played later than that: the device came back too long after its time.
+                    return .ended(.missed(reason: "the audio device was missing for longer after its time than a fixed time may still play (\(DurationText.format(fixedTimeGrace)): atGrace, or playLateWithin with missed: play-late)"))
                 }
                 currentStartedAt = time.wallClock()
             } catch {
@@ -634,17 +644,58 @@ public actor ClipPlayQueue: Service {
         case .endedEarly(let reason):
             failedCount += 1
             logger.warning("\(clip.id) ended early: \(reason)", metadata: fields)
+        case .missed(let reason):
+            missedCount += 1
+            logger.warning("missed \(clip.id): \(reason)", metadata: fields)
+        case .notPlayed(let reason):
+            logger.info("skipped \(clip.id): \(reason)", metadata: fields)
         }
-        record(PlayRecord(entry: entry, startedAt: currentStartedAt ?? time.wallClock(), outcome: outcome))
+        let play = record(PlayRecord(entry: entry, startedAt: currentStartedAt ?? time.wallClock(), outcome: outcome))
         current = nil
         currentStartedAt = nil
         started = nil
-        events.publish(.finished(entry, outcome))
+        events.publish(.finished(play))
         stopWaitingForTheEnd()
     }
 
-    private func record(_ play: PlayRecord) {
+    /// Numbers `play` and adds it to the history.
+    @discardableResult
+    private func record(_ play: PlayRecord) -> PlayRecord {
+        var play = play
+        play.seq = nextPlaySeq
+        nextPlaySeq += 1
         history.append(play)
         if history.count > Self.historyLimit { history.removeFirst() }
+        return play
+    }
+
+    /// A fixed time of `clip` at `due` that is not played: missed, or skipped for quiet. It
+    /// goes to the history with a ticket of its own, and is told as a play that ended so.
+    /// (The timetable logs it.)
+    public func recordNotPlayed(_ clip: PlayableClip, due: Int64, outcome: PlayOutcome) {
+        let entry = QueueEntry(ticket: nextTicket, clip: clip, origin: .fixedTime(due))
+        nextTicket += 1
+        recordNotPlayed(entry, outcome: outcome)
+    }
+
+    /// An entry that was queued at its fixed time but will not play (restored too late).
+    public func recordNotPlayed(_ entry: QueueEntry, outcome: PlayOutcome) {
+        let due = if case .fixedTime(let moment) = entry.origin { moment } else { Int64(time.wallClock()) }
+        outcomes[outcome.name, default: 0] += 1
+        if case .missed = outcome { missedCount += 1 }
+        let play = record(PlayRecord(entry: entry, startedAt: Double(due), outcome: outcome))
+        events.publish(.finished(play))
+    }
+
+    /// Fixed times missed that are counted only (beyond those the history lists one by one).
+    public func countMissed(_ count: Int) {
+        guard count > 0 else { return }
+        outcomes["missed", default: 0] += count
+        missedCount += count
+    }
+
+    /// MQTT's Playback events have told of every play up to `seq`.
+    public func markPlayEventsTold(through seq: UInt64) {
+        playEventsTold = max(playEventsTold, seq)
     }
 }

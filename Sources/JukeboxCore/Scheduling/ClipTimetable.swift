@@ -7,7 +7,10 @@ import ServiceLifecycle
 /// Pi without a battery-backed clock, set by NTP after boot) or a new zone is seen soon.
 ///
 /// A moment that passed more than `atGrace` ago (the daemon was down, the clock jumped) is
-/// not played late: the log says it was missed. The moments it has dealt with only move
+/// not played late: it is missed, in the log (a warning), the history and the events. With
+/// the session's `missed: play-late` it plays late instead, up to `playLateWithin` after its
+/// time, once for each clip however many of its moments passed. A moment skipped for quiet
+/// is in the history and the events too, as skipped. The moments it has dealt with only move
 /// forwards, so a clock set back never plays a time twice.
 public actor ClipTimetable: Service {
     /// The schedule in force, read at each use.
@@ -80,10 +83,11 @@ public actor ClipTimetable: Service {
             let now = time.wallSeconds()
             if now > handledUntil {
                 var missed = 0
-                for due in due(after: handledUntil, upTo: now) {
+                let dueNow = due(after: handledUntil, upTo: now)
+                for (index, due) in dueNow.enumerated() {
                     // Marked handled first: the state saved when it is queued says so.
                     handledUntil = max(handledUntil, due.moment)
-                    await play(due.clip, due: due.moment, now: now, missedSoFar: &missed)
+                    await play(due.clip, due: due.moment, now: now, missedSoFar: &missed, again: Self.comesAgain(dueNow, after: index))
                 }
                 if missed > Self.missesLogged {
                     logger.notice("missed \(Plural.count(missed - Self.missesLogged, "more at time")) the clock passed over; none is played late")
@@ -113,13 +117,13 @@ public actor ClipTimetable: Service {
     /// listed: the clock set forward by longer passes over the rest, which were missed anyway.
     /// A clip with several times at one moment (the clocks skipped the hour they were in) is
     /// listed once for it.
-    private func due(after: Int64, upTo now: Int64) -> [(moment: Int64, clip: Clip)] {
+    private func due(after: Int64, upTo now: Int64, lookingBack: Int64 = 86_400) -> [(moment: Int64, clip: Clip)] {
         checkZone(at: now)
         var found: [(moment: Int64, order: Int, clip: Clip)] = []
         for (order, clip) in clips.enumerated() {
             var moments = Set<Int64>()
             for index in clip.at.indices {
-                var from = max(after, now - 86_400)
+                var from = max(after, now - lookingBack)
                 while let moment = nextMoment(clip: order, time: index, after: from), moment <= now {
                     if moments.insert(moment).inserted { found.append((moment, order, clip)) }
                     from = moment
@@ -190,21 +194,37 @@ public actor ClipTimetable: Service {
         return best
     }
 
-    private func play(_ clip: Clip, due: Int64, now: Int64, missedSoFar missed: inout Int) async {
+    /// Whether the clip of `list[index]` is due again later in `list`.
+    static func comesAgain(_ list: [(moment: Int64, clip: Clip)], after index: Int) -> Bool {
+        list[(index + 1)...].contains { $0.clip.id == list[index].clip.id }
+    }
+
+    /// Queues `clip` for its moment `due`, or, too late or quiet then, tells why not. `again`:
+    /// the clip is due again later in the same look, so this moment is not played late.
+    private func play(_ clip: Clip, due: Int64, now: Int64, missedSoFar missed: inout Int, again: Bool = false) async {
         let reading = time.zone.localTime(at: due)
         let when = "\(reading.date) \(TimeOfDay(minuteOfDay: reading.secondOfDay / 60)!)"
         let late = now - due
-        guard late <= session.atGrace.components.seconds else {
-            missed += 1
-            guard missed <= Self.missesLogged else { return }
-            logger.notice(
-                "missed \(clip.id) at \(when): it was due \(DurationText.format(.seconds(late))) ago, longer than atGrace (\(DurationText.format(session.atGrace))); not played late",
-                metadata: ["clip": "\(clip.id)"])
-            return
-        }
+        // Quiet then: skipped, whenever it is looked at; not missed.
         if await quiet.isQuiet(at: due) {
             logger.info("skipped \(clip.id) at \(when): quiet; it is not saved up for afterwards", metadata: ["clip": "\(clip.id)"])
+            await queue.recordNotPlayed(PlayableClip(clip), due: due, outcome: .notPlayed(reason: "quiet at its time; it is not saved up for afterwards"))
             return
+        }
+        let playsLate = late > session.atGrace.components.seconds
+        guard late <= session.latestStart.components.seconds, !(playsLate && again) else {
+            missed += 1
+            // Beyond the first few (the clock set forward by days) they are counted only.
+            guard missed <= Self.missesLogged else { return await queue.countMissed(1) }
+            let reason = playsLate && again && late <= session.latestStart.components.seconds
+                ? "it was due \(DurationText.format(.seconds(late))) ago, and a later time of it is played late instead"
+                : "it was due \(DurationText.format(.seconds(late))) ago (jukeboxd was not running, or the clock jumped), longer than \(Jukebox.latestStartWords(session)); not played late"
+            logger.warning("missed \(clip.id) at \(when): \(reason)", metadata: ["clip": "\(clip.id)"])
+            await queue.recordNotPlayed(PlayableClip(clip), due: due, outcome: .missed(reason: reason))
+            return
+        }
+        if playsLate {
+            logger.notice("\(clip.id) at \(when) is \(DurationText.format(.seconds(late))) late; it plays now (missed: play-late)", metadata: ["clip": "\(clip.id)"])
         }
         let cue = session.cue.map { PlayableClip(id: "cue", source: $0, title: "cue") }
         do {
@@ -221,9 +241,13 @@ public actor ClipTimetable: Service {
     /// Every moment up to this has been dealt with, for the state file.
     public var persistedHandledUntil: Int64 { handledUntil }
 
+    /// How far back a start looks for times that passed while the daemon was stopped.
+    public static let lookingBackAtStart: Int64 = 7 * 86_400
+
     /// Carries on from the state file's mark: a time already queued before a restart is not
-    /// queued again, and one that passed while the daemon was down, longer ago than
-    /// `atGrace`, is logged as missed. Call before `run()`.
+    /// queued again, and one that passed while the daemon was down (up to a week before),
+    /// longer ago than `atGrace`, is missed, or played late (`missed: play-late`). Call
+    /// before `run()`.
     public func restore(handledUntil saved: Int64) async {
         let now = time.wallSeconds()
         if saved >= handledUntil {
@@ -231,8 +255,9 @@ public actor ClipTimetable: Service {
             return
         }
         var missed = 0
-        for due in due(after: saved, upTo: handledUntil) {
-            await play(due.clip, due: due.moment, now: now, missedSoFar: &missed)
+        let passed = due(after: saved, upTo: handledUntil, lookingBack: Self.lookingBackAtStart)
+        for (index, due) in passed.enumerated() {
+            await play(due.clip, due: due.moment, now: now, missedSoFar: &missed, again: Self.comesAgain(passed, after: index))
         }
         if missed > Self.missesLogged {
             logger.notice("missed \(Plural.count(missed - Self.missesLogged, "more at time")) while jukeboxd was not running; none is played late")

@@ -50,6 +50,9 @@ public struct Session: Sendable, Equatable {
     public var atGrace: Duration = Session.defaultAtGrace
     /// What becomes of a clip an urgent one cuts (`afterCut`).
     public var afterCut: AfterCut = .resume
+    /// What becomes of a fixed time that passed longer than `atGrace` ago unplayed (`missed`,
+    /// `playLateWithin`).
+    public var missed: MissedTimes = .skip
     /// Other players lowered while a clip sounds (`duck`); nil: none.
     public var duck: DuckSettings?
     /// Music played under the clips through the output (`bed`); nil: none.
@@ -60,6 +63,18 @@ public struct Session: Sendable, Equatable {
 
     public static let defaultInterval: ClosedRange<Duration> = .seconds(600) ... .seconds(1800)
     public static let defaultAtGrace: Duration = .seconds(120)
+    /// `playLateWithin`: an hour unless set, from a minute to a week.
+    public static let defaultPlayLateWithin: Duration = .seconds(3600)
+    public static let playLateWithinRange: ClosedRange<Duration> = .seconds(60) ... .seconds(7 * 86_400)
+
+    /// How late a fixed time may still start: `atGrace`, or with `play-late` the longer of it
+    /// and `playLateWithin`.
+    public var latestStart: Duration {
+        switch missed {
+        case .skip: atGrace
+        case .playLate(let within): max(atGrace, within)
+        }
+    }
     /// `atGrace` may be set from 0 s to an hour.
     public static let atGraceRange: ClosedRange<Duration> = .zero ... .seconds(3600)
     public static let defaultMaxUploadSize = 50 << 20

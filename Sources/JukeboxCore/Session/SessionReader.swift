@@ -15,7 +15,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "duck", "bed", "quiet", "maxVolume", "loudness", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "missed", "playLateWithin", "duck", "bed", "quiet", "maxVolume", "loudness", "clips"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
@@ -114,6 +114,24 @@ struct SessionReader {
                 problem("afterCut", "\(value.shortDescription) is not one of \(choices) (what becomes of a clip an urgent one cuts)")
             }
         }
+        var missed = MissedTimes.skip
+        if let value = fields["missed"] {
+            switch value {
+            case .string("skip"): break
+            case .string("play-late"): missed = .playLate(within: Session.defaultPlayLateWithin)
+            default: problem("missed", "\(value.shortDescription) is not \"skip\" or \"play-late\" (what becomes of a fixed time that could not play on time)")
+            }
+        }
+        if let value = fields["playLateWithin"], let within = self.duration(value, at: "playLateWithin") {
+            let range = Session.playLateWithinRange
+            if !range.contains(within) {
+                problem("playLateWithin", "\(value.shortDescription) is not from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound)) (how late a missed fixed time may still play)")
+            } else if case .playLate = missed {
+                missed = .playLate(within: within)
+            } else {
+                problem("playLateWithin", "applies only with \"missed\": \"play-late\"; add that, or leave playLateWithin out")
+            }
+        }
         let clips = clipList(fields["clips"], clipsDirectory: clipsDirectory)
         if let firstSunTime, location == nil, fields["location"] == nil {
             problem(firstSunTime, "a sun time needs the session's location: add \"location\": {\"latitude\": 52.37, \"longitude\": 4.89} with your own place (degrees north and east; a map shows them)")
@@ -129,6 +147,7 @@ struct SessionReader {
         session.loudness = loudness
         session.volumeSchedule = volumeSchedule
         session.afterCut = afterCut
+        session.missed = missed
         session.duck = duck
         session.bed = bed
         return session

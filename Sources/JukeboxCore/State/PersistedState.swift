@@ -63,9 +63,11 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public struct Play: Codable, Sendable, Equatable {
         public var entry: Entry
         public var startedAt: Double
-        /// `completed`, `skipped`, `failed` or `ended-early`.
+        /// `completed`, `skipped`, `failed`, `ended-early` or `missed`.
         public var outcome: String
         public var reason: String?
+        /// `PlayRecord.seq`.
+        public var seq: UInt64?
 
         public init(entry: Entry, startedAt: Double, outcome: String, reason: String?) {
             self.entry = entry
@@ -114,6 +116,8 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public var ducked: [DuckRecord]?
     /// The music bed's music was turned off (`bed off`); absent while it is on.
     public var musicOff: Bool?
+    /// The last play MQTT's Playback events told of (`ClipPlayQueue.playEventsTold`).
+    public var playEventsTold: UInt64?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
@@ -154,6 +158,7 @@ extension PersistedState {
         let ducked = await ducker.records
         state.ducked = ducked.isEmpty ? nil : ducked
         state.musicOff = await player.musicOn ? nil : true
+        state.playEventsTold = saved.playEventsTold == 0 ? nil : saved.playEventsTold
         return state
     }
 }
@@ -239,6 +244,7 @@ extension PersistedState.Entry {
 extension PersistedState.Play {
     init(_ record: PlayRecord) {
         self.init(entry: .init(record.entry), startedAt: record.startedAt, outcome: record.outcome.name, reason: record.outcome.reason)
+        seq = record.seq == 0 ? nil : record.seq
     }
 
     public var record: PlayRecord {
@@ -246,8 +252,9 @@ extension PersistedState.Play {
         case "completed": .completed(duration: .zero)
         case "failed": .failed(reason: reason ?? "")
         case "ended-early": .endedEarly(reason: reason ?? "")
-        default: .stopped
+        case "missed": .missed(reason: reason ?? "")
+        default: reason.map { .notPlayed(reason: $0) } ?? .stopped
         }
-        return PlayRecord(entry: entry.queueEntry, startedAt: startedAt, outcome: result)
+        return PlayRecord(entry: entry.queueEntry, startedAt: startedAt, outcome: result, seq: seq ?? 0)
     }
 }

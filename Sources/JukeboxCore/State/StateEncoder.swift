@@ -68,6 +68,7 @@ struct StateEncoder {
             raw("{"); key("entry", first: true); entry(play.entry)
             key("outcome"); string(play.outcome)
             if let reason = play.reason { key("reason"); string(reason) }
+            if let seq = play.seq { key("seq"); number(seq) }
             key("startedAt"); number(play.startedAt); raw("}")
             try flushIfFull()
         }
@@ -75,6 +76,7 @@ struct StateEncoder {
         if let musicOff = state.musicOff { key("musicOff"); raw(musicOff ? "true" : "false") }
         key("nextTicket"); number(state.nextTicket)
         key("paused"); raw(state.paused ? "true" : "false")
+        if let told = state.playEventsTold { key("playEventsTold"); number(told) }
         if let quiet = state.quiet {
             key("quiet"); raw("{"); key("quiet", first: true); raw(quiet.quiet ? "true" : "false")
             if let until = quiet.until { key("until"); number(until) }
