@@ -41,6 +41,7 @@ struct HomeAssistantDiscovery {
         var device_class: String?
         var options: [String]?
         var available_tones: [String]?
+        var event_types: [String]?
         var support_duration: Bool?
         var support_volume_set: Bool?
         var icon: String?
@@ -128,6 +129,13 @@ struct HomeAssistantDiscovery {
         ducking.payload_off = "OFF"
         ducking.icon = "mdi:volume-low"
         entities.append(("binary_sensor", "ducking", ducking))
+        // Each play that starts or ends, for automations: "when the bell has rung", "when a
+        // bell was missed".
+        var playback = config("playback", "Playback")
+        playback.state_topic = topics.state("playback")
+        playback.event_types = PlaybackEvents.types
+        playback.icon = "mdi:bell-ring"
+        entities.append(("event", "playback", playback))
         // When something next plays by itself: a fixed time, or the next random pick.
         var nextPlay = config("next_play", "Next play")
         nextPlay.state_topic = topics.state("next_play")

@@ -37,6 +37,7 @@ public struct MQTTFrontEnd: Service {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
+            group.addTask { await state.tellPlaysAsAsked() }
             group.addTask {
                 for await message in client.messages {
                     await commands.handle(message)
@@ -44,13 +45,19 @@ public struct MQTTFrontEnd: Service {
                 }
             }
             group.addTask {
-                for await _ in core.events.subscribe() { await state.publishChanges() }
+                for await event in core.events.subscribe() {
+                    await state.publishChanges()
+                    await state.playEvent(event)
+                }
             }
             group.addTask {
                 // Stopping: say so while still connected; the client then disconnects cleanly.
                 try? await gracefulShutdown()
                 // A broker that does not read cannot hold the daemon's stop up.
-                await MQTTClient.bounded(MQTTClient.goodbyeTimeout) { await state.goingOffline() }
+                await MQTTClient.bounded(MQTTClient.goodbyeTimeout) {
+                    await state.finishTelling()
+                    await state.goingOffline()
+                }
             }
             _ = await group.next()
             group.cancelAll()

@@ -13,6 +13,17 @@ actor StatePublisher {
     private var published: [String: String] = [:]
     /// The clip titles last advertised to Home Assistant's select, and the volume slider's top.
     private var advertised: Advertised?
+    /// Asks `tellPlaysAsAsked` to tell the plays that ended (a play ended, or a connection
+    /// began); asks that come while it tells are one more round.
+    private nonisolated let tellRequests: AsyncStream<Void>.Continuation
+    private nonisolated let tellRequested: AsyncStream<Void>
+    /// The last play that may be told: one whose end the events have told of (so its start
+    /// was published before it), or one that ended before the front end started.
+    private var tellableThrough: UInt64 = 0
+    /// A round of telling is under way; `roundEnded` are told when it ends.
+    private var telling = false
+    private var roundEnded: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var lastWaiter = 0
 
     struct Advertised: Equatable {
         var titles: [String]
@@ -23,16 +34,79 @@ actor StatePublisher {
     init(topics: MQTTTopics, core: Jukebox) {
         self.topics = topics
         self.core = core
+        (tellRequested, tellRequests) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    func attach(_ client: MQTTClient) { self.client = client }
+    func attach(_ client: MQTTClient) async {
+        self.client = client
+        tellableThrough = await core.lastPlay()
+    }
 
     func connected() async {
         published = [:]
         await send(topics.availability, "online")
         await publishDiscovery()
         await publishChanges()
+        tellRequests.yield()
     }
+
+    /// What the core's events say of plays: one that started is told if connected then;
+    /// those that ended are told in order, each once, as soon as the broker is there.
+    func playEvent(_ event: JukeboxEvent) async {
+        switch event {
+        case .playing(let entry):
+            guard let client, await client.isConnected else { return }
+            _ = await client.publish(.init(topic: topics.state("playback"), text: PlaybackEvents.started(entry), qos: .atLeastOnce, retain: false))
+        case .finished(let play):
+            tellableThrough = max(tellableThrough, play.seq)
+            tellRequests.yield()
+        default:
+            break
+        }
+    }
+
+    /// Tells the plays that ended, each time it is asked, until cancelled: beside the state
+    /// topics, so a broker slow to acknowledge never holds them up.
+    func tellPlaysAsAsked() async {
+        for await _ in tellRequested { await tellPlays() }
+    }
+
+    /// Tells the plays that ended and have not been told of, oldest first: each is on disk
+    /// before it is published, and marked told (on disk too) once the broker has acknowledged
+    /// it, so none is told twice across a reconnect or a restart. One that is not
+    /// acknowledged is told on the next connection.
+    private func tellPlays() async {
+        telling = true
+        defer {
+            telling = false
+            for waiter in roundEnded.values { waiter.resume() }
+            roundEnded = [:]
+        }
+        guard let client, await client.isConnected else { return }
+        for play in await core.playsToTell(through: tellableThrough) {
+            let message = MQTTPacket.Publish(topic: topics.state("playback"), text: PlaybackEvents.ended(play), qos: .atLeastOnce, retain: false)
+            guard await client.publishAcknowledged(message) else { return }
+            await core.markPlayEventsTold(through: play.seq)
+        }
+    }
+
+    /// Returns once a round of telling under way has ended: stopping lets a play that the
+    /// broker is acknowledging be marked told, so it is not told again after a restart.
+    func finishTelling() async {
+        guard telling else { return }
+        lastWaiter += 1
+        let id = lastWaiter
+        // Given up on (the stop's time for goodbyes ran out): it returns at once.
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled { continuation.resume() } else { roundEnded[id] = continuation }
+            }
+        } onCancel: {
+            Task { await self.stopWaiting(id) }
+        }
+    }
+
+    private func stopWaiting(_ id: Int) { roundEnded.removeValue(forKey: id)?.resume() }
 
     func goingOffline() async {
         await send(topics.availability, "offline")

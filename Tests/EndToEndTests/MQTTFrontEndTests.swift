@@ -31,10 +31,10 @@ struct MQTTFrontEndTests: DaemonSuite {
     static let required: [String: [String]] = [
         "button": ["command_topic"], "switch": ["command_topic", "state_topic"], "number": ["command_topic", "state_topic", "min", "max"],
         "select": ["command_topic", "options"], "sensor": ["state_topic"], "notify": ["command_topic"],
-        "binary_sensor": ["state_topic"], "siren": ["command_topic"],
+        "binary_sensor": ["state_topic"], "siren": ["command_topic"], "event": ["state_topic", "event_types"],
     ]
 
-    /// With a music bed: a fifteenth config, the Music switch, whose command turns the bed's
+    /// With a music bed: a sixteenth config, the Music switch, whose command turns the bed's
     /// music off and on and whose state follows it, from any front end.
     @Test func aSessionWithABedHasAMusicSwitch() async throws {
         let mosquitto = try Mosquitto()
@@ -42,8 +42,8 @@ struct MQTTFrontEndTests: DaemonSuite {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 16, verbose: true, wait: 3)
-                #expect(configs.count == 15, "\(configs)")
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 17, verbose: true, wait: 3)
+                #expect(configs.count == 16, "\(configs)")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/music/config ") && $0.contains(#""command_topic":"jukeboxd/desk/command/music""#) }, "the Music switch")
                 #expect(try await mosquitto.messages("jukeboxd/desk/music") == ["ON"])
                 try await mosquitto.publish("jukeboxd/desk/command/music", "OFF")
@@ -63,9 +63,9 @@ struct MQTTFrontEndTests: DaemonSuite {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                // Discovery: fourteen retained configs under one device, each valid for Home Assistant.
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 15, verbose: true, wait: 3)
-                #expect(configs.count == 14, "\(configs)")
+                // Discovery: fifteen retained configs under one device, each valid for Home Assistant.
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 16, verbose: true, wait: 3)
+                #expect(configs.count == 15, "\(configs)")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/binary_sensor/jukeboxd_desk/ducking/config ") && $0.contains(#""state_topic":"jukeboxd/desk/ducking""#) }, "the Ducking sensor")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/sensor/jukeboxd_desk/next_play/config ") && $0.contains(#""device_class":"timestamp""#) })
                 #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/quiet/config ") }, "the quiet switch")
@@ -93,7 +93,7 @@ struct MQTTFrontEndTests: DaemonSuite {
                         #expect(config["state_topic"] as? String == "jukeboxd/desk/siren")
                     }
                 }
-                #expect(uniqueIDs.count == 14)
+                #expect(uniqueIDs.count == 15)
                 // State, retained.
                 #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])

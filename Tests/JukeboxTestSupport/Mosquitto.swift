@@ -88,4 +88,55 @@ public struct Mosquitto: Sendable {
             arguments: Arguments(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", message, "-q", "1"] + (retain ? ["-r"] : []) + credentials),
             output: .discarded, error: .discarded)
     }
+
+    /// `mosquitto_sub -v` on `topics` while `body` runs, writing what arrives to a file the
+    /// test reads; ready once a retained marker of the test's own has arrived, so nothing
+    /// published after that is missed.
+    public func subscribed<T: Sendable>(_ topics: [String], _ body: @Sendable (Subscriber) async throws -> T) async throws -> T {
+        let file = folder.file("sub-\(UInt64.random(in: 0...UInt64.max)).txt")
+        FileManager.default.createFile(atPath: file, contents: nil)
+        let process = Process()
+        // Line by line into the file, not in blocks: what arrived is there to read at once.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")
+        process.arguments = ["-oL", "/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", "\(port)", "-v", "-q", "1"] + (topics + [Self.readyTopic]).flatMap { ["-t", $0] }
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            // SIGKILL: a process started from a test's thread may have SIGTERM blocked.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let subscriber = Subscriber(file: file)
+        try await publish(Self.readyTopic, "ready", retain: true)
+        guard await subscriber.waitUntil({ $0.contains { $0.hasPrefix(Self.readyTopic + " ") } }) else { throw SubscriberFailed() }
+        return try await body(subscriber)
+    }
+
+    struct SubscriberFailed: Error {}
+    static let readyTopic = "jukebox-test/ready"
+
+    /// What a `subscribed` mosquitto_sub has received: `TOPIC PAYLOAD` lines.
+    public struct Subscriber: Sendable {
+        let file: String
+
+        public var lines: [String] {
+            let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").map(String.init)
+        }
+
+        /// The payloads received on `topic`, in order.
+        public func payloads(_ topic: String) -> [String] {
+            lines.compactMap { $0.hasPrefix(topic + " ") ? String($0.dropFirst(topic.count + 1)) : nil }
+        }
+
+        /// Waits (up to 20 s, looking every 20 ms) until the lines satisfy `condition`.
+        public func waitUntil(_ condition: ([String]) -> Bool) async -> Bool {
+            for _ in 0..<1000 {
+                if condition(lines) { return true }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return condition(lines)
+        }
+    }
 }

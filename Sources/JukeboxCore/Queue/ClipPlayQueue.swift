@@ -365,7 +365,10 @@ public actor ClipPlayQueue: Service {
         self.held.append(contentsOf: held)
         self.stats = stats
         self.history = Deque(history.suffix(Self.historyLimit))
-        nextPlaySeq = max(nextPlaySeq, (history.map(\.seq).max() ?? 0) + 1)
+        let lastPlay = history.map(\.seq).max() ?? 0
+        nextPlaySeq = max(nextPlaySeq, lastPlay + 1)
+        // Never told of any (no MQTT before): what ended before this start is not told now.
+        if playEventsTold == 0 { self.playEventsTold = lastPlay }
         var entries = entries[...]
         if let started, let head = entries.first, head.ticket == started.ticket, started.count >= Self.crashLimit {
             logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)", metadata: Self.fields(head))

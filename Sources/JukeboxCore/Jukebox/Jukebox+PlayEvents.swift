@@ -1,0 +1,31 @@
+// The plays a follower tells of once each (MQTT's Playback events): what ended since it last
+// told, numbered, and on disk before it is handed out.
+extension Jukebox {
+    /// The plays that ended after the last one told of (`markPlayEventsTold`), up to
+    /// `through`, oldest first, once the state holding them is on disk; none when it cannot
+    /// be saved. At most the history's length.
+    public func playsToTell(through: UInt64) async -> [PlayRecord] {
+        let told = await queue.playEventsTold
+        let plays = Array(await queue.history.filter { $0.seq > told && $0.seq <= through })
+        guard !plays.isEmpty else { return [] }
+        if let writer {
+            do {
+                try await writer.save(through: await writer.markChange())
+            } catch {
+                return []
+            }
+        }
+        return plays
+    }
+
+    /// The last play that has ended so far (its `PlayRecord.seq`; 0: none).
+    public func lastPlay() async -> UInt64 { await queue.history.last?.seq ?? 0 }
+
+    /// Every play up to `seq` has been told of; saved with the state, so none is told again
+    /// after a restart.
+    public func markPlayEventsTold(through seq: UInt64) async {
+        await queue.markPlayEventsTold(through: seq)
+        guard let writer else { return }
+        try? await writer.save(through: await writer.markChange())
+    }
+}
