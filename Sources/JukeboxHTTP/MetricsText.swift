@@ -24,11 +24,11 @@ enum MetricsText {
         func sample(_ name: String, _ value: Double, labels: String = "") {
             out += "\(name)\(labels.isEmpty ? "" : "{\(labels)}") \(number(value))\n"
         }
-        family("jukeboxd_plays_total", "counter", "Clips and announcements that ended since the daemon started, by how they ended.")
-        for outcome in ["completed", "skipped", "failed", "ended-early"] {
+        family("jukeboxd_plays_total", "counter", "Clips and announcements that ended since the daemon started, by how they ended, and fixed times skipped or missed.")
+        for outcome in ["completed", "skipped", "failed", "ended-early", "missed"] {
             sample("jukeboxd_plays_total", Double(metrics.outcomes[outcome] ?? 0), labels: "outcome=\"\(outcome)\"")
         }
-        family("jukeboxd_missed_total", "counter", "Fixed times that did not play within their grace since the daemon started.")
+        family("jukeboxd_missed_total", "counter", "Fixed times that did not play in time since the daemon started (the device missing, the daemon stopped, the clock jumped).")
         sample("jukeboxd_missed_total", Double(metrics.missed))
         family("jukeboxd_queue_length", "gauge", "Entries waiting to play.")
         sample("jukeboxd_queue_length", Double(metrics.queueLength))
