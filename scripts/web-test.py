@@ -20,7 +20,7 @@ with --speech: it checks the level meter and the timer, that the silence before 
 words is trimmed, saves the clip with a title and a weight, taps it, and prints
 "queued ID" (ID: the saved clip's) before "all flows passed"; the caller hears it played.
 """
-import argparse, json, math, os, shutil, struct, subprocess, sys, tempfile, time, wave
+import argparse, json, math, os, re, shutil, struct, subprocess, sys, tempfile, time, wave
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -511,6 +511,12 @@ def main():
         jukebox("bed", "on")
         within_a_second(lambda: browser.find_element(By.ID, "music").text == "Music off", "the page told of music on by another client")
         print("music works")
+
+        # A test tone from the page: played through the session's device, and said so.
+        browser.find_element(By.ID, "sound-test").click()
+        eventually(lambda: any(play["entry"]["clip"] == "test" and play["outcome"] == "completed" for play in jukebox("history")["plays"]), "the test tone played")
+        within_a_second(lambda: re.search(r"(Played through|took the tone in) ", browser.find_element(By.ID, "sound-state").text) is not None, "what the test found")
+        print("the sound test works")
 
         # Upload a WAV; it shows in the list and can be played.
         view("clips")

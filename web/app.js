@@ -1021,6 +1021,25 @@ function toggles(id, method, show, said) {
 toggles("quiet", "quiet", showQuiet, (on) => on ? "Quiet until you end it." : "Quiet ended.");
 toggles("music", "bed", showBed, (on) => on ? "Music on." : "Music off.");
 
+// One second of tone through the session's device; the answer says where it went and whether
+// the device played it as a sound card does.
+$("sound-test").addEventListener("click", () => {
+  const state = $("sound-state");
+  $("sound-test").disabled = true;
+  state.classList.remove("problem");
+  state.textContent = "Playing a test tone…";
+  rpc("test").then((test) => {
+    const took = test.took < 1 ? `${Math.round(test.took * 1000)} ms` : `${test.took.toFixed(2)} s`;
+    state.textContent = test.realTime
+      ? `Played through ${test.device} (${test.format}) in ${took}, as a sound card plays. Nothing heard? Check the speaker's power, cable and volume.`
+      : `${test.device} took the tone in ${took}: it is not a sound card, so nothing is heard. Choose the card the speaker is on.`;
+  }).catch((error) => {
+    if (error instanceof Unauthorized) return showLogin();
+    state.classList.add("problem");
+    state.textContent = Failure.of(error).message;
+  }).finally(() => { $("sound-test").disabled = false; });
+});
+
 $("clear").addEventListener("click", async () => {
   if (!(await ask("Clear the queue?", "Every waiting clip is taken off the queue. What plays now plays on.", "Clear"))) return;
   rpc("clear").then(() => { toast("The queue is clear."); refreshSoon(); }).catch(complain);

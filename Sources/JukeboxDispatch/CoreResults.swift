@@ -37,6 +37,8 @@ extension RPCError {
             self.init(code: -32011, message: message, data: .init(reason: "upload-failed"))
         case .uploadsBusy:
             self.init(code: -32013, message: message, data: .init(reason: "uploads-busy"))
+        case .soundTestFailed(let error):
+            self.init(code: -32014, message: message, data: .init(reason: error.code.rawValue))
         }
     }
 }

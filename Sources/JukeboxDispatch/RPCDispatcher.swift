@@ -217,6 +217,12 @@ public struct RPCDispatcher: Sendable {
                 let done = try await core.setQuiet(request)
                 let held = await core.snapshot().queue.held.count
                 return answer(done) { QuietInfo($0, held: held) }
+            case "test":
+                try params.allow(["device"])
+                let test = try await core.soundTest(device: try params.string("device"))
+                return answer(SoundTestResult(
+                    device: test.device, format: "\(test.format)", deviceFormat: test.deviceFormat.map { "\($0)" }, seconds: test.seconds,
+                    took: (test.took * 1000).rounded() / 1000, realTime: test.realTime))
             case "health":
                 try params.allow([])
                 let health = await core.health()

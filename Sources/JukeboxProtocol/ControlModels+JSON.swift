@@ -182,6 +182,15 @@ extension HealthResult: JSONReadable {
     }
 }
 
+extension SoundTestResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json)
+        self.init(
+            device: try fields.string("device"), format: try fields.string("format"), deviceFormat: try fields.optionalString("deviceFormat"),
+            seconds: try fields.double("seconds"), took: try fields.double("took"), realTime: try fields.bool("realTime"))
+    }
+}
+
 extension BedInfo: JSONReadable {
     public init(json: JSONValue) throws(JSONShapeError) {
         let fields = try JSONFields(json, "bed")

@@ -142,6 +142,28 @@ public struct HealthResult: Sendable, Equatable, Codable {
     }
 }
 
+/// What `test` found: where the tone went, in what format, and how long the device took.
+public struct SoundTestResult: Sendable, Equatable, Codable {
+    public var device: String
+    /// The format the device was opened for: `44100 Hz, s16, 2 channels`.
+    public var format: String
+    /// The device's own format, when ALSA converts to it.
+    public var deviceFormat: String?
+    public var seconds: Double
+    public var took: Double
+    /// Whether it took the audio at the rate a sound card plays it.
+    public var realTime: Bool
+
+    public init(device: String, format: String, deviceFormat: String? = nil, seconds: Double, took: Double, realTime: Bool) {
+        self.device = device
+        self.format = format
+        self.deviceFormat = deviceFormat
+        self.seconds = seconds
+        self.took = took
+        self.realTime = realTime
+    }
+}
+
 /// The music bed: the answer to `bed`, and part of `status`.
 public struct BedInfo: Sendable, Equatable, Codable {
     /// The FIFO the music comes in through.

@@ -110,7 +110,10 @@ final class ControlClient {
             guard reply["id"] == .number(Double(id)) else { continue }
             if let refusal = reply["error"] {
                 guard let error = try? RPCError(json: refusal) else { throw unreadable }
-                throw ClientError(message: "jukebox: \(error.message)", exitCode: error.data.reason == "uploads-busy" ? 75 : 1, refusal: error)
+                // EX_TEMPFAIL for uploads that may be sent again soon; EX_UNAVAILABLE for a
+                // device that did not play the test tone.
+                let exitCode: Int32 = error.data.reason == "uploads-busy" ? 75 : error.code == -32014 ? 69 : 1
+                throw ClientError(message: "jukebox: \(error.message)", exitCode: exitCode, refusal: error)
             }
             guard let result = reply["result"] else {
                 throw ClientError(message: "jukebox: jukeboxd sent an empty answer (are jukebox and jukeboxd from the same build?)", exitCode: 76)

@@ -81,6 +81,17 @@ enum Format {
         return text
     }
 
+    /// `played a 1 s test tone through "pulse" (44100 Hz, s16, 2 channels): it took 1.08 s,
+    /// as a sound card plays it; if nothing was heard, …`.
+    static func soundTest(_ test: SoundTestResult) -> String {
+        let converted = test.deviceFormat.map { ", converted to the device's \($0)" } ?? ""
+        let took = test.took < 1 ? "\(Int((test.took * 1000).rounded())) ms" : "\((test.took * 100).rounded() / 100) s"
+        let opened = "played a \(seconds(test.seconds)) test tone through \"\(test.device)\" (\(test.format)\(converted)): it took \(took)"
+        return test.realTime
+            ? "\(opened), as a sound card plays it. If nothing was heard: check the speaker's power, cable and volume (alsamixer), and that this is the card it is plugged into (aplay -L)"
+            : "\(opened), faster than it plays: \"\(test.device)\" is not a sound card (a null or file device), so nothing is heard. Choose the card the speaker is on (aplay -L lists them)"
+    }
+
     static func event(_ event: Notification) -> String {
         let params = event.params
         var text = event.method

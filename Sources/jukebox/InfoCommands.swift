@@ -59,6 +59,27 @@ extension JukeboxCLI {
         }
     }
 
+    struct Test: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "test",
+            abstract: "Play a one-second test tone through the session's device, or DEVICE, and say what was opened and whether it played.",
+            discussion: """
+                Through the session's own device the tone cuts in as an urgent clip would (the clip playing goes on after it);
+                another device is opened for the tone alone. The answer names the device and the format it was opened for, and
+                says whether it took the audio at the rate a sound card plays it. A device that cannot be opened says why: a
+                wrong name (with what `aplay -L` lists), a busy device, missing permission. Exit status 69 when the tone did not play.
+                """)
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "An ALSA device, as `aplay -L` lists them (default: the session's).")
+        var device: String?
+
+        func run() throws {
+            let params: [String: JSONValue] = device.map { ["device": .string($0)] } ?? [:]
+            try options.run("test", params, as: SoundTestResult.self) { Format.soundTest($0) }
+        }
+    }
+
     struct Next: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "next", abstract: "What will happen: the next fixed-time plays, the next random pick, quiet hours, and today's sun times.")

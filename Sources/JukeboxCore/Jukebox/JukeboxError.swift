@@ -30,6 +30,9 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
     case uploadRefused(String)
     /// `limit` uploads are being received or converted already; try again after `retryAfter` seconds.
     case uploadsBusy(limit: Int, retryAfter: Int)
+    /// `jukebox test`: the device could not be opened or played; the error says why, with
+    /// what to do.
+    case soundTestFailed(AudioDeviceError)
 
     public var description: String {
         switch self {
@@ -60,6 +63,8 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(limit) uploads are being received or converted, the most at once; nothing of this one was kept: send it again in \(retryAfter) s"
         case .sessionNotSaved(let reason):
             return "the edit was not saved, so it was not made, and the session file is unchanged: \(reason)"
+        case .soundTestFailed(let error):
+            return "the test tone was not played: \(error)"
         case .revisionMismatch(let given, let current):
             return "the session has changed since revision \(given) (it is now \(current)); look at it again (`jukebox session`) and redo the edit"
         }

@@ -60,6 +60,9 @@ public actor Player {
     /// What the clip playing now is played at.
     var level: Double { ownVolume ?? volume }
     public private(set) var isPlaying = false
+    /// What the device was last opened for: the format asked, and the device's own when it
+    /// differs (converted to), for `jukebox test`.
+    public private(set) var lastOpened: (device: String, format: AudioFormat, deviceFormat: AudioFormat?)?
     /// The gain that brings each clip to the session's loudness.
     private let loudness: ClipLoudness?
     /// Frames of the current clip sent to the device, and its length. Set only inside
@@ -364,6 +367,7 @@ public actor Player {
         }
         _ = try await sink.open(format)
         openFormat = format
+        lastOpened = (sink.deviceName, format, sink.deviceFormat.flatMap { $0 == format ? nil : $0 })
         if let recovered = deviceProblem?.error {
             logger.notice("audio device \"\(recovered.device)\" is working again", metadata: ["device": "\(recovered.device)"])
             deviceProblem = nil
