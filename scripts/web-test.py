@@ -513,7 +513,8 @@ def main():
         print("music works")
 
         # A test tone from the page: played through the session's device, and said so.
-        browser.find_element(By.ID, "sound-test").click()
+        jukebox("resume")
+        press(browser.find_element(By.ID, "sound-test"))
         eventually(lambda: any(play["entry"]["clip"] == "test" and play["outcome"] == "completed" for play in jukebox("history")["plays"]), "the test tone played")
         within_a_second(lambda: re.search(r"(Played through|took the tone in) ", browser.find_element(By.ID, "sound-state").text) is not None, "what the test found")
         print("the sound test works")

@@ -1030,9 +1030,10 @@ $("sound-test").addEventListener("click", () => {
   state.textContent = "Playing a test tone…";
   rpc("test").then((test) => {
     const took = test.took < 1 ? `${Math.round(test.took * 1000)} ms` : `${test.took.toFixed(2)} s`;
+    // Two lines at most, the room the line keeps, so nothing below it moves.
     state.textContent = test.realTime
-      ? `Played through ${test.device} (${test.format}) in ${took}, as a sound card plays. Nothing heard? Check the speaker's power, cable and volume.`
-      : `${test.device} took the tone in ${took}: it is not a sound card, so nothing is heard. Choose the card the speaker is on.`;
+      ? `Played through ${test.device} in ${took}. Nothing heard? Check the speaker and its volume.`
+      : `${test.device} took the tone in ${took}: not a sound card, so nothing is heard.`;
   }).catch((error) => {
     if (error instanceof Unauthorized) return showLogin();
     state.classList.add("problem");

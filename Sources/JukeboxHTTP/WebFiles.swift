@@ -1027,6 +1027,26 @@ function toggles(id, method, show, said) {
 toggles("quiet", "quiet", showQuiet, (on) => on ? "Quiet until you end it." : "Quiet ended.");
 toggles("music", "bed", showBed, (on) => on ? "Music on." : "Music off.");
 
+// One second of tone through the session's device; the answer says where it went and whether
+// the device played it as a sound card does.
+$("sound-test").addEventListener("click", () => {
+  const state = $("sound-state");
+  $("sound-test").disabled = true;
+  state.classList.remove("problem");
+  state.textContent = "Playing a test tone…";
+  rpc("test").then((test) => {
+    const took = test.took < 1 ? `${Math.round(test.took * 1000)} ms` : `${test.took.toFixed(2)} s`;
+    // Two lines at most, the room the line keeps, so nothing below it moves.
+    state.textContent = test.realTime
+      ? `Played through ${test.device} in ${took}. Nothing heard? Check the speaker and its volume.`
+      : `${test.device} took the tone in ${took}: not a sound card, so nothing is heard.`;
+  }).catch((error) => {
+    if (error instanceof Unauthorized) return showLogin();
+    state.classList.add("problem");
+    state.textContent = Failure.of(error).message;
+  }).finally(() => { $("sound-test").disabled = false; });
+});
+
 $("clear").addEventListener("click", async () => {
   if (!(await ask("Clear the queue?", "Every waiting clip is taken off the queue. What plays now plays on.", "Clear"))) return;
   rpc("clear").then(() => { toast("The queue is clear."); refreshSoon(); }).catch(complain);
@@ -1141,6 +1161,9 @@ start();
         <button id="music" type="button" aria-pressed="true">Music off</button>
         <p id="music-state" class="status" role="status"></p>
       </div>
+      <h2 id="sound-title">Sound</h2>
+      <button id="sound-test" type="button">Play a test tone</button>
+      <p id="sound-state" class="status" role="status"></p>
       <h2 id="schedule-title">Schedule</h2>
       <form id="schedule">
         <div class="row">

@@ -38,6 +38,10 @@ struct SoundTestTests: DaemonSuite {
             #expect(missing.status == 69)
             #expect(missing.stderr.contains(#"the test tone was not played: audio device "plughw:CARD=Nope,DEV=0": cannot open"#), "\(missing.stderr)")
             #expect(missing.stderr.contains("aplay -L"), "\(missing.stderr)")
+            // Paused, nothing plays through the session's device: said at once.
+            #expect(try await jukebox("pause").status == 0)
+            let paused = try await jukebox("test")
+            #expect(paused.status != 0 && paused.stderr.contains("jukeboxd is paused, so nothing plays through its device: resume it"), "\(paused.stderr)")
             let empty = try await jukebox("test", "")
             #expect(empty.status != 0 && empty.stderr.contains("ALSA device name"), "\(empty.stderr)")
         }

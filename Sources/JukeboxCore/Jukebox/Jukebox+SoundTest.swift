@@ -74,6 +74,9 @@ extension Jukebox {
     /// urgent clip, and the clip it cuts goes on after it. A device that fails is told at its
     /// first failure, and the test entry is taken out of the queue.
     private func soundTestThroughTheQueue() async throws(JukeboxError) -> SoundTest {
+        guard await !queue.isPaused else {
+            throw .invalidParameter("jukeboxd is paused, so nothing plays through its device: resume it (jukebox resume), then test again")
+        }
         let path = stateFile.map { FilePath.join(FilePath.directory(of: $0.path), "test-tone.wav") }
             ?? FilePath.join(getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp", "jukeboxd-test-tone.wav")
         let written = await BlockingWorkQueue(label: "jukeboxd.test-tone").run { Self.write(TestTone.wav, to: path) }
