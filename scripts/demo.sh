@@ -3,6 +3,8 @@
 # Extra arguments go to jukeboxd, e.g. --device plughw:1,0 or --log-level debug.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Swift first: installing packages for a build that cannot run helps nobody.
+source scripts/require-swift.sh
 scripts/install-deps.sh
 swift build -c release --product jukeboxd
 swift build -c release --product jukebox

@@ -7,6 +7,8 @@
 # tests start their own mosquitto broker; espeak-ng speaks the announcements; the Snapcast tests start their own snapserver and snapclients.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Swift first: installing packages for a build that cannot run helps nobody.
+source scripts/require-swift.sh
 scripts/install-deps.sh --tests
 # A short fuzz run of the session loader, the control protocol, MQTT commands, HTTP
 # requests and uploads (scripts/fuzz.sh).
