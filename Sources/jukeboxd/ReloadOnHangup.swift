@@ -15,7 +15,13 @@ struct ReloadOnHangup: Service {
                 do {
                     _ = try await core.durable(try await core.reload())
                 } catch {
-                    logger.error("SIGHUP: \(error)")
+                    // A line each: the log writes a line break inside a message as "\n".
+                    if case .sessionInvalid(let problems)? = error as? JukeboxError {
+                        logger.error("SIGHUP: the session file was not reloaded; the running session is unchanged (\(Plural.count(problems.count, "problem")) follow)")
+                        for problem in problems { logger.error("SIGHUP: \(problem)") }
+                    } else {
+                        logger.error("SIGHUP: \(error)")
+                    }
                 }
             }
         }
