@@ -38,7 +38,8 @@ extension MQTTFrontEndTests {
             let topics = ["jukeboxd/desk/availability", "jukeboxd/desk/playback", "homeassistant/event/jukeboxd_desk/playback/config"]
             try await mosquitto.subscribed(topics) { subscriber in
                 _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
-                    #expect(await log.waitFor("MQTT connected"))
+                    // Online once subscribed to its commands (and told of plays only then).
+                    #expect(await subscriber.waitUntil { $0.contains("jukeboxd/desk/availability online") })
                     #expect(await log.waitFor("missed bell at "), "a warning naming the clip and its time")
                     try await mosquitto.publish("jukeboxd/desk/command/play", "water")
                     #expect(await log.waitFor("played water"))
@@ -84,7 +85,8 @@ extension MQTTFrontEndTests {
             // Started again: nothing is told twice; a new play is told.
             try await mosquitto.subscribed(["jukeboxd/desk/availability", "jukeboxd/desk/playback"]) { subscriber in
                 _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
-                    #expect(await log.waitFor("MQTT connected"))
+                    // The broker kept "offline" from the first run; "online" is this one's.
+                    #expect(await subscriber.waitUntil { $0.contains("jukeboxd/desk/availability online") })
                     let played = try await jukebox("play", "walk")
                     #expect(played.status == 0)
                     #expect(await subscriber.waitUntil { _ in Self.events(subscriber).contains { $0["event_type"] as? String == "finished" } })
