@@ -62,12 +62,17 @@ struct MQTTCommands: Sendable {
             return refuse(name, "the payload is \(message.payload.count) bytes, over the \(Self.maxPayload) accepted")
         }
         let text = String(message.text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-        // The siren's tone when Home Assistant gives none: the first it was offered.
-        let defaultTone = name == "siren" ? await core.snapshot().catalog.session.clips.first(where: \.enabled)?.title : nil
-        switch Self.request(name, text, defaultTone: defaultTone) {
+        switch Self.request(name, text) {
         case .failure(let refusal):
             refuse(name, refusal.reason)
-        case .success(let (method, params)):
+        case .success(var (method, params)):
+            if name == "siren", method == "enqueue", params["title"] == nil {
+                // Turned on without a tone: the first it was offered (looked up only then).
+                guard let first = await core.snapshot().catalog.session.clips.first(where: \.enabled)?.title else {
+                    return refuse(name, "the session has no clip to play")
+                }
+                params["title"] = .string(first)
+            }
             let line = Self.requestLine(method, params)
             // The answer comes once the change is on disk, as the socket's does.
             let reply = await dispatcher.handle(line)
@@ -83,9 +88,9 @@ struct MQTTCommands: Sendable {
     }
 
     /// The JSON-RPC method and params a command's payload stands for.
-    static func request(_ name: String, _ text: String, defaultTone: String? = nil) -> Result<(String, [String: JSONValue]), Refusal> {
+    static func request(_ name: String, _ text: String) -> Result<(String, [String: JSONValue]), Refusal> {
         switch name {
-        case "siren": return siren(text, defaultTone: defaultTone)
+        case "siren": return siren(text)
         case "play":
             // A clip id, or {"clips": ["water", …], "cue": true, "afterQuiet": true} ("now": true cuts in).
             guard text.hasPrefix("{") else {
@@ -135,7 +140,7 @@ struct MQTTCommands: Sendable {
     /// "volume_level": 0–1}` (each but `state` only when given; `"now": true` cuts in), or
     /// `{"state": "OFF"}`; plain `ON` and `OFF` too. On queues the clip with that title (the
     /// first clip's without a tone) under the client `siren`; off ends what the siren queued.
-    static func siren(_ text: String, defaultTone: String?) -> Result<(String, [String: JSONValue]), Refusal> {
+    static func siren(_ text: String) -> Result<(String, [String: JSONValue]), Refusal> {
         let expected = "{\"state\": \"ON\", \"tone\": \"a clip's title\", \"duration\": seconds, \"volume_level\": 0 to 1} or {\"state\": \"OFF\"}"
         var fields: [String: JSONValue]
         switch text.uppercased() {
@@ -158,9 +163,8 @@ struct MQTTCommands: Sendable {
         var params: [String: JSONValue] = ["client": .string(sirenClient)]
         switch fields["tone"] {
         case .string(let tone)?: params["title"] = .string(tone)
-        case nil, .null?:
-            guard let defaultTone else { return .failure(Refusal(reason: "the session has no clip to play")) }
-            params["title"] = .string(defaultTone)
+        // No tone: `handle` gives it the first clip's.
+        case nil, .null?: break
         case let other?: return .failure(Refusal(reason: "\"tone\" must be a clip's title, not \(other.shortDescription)"))
         }
         switch fields["duration"] {

@@ -69,7 +69,9 @@ public actor MQTTClient {
     /// Whether the last attempt failed, so a broker that stays away is logged once.
     private var failing = false
     /// QoS 1 messages sent with `publishAcknowledged`, by packet id, waiting for PUBACK.
-    private var awaitingAcknowledgement: [UInt16: CheckedContinuation<Bool, Never>] = [:]
+    /// Each with the task that sends it and then gives up on it after `answerTimeout`,
+    /// cancelled once the answer comes.
+    private var awaitingAcknowledgement: [UInt16: (answer: CheckedContinuation<Bool, Never>, timeout: Task<Void, Never>)] = [:]
     /// At most this many wait at once; past it `publishAcknowledged` answers false at once.
     public static let maxAwaitingAcknowledgement = 32
 
@@ -109,23 +111,24 @@ public actor MQTTClient {
         let id = packetID()
         message.packetID = id
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            awaitingAcknowledgement[id] = continuation
-            Task {
+            let timeout = Task {
                 do {
                     try await writer.write(ByteBuffer(bytes: MQTTPacket.publish(message).bytes))
+                    try await Task.sleep(for: Self.answerTimeout)
                 } catch {
-                    self.acknowledged(id, false)
-                    return
+                    // Not sent, or answered (cancelled): `acknowledged` finds it gone then.
                 }
-                try? await Task.sleep(for: Self.answerTimeout)
                 self.acknowledged(id, false)
             }
+            awaitingAcknowledgement[id] = (continuation, timeout)
         }
     }
 
     /// The broker acknowledged packet `id` (or it never will: `acknowledged` false).
     private func acknowledged(_ id: UInt16, _ acknowledged: Bool = true) {
-        awaitingAcknowledgement.removeValue(forKey: id)?.resume(returning: acknowledged)
+        guard let waiting = awaitingAcknowledgement.removeValue(forKey: id) else { return }
+        waiting.timeout.cancel()
+        waiting.answer.resume(returning: acknowledged)
     }
 
     /// The connection ended: nothing sent on it will be acknowledged now.
@@ -133,7 +136,10 @@ public actor MQTTClient {
         writer = nil
         let waiting = awaitingAcknowledgement
         awaitingAcknowledgement = [:]
-        for continuation in waiting.values { continuation.resume(returning: false) }
+        for entry in waiting.values {
+            entry.timeout.cancel()
+            entry.answer.resume(returning: false)
+        }
     }
 
     private func packetID() -> UInt16 {

@@ -143,6 +143,14 @@ struct ClipTimetableTests {
         await week.restore(handledUntil: LocalZoneTests.utc(2026, 11, 17, 7, 30))
         #expect(await weekQueue.history.map(\.entry.origin) == (21...27).map { .fixedTime(LocalZoneTests.utc(2026, 11, $0, 6, 55)) })
         #expect(await weekQueue.missedCount == 7)
+
+        // An hourly time over the same stop: 168 moments in the week. The first 10 are in the
+        // history one by one (and told); the rest are counted.
+        let (hourly, hourlyQueue) = make([try clip("chime", at: ["*:00"])], start: LocalZoneTests.utc(2026, 11, 27, 7, 30))
+        await hourly.restore(handledUntil: LocalZoneTests.utc(2026, 11, 17, 7, 30))
+        #expect(await hourlyQueue.history.count == 10)
+        #expect(await hourlyQueue.missedCount == 168)
+        #expect(await hourlyQueue.outcomes["missed"] == 168)
     }
 
     /// `missed: play-late`: a time passed while stopped plays at the start, if within

@@ -46,6 +46,7 @@ extension Jukebox {
         let format = TestTone.format
         let clock = ElapsedClock(configuration.time.clock)
         let started = clock.now
+        var failure: AudioDeviceError?
         do {
             _ = try await sink.open(format)
             let samples = TestTone.samples
@@ -54,19 +55,14 @@ extension Jukebox {
                 try await sink.write(AudioBuffer(samples: .s16(Array(samples[start..<min(start + block, samples.count)])), channels: format.channels))
             }
             try await sink.drain()
-        } catch let error as AudioDeviceError {
-            await sink.close()
-            await sink.retire()
-            throw .soundTestFailed(error)
         } catch {
-            await sink.close()
-            await sink.retire()
-            throw .soundTestFailed(AudioDeviceError(code: .ioError, device: output.description, operation: "play", reason: "\(error)"))
+            failure = error as? AudioDeviceError ?? AudioDeviceError(code: .ioError, device: output.description, operation: "play", reason: "\(error)")
         }
         let took = (clock.now - started).secondsDouble
         let deviceFormat = sink.deviceFormat.flatMap { $0 == format ? nil : $0 }
         await sink.close()
         await sink.retire()
+        if let failure { throw .soundTestFailed(failure) }
         return SoundTest(device: output.description, format: format, deviceFormat: deviceFormat, seconds: TestTone.seconds, took: took)
     }
 
@@ -79,9 +75,11 @@ extension Jukebox {
         }
         let path = stateFile.map { FilePath.join(FilePath.directory(of: $0.path), "test-tone.wav") }
             ?? FilePath.join(getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp", "jukeboxd-test-tone.wav")
-        let written = await BlockingWorkQueue(label: "jukeboxd.test-tone").run { Self.write(TestTone.wav, to: path) }
-        if let problem = written {
-            throw .soundTestFailed(AudioDeviceError(code: .ioError, device: catalog.session.output.description, operation: "prepare the test tone", reason: problem))
+        // Replaced whole, through a new file renamed over it: never written through a link
+        // someone left under its name (in /tmp, without a state folder).
+        let written = await BlockingWorkQueue(label: "jukeboxd.test-tone").run { Result { try AtomicFile.write(TestTone.wav, to: path) } }
+        if case .failure(let problem) = written {
+            throw .soundTestFailed(AudioDeviceError(code: .ioError, device: catalog.session.output.description, operation: "prepare the test tone", reason: "\(problem)"))
         }
         let changes = events.watch()
         let clip = PlayableClip(id: "test", source: ClipSource(file: "test tone", path: path), title: "test tone")
@@ -139,13 +137,4 @@ extension Jukebox {
 
     /// The client name test tones are queued under.
     public static let soundTestClient = "test"
-
-    /// Writes `bytes` to `path` (replacing it); the problem in words, or nil.
-    static func write(_ bytes: [UInt8], to path: String) -> String? {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return "cannot write \(path): \(String(cString: strerror(errno)))" }
-        defer { close(descriptor) }
-        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        return written == bytes.count ? nil : "cannot write \(path): \(String(cString: strerror(errno)))"
-    }
 }

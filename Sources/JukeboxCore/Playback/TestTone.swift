@@ -12,8 +12,8 @@ public enum TestTone {
     static let frequency = 880.0
     static let amplitude = 0.25
 
-    /// The tone's samples, interleaved.
-    public static var samples: [Int16] {
+    /// The tone's samples, interleaved; worked out once.
+    public static let samples: [Int16] = {
         let frames = Int(seconds * Double(format.sampleRate))
         let fade = format.sampleRate / 50
         var samples = [Int16](repeating: 0, count: frames * format.channels)
@@ -25,7 +25,7 @@ public enum TestTone {
             for channel in 0..<format.channels { samples[frame * format.channels + channel] = value }
         }
         return samples
-    }
+    }()
 
     /// The tone as a WAV file's bytes.
     public static var wav: [UInt8] {

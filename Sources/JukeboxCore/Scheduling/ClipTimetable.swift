@@ -84,12 +84,14 @@ public actor ClipTimetable: Service {
             if now > handledUntil {
                 var missed = 0
                 let dueNow = due(after: handledUntil, upTo: now)
+                let last = Self.lastIndices(dueNow)
                 for (index, due) in dueNow.enumerated() {
                     // Marked handled first: the state saved when it is queued says so.
                     handledUntil = max(handledUntil, due.moment)
-                    await play(due.clip, due: due.moment, now: now, missedSoFar: &missed, again: Self.comesAgain(dueNow, after: index))
+                    await play(due.clip, due: due.moment, now: now, missedSoFar: &missed, again: last[due.clip.id]! > index)
                 }
                 if missed > Self.missesLogged {
+                    await queue.countMissed(missed - Self.missesLogged)
                     logger.notice("missed \(Plural.count(missed - Self.missesLogged, "more at time")) the clock passed over; none is played late")
                 }
             }
@@ -194,9 +196,11 @@ public actor ClipTimetable: Service {
         return best
     }
 
-    /// Whether the clip of `list[index]` is due again later in `list`.
-    static func comesAgain(_ list: [(moment: Int64, clip: Clip)], after index: Int) -> Bool {
-        list[(index + 1)...].contains { $0.clip.id == list[index].clip.id }
+    /// Each clip's last place in `list`: one due at an earlier place is due again later in it.
+    /// (A week of an hourly time for many clips is thousands of moments, so looked up, not
+    /// searched for each.)
+    static func lastIndices(_ list: [(moment: Int64, clip: Clip)]) -> [String: Int] {
+        Dictionary(list.enumerated().map { ($0.element.clip.id, $0.offset) }, uniquingKeysWith: max)
     }
 
     /// Queues `clip` for its moment `due`, or, too late or quiet then, tells why not. `again`:
@@ -214,8 +218,9 @@ public actor ClipTimetable: Service {
         let playsLate = late > session.atGrace.components.seconds
         guard late <= session.latestStart.components.seconds, !(playsLate && again) else {
             missed += 1
-            // Beyond the first few (the clock set forward by days) they are counted only.
-            guard missed <= Self.missesLogged else { return await queue.countMissed(1) }
+            // Beyond the first few (the clock set forward by days) they are counted only, all
+            // at once by the caller.
+            guard missed <= Self.missesLogged else { return }
             let reason = playsLate && again && late <= session.latestStart.components.seconds
                 ? "it was due \(DurationText.format(.seconds(late))) ago, and a later time of it is played late instead"
                 : "it was due \(DurationText.format(.seconds(late))) ago (jukeboxd was not running, or the clock jumped), longer than \(Jukebox.latestStartWords(session)); not played late"
@@ -256,10 +261,12 @@ public actor ClipTimetable: Service {
         }
         var missed = 0
         let passed = due(after: saved, upTo: handledUntil, lookingBack: Self.lookingBackAtStart)
+        let last = Self.lastIndices(passed)
         for (index, due) in passed.enumerated() {
-            await play(due.clip, due: due.moment, now: now, missedSoFar: &missed, again: Self.comesAgain(passed, after: index))
+            await play(due.clip, due: due.moment, now: now, missedSoFar: &missed, again: last[due.clip.id]! > index)
         }
         if missed > Self.missesLogged {
+            await queue.countMissed(missed - Self.missesLogged)
             logger.notice("missed \(Plural.count(missed - Self.missesLogged, "more at time")) while jukeboxd was not running; none is played late")
         }
     }
