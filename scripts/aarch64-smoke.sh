@@ -31,7 +31,7 @@ run() {
     local name=$1 prefix=$2 bin=$3 folder="$work_dir/$1"
     mkdir -p "$folder"
     cp clips/*.wav "$folder/"
-    $prefix "$bin/jukeboxd" --check clips/session.json >/dev/null
+    $prefix "$bin/jukeboxd" --check clips/session.json --device null >/dev/null
     # The demo session without its time windows, so the picks do not depend on the hour.
     python3 -c 'import json, sys; s = json.load(open("clips/session.json")); [c.pop("windows", None) for c in s["clips"]]; json.dump(s, open(sys.argv[1], "w"))' "$folder/session.json"
     $prefix "$bin/jukeboxd" "$folder/session.json" --seed 1 --socket "$folder/c.sock" --state "$folder/state.json" \

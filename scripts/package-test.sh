@@ -58,7 +58,14 @@ inside "systemd-analyze verify --man=no /usr/lib/systemd/system/jukeboxd.service
 for page in jukeboxd jukebox; do
     [ -s "$test_root/usr/share/man/man1/$page.1.gz" ] || fail "no manual page $page(1), which the unit names"
 done
-inside "setpriv --reuid=jukeboxd --regid=jukeboxd --init-groups jukeboxd --check /etc/jukeboxd/session.json" || fail "the packaged session fails --check"
+inside "setpriv --reuid=jukeboxd --regid=jukeboxd --init-groups jukeboxd --check /etc/jukeboxd/session.json --device null" || fail "the packaged session fails --check"
+# The root has no sound card, so the session's own device is not there: --check says so (69).
+set +e
+checked=$(inside "setpriv --reuid=jukeboxd --regid=jukeboxd --init-groups jukeboxd --check /etc/jukeboxd/session.json" 2>&1)
+status=$?
+set -e
+[ "$status" = 69 ] && echo "$checked" | grep -q 'device: audio device "default" is not there' \
+    || fail "--check of the packaged session on a root without a sound card did not say its device is missing (exit $status): $checked"
 
 # The daemon as the unit runs it (User=jukeboxd, RuntimeDirectory, StateDirectory), but with
 # ALSA's file plugin for a device.

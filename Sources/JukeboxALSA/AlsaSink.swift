@@ -370,6 +370,58 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
     }
 
+    // MARK: - A device checked, and the devices there are
+
+    /// Opens `device` for playback as `open` does (non-blocking, so a busy device answers at
+    /// once) and closes it again. When it is not there, the answer carries the playback
+    /// devices ALSA lists, as `aplay -L` shows them.
+    public static func check(device: String) async -> DeviceCheck {
+        await BlockingWorkQueue(label: "jukebox.alsa.check").run {
+            var handle: OpaquePointer?
+            let opened = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+            if opened >= 0, let handle {
+                snd_pcm_close(handle)
+                return .ok
+            }
+            // A configuration changed since this process last read it (a PCM just added to
+            // ~/.asoundrc) is read afresh, as a failed open in the sink does.
+            snd_config_update_free_global()
+            let problem = error(device: device, operation: "open", code: opened)
+            return DeviceCheck(problem: problem, known: problem.code == .notFound ? playbackDeviceNames() : [])
+        }
+    }
+
+    /// The names of the PCMs that can play, as `aplay -L` lists them: those of sound cards
+    /// (`CARD=`) first, then the rest (`default`, `pulse`, the user's own), leaving out the
+    /// multichannel variants of each card and the converters that are no device of their own.
+    static func playbackDeviceNames() -> [String] {
+        var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        guard snd_device_name_hint(-1, "pcm", &hints) == 0, let hints else { return [] }
+        defer { snd_device_name_free_hint(hints) }
+        func text(_ hint: UnsafeMutableRawPointer, _ field: String) -> String? {
+            guard let value = snd_device_name_get_hint(hint, field) else { return nil }
+            defer { free(value) }
+            return String(cString: value)
+        }
+        var names: [String] = []
+        var index = 0
+        while let hint = hints[index] {
+            index += 1
+            guard let name = text(hint, "NAME"), text(hint, "IOID") != "Input" else { continue }
+            let family = name.split(separator: ":", maxSplits: 1).first.map(String.init) ?? name
+            guard !notDevices.contains(family), !names.contains(name) else { continue }
+            names.append(name)
+        }
+        return names.filter { $0.contains("CARD=") } + names.filter { !$0.contains("CARD=") }
+    }
+
+    /// What `aplay -L` lists that is never the device someone means: a card's surround
+    /// variants, and alsa-plugins' converters and bridges.
+    static let notDevices: Set<String> = [
+        "front", "rear", "center_lfe", "side", "surround21", "surround40", "surround41", "surround50", "surround51", "surround71",
+        "lavrate", "samplerate", "speexrate", "speex", "upmix", "vdownmix", "jack", "oss", "usbstream",
+    ]
+
     static func alsaFormat(_ format: SampleFormat) -> snd_pcm_format_t {
         switch format {
         case .s16: SND_PCM_FORMAT_S16_LE

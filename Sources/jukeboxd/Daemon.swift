@@ -84,11 +84,35 @@ struct Daemon {
             let placed = problems.map { (line: ($0.id.map { lines.clips[$0] } ?? lines.cue) ?? 1, text: $0.text) }
             for problem in placed.sorted(by: { $0.line < $1.line }) { printError("\(sessionPath):\(problem.line): \(problem.text)") }
         }
+        // The device, opened as the service opens it, when the session could be read.
+        // libasound's own lines go to the log (at debug), not between the verdicts.
+        AlsaSink.routeLibraryMessages(to: logger)
+        var device: DeviceCheck?
+        if let session { device = await checkDevice(session.output) }
+        if let device, let message = device.message {
+            printError("\(deviceOrigin): \(device.isWarning ? "warning: " : "")\(message)")
+        }
         guard status == 0, problems.isEmpty, let session else { return status == 0 ? 65 : status }
+        if let device, device.problem != nil, !device.isWarning { return 69 }
         let enabled = session.clips.filter(\.enabled).count
         print("\(session.sourcePath): OK: \"\(session.name)\", \(Plural.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
         if let location = session.location { printSunTimes(session, location) }
         return 0
+    }
+
+    /// Opens an ALSA output for a moment, as the service will (a Snapcast output's pipe is
+    /// snapserver's to make, and is waited for at play).
+    func checkDevice(_ output: OutputConfig) async -> DeviceCheck {
+        guard case .alsa(let device) = output else { return .ok }
+        return await AlsaSink.check(device: device)
+    }
+
+    /// Where a device problem is told to be: the session file's line that names the device,
+    /// or the option that replaced it.
+    private var deviceOrigin: String {
+        if outputOverride != nil { return "jukeboxd: --device" }
+        let line = SessionLoader.line(of: ["device", "output.device", "output"], in: sessionPath) ?? 1
+        return "\(sessionPath):\(line): device"
     }
 
     /// Today's sun times where the session is, to compare with a weather site, and a warning
@@ -151,6 +175,11 @@ struct Daemon {
     ) async throws {
         AlsaSink.routeLibraryMessages(to: logger)
         let session = catalog.session
+        // A device that is not there is told now, with the names there are, rather than at
+        // the first clip; the daemon runs on and opens it at each clip (a USB DAC may come later).
+        if let message = await checkDevice(session.output).message {
+            logger.warning("\(message); jukeboxd runs on and tries the device again at each clip")
+        }
         let folder = session.clipsDirectory
         let leftovers = await BlockingWorkQueue(label: "jukeboxd.start").run { ClipUpload.removeLeftovers(in: folder) }
         if leftovers > 0 {
@@ -163,7 +192,7 @@ struct Daemon {
             configuration: Jukebox.Configuration(
                 queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
                 makeRateConverter: Self.makeRateConverter,
-                loudnessMeter: EBUR128Meter(), makeDuckTarget: Self.duckTarget),
+                loudnessMeter: EBUR128Meter(), makeDuckTarget: Self.duckTarget, checkDevice: { device in await AlsaSink.check(device: device) }),
             logger: logger)
         await core.restoreState()
         let notifier = SystemdNotifier()

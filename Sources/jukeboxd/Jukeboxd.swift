@@ -15,7 +15,8 @@ struct Jukeboxd: AsyncParsableCommand {
             Exit status: 0 after SIGINT/SIGTERM or when the session's duration is reached, \
             64 for a bad command line, 65 for an invalid session, 66 when the session file \
             cannot be read, 67 when --socket-group names no group, 69 when the web remote \
-            cannot listen on its address (a port in use, an address not this machine's), 73 \
+            cannot listen on its address (a port in use, an address not this machine's) or \
+            --check cannot open the device, 73 \
             when the socket or state folder cannot be made, 75 when another jukeboxd already \
             listens on the control socket, 77 when the socket cannot be given to its group or \
             its private folder is not the user's own, 78 when there is no safe place for the \

@@ -233,6 +233,35 @@ struct JukeboxClientTests: DaemonSuite {
         #expect(status.stdout.hasPrefix("session:   Drill 2\n"))
     }
 
+    /// A reload that names another device opens it first: one that is not there is refused
+    /// with the name meant, and the running session plays on through its own; a device that
+    /// is there is taken, and used from the next clip.
+    @Test func reloadRefusesADeviceThatIsNotThere() async throws {
+        try folder.write("asound.conf", text: #"pcm.desk_speaker { type file slave.pcm { type null } file "\#(folder.file("out.raw"))" format "raw" hint { show on description "Desk" } }"#)
+        let environment = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + folder.file("asound.conf")]
+        @Sendable func use(_ device: String) throws {
+            try folder.write("session.json", text: "{\n  \"name\": \"Drill\",\n  \"device\": \"\(device)\",\n  \"interval\": { \"min\": \"1h\", \"max\": \"2h\" },\n  \"clips\": [ { \"file\": \"ward.wav\" } ]\n}\n")
+        }
+        try use("desk_speaker")
+        let arguments = [sessionPath, "--socket", socket, "--state", folder.file("state.json")]
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: environment) { [self] log in
+            try use("desk_speker")
+            let refused = try await jukebox("reload")
+            #expect(try await jukebox("play", "ward").status == 0)
+            #expect(await log.waitFor("played ward"), "the running session plays on through its own device")
+            try use("null")
+            let taken = try await jukebox("reload")
+            return (refused, taken, try await jukebox("status").stdout)
+        }
+        let (refused, taken, status) = run.result
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("the session file was not reloaded"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("session.json:3: device: audio device \"desk_speker\" is not there (did you mean desk_speaker? the devices here are "), "\(refused.stderr)")
+        #expect(taken.status == 0, "\(taken.stderr)")
+        #expect(status.contains("device:    null"), "\(status)")
+        #expect(try folder.read("out.raw").count == 4410 * 2, "ward played whole through desk_speaker")
+    }
+
     /// A group the daemon may hand its socket to other than the test's own: any group when
     /// running as root (as CI does), else one of the user's supplementary groups.
     static func otherGroup() -> (name: String, id: gid_t)? {

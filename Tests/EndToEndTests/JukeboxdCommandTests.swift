@@ -34,10 +34,10 @@ struct JukeboxdCommandTests {
     }
 
     @Test func checkAcceptsAGoodSession() async throws {
-        let path = try session(#"{ "name": "Tones", "clips": [ { "file": "low.wav" }, { "file": "mid.wav" } ] }"#)
+        let path = try session(#"{ "name": "Tones", "device": "null", "clips": [ { "file": "low.wav" }, { "file": "mid.wav" } ] }"#)
         let (status, stdout, stderr) = try await outcome([path, "--check"])
         #expect(status == 0, "\(stderr)")
-        #expect(stdout == "\(path): OK: \"Tones\", 2 clips (2 enabled), device \"default\"\n")
+        #expect(stdout == "\(path): OK: \"Tones\", 2 clips (2 enabled), device \"null\"\n")
     }
 
     /// With a location, `--check` prints today's sun times to compare with a weather site, and
@@ -45,7 +45,7 @@ struct JukeboxdCommandTests {
     /// sun does not set for weeks every summer, whatever day the test runs on.
     @Test func checkPrintsTodaysSunTimesAndWarnsOfDaysWithoutThem() async throws {
         let path = try session("""
-            { "location": { "latitude": 69.65, "longitude": 18.96 },
+            { "location": { "latitude": 69.65, "longitude": 18.96 }, "device": "null",
               "activeHours": [ { "from": "sunset-30m", "to": "23:00" } ], "clips": [ { "file": "low.wav" } ] }
             """)
         let result = try await DaemonProcess.run([path, "--check"], environment: ["TZ": "UTC"])
@@ -202,6 +202,8 @@ struct JukeboxdCommandTests {
         let line = run.lines.first { $0.contains("cannot open") }
         #expect(line?.contains(#"audio device "jukebox_absent_pcm": cannot open: No such file or directory (check the name with `aplay -L`"#) == true)
         #expect(line?.contains("low stays queued, retrying in 0.5s") == true)
+        // Told at start, before any clip, with the devices there are.
+        #expect(run.lines.contains { $0.contains(#"audio device "jukebox_absent_pcm" is not there (the devices here are "#) && $0.hasSuffix("jukeboxd runs on and tries the device again at each clip") }, "\(run.lines)")
         #expect(run.status == 0)
     }
 }
@@ -245,8 +247,49 @@ extension JukeboxdCommandTests {
 
     @Test func checkCountsOneClipInTheSingular() async throws {
         let path = try session(#"{ "clips": [ { "file": "low.wav" } ] }"#)
-        let (status, stdout, _) = try await outcome([path, "--check"])
+        let (status, stdout, _) = try await outcome([path, "--check", "--device", "null"])
         #expect(status == 0)
-        #expect(stdout == "\(path): OK: \"session\", 1 clip (1 enabled), device \"default\"\n")
+        #expect(stdout == "\(path): OK: \"session\", 1 clip (1 enabled), device \"null\"\n")
+    }
+
+    /// `--check` used to pass a session whose device was misspelt; the mistake showed only in
+    /// the log, at the first clip. It now opens the device as the service would, and a name
+    /// that is not there is an error (69) on the line that names it, with the name meant and
+    /// the devices there are. ALSA's configuration here is the system's and the test's, which
+    /// defines one device.
+    @Test func checkOpensTheDeviceAndNamesTheOnesThereAre() async throws {
+        try folder.write("asound.conf", text: #"pcm.desk_speaker { type null hint { show on description "Desk" } }"#)
+        let environment = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + folder.file("asound.conf")]
+        func check(_ device: String, _ options: [String] = []) async throws -> (path: String, outcome: DaemonProcess.Outcome) {
+            let path = try session("{\n  \"name\": \"Desk\",\n  \"device\": \"\(device)\",\n  \"clips\": [ { \"file\": \"low.wav\" } ]\n}\n")
+            return (path, try await DaemonProcess.run([path, "--check"] + options, environment: environment))
+        }
+        let good = try await check("desk_speaker")
+        #expect(good.outcome.status == 0, "\(good.outcome.stderr)")
+        #expect(good.outcome.stdout == "\(good.path): OK: \"Desk\", 1 clip (1 enabled), device \"desk_speaker\"\n")
+        #expect(good.outcome.stderr.isEmpty, "\(good.outcome.stderr)")
+        // Misspelt: the name meant, and the devices there are.
+        let misspelt = try await check("desk_speker")
+        #expect(misspelt.outcome.status == 69)
+        #expect(misspelt.outcome.stdout.isEmpty)
+        let line = misspelt.outcome.stderr
+        #expect(line.hasPrefix("\(misspelt.path):3: device: audio device \"desk_speker\" is not there (did you mean desk_speaker? the devices here are "), "\(line)")
+        #expect(line.contains("desk_speaker") && line.hasSuffix("; a USB device may not be plugged in yet)\n"), "\(line)")
+        #expect(!line.contains("ALSA lib") && line.split(separator: "\n").count == 1, "one line, without libasound's own: \(line)")
+        // A card by name and by number that is not there: no guess, the devices there are.
+        for device in ["plughw:CARD=Device,DEV=0", "hw:7"] {
+            let absent = try await check(device)
+            #expect(absent.outcome.status == 69, "\(device)")
+            #expect(absent.outcome.stderr.hasPrefix("\(absent.path):3: device: audio device \"\(device)\" is not there (the devices here are "), "\(absent.outcome.stderr)")
+            #expect(absent.outcome.stderr.contains("desk_speaker"), "\(absent.outcome.stderr)")
+        }
+        // Given on the command line, the option is named rather than the file.
+        let option = try await check("desk_speaker", ["--device", "hw:7"])
+        #expect(option.outcome.status == 69)
+        #expect(option.outcome.stderr.hasPrefix("jukeboxd: --device: audio device \"hw:7\" is not there ("), "\(option.outcome.stderr)")
+        // The file's own problems come first, and decide the status.
+        let both = try await check("hw:7\", \"volume\": \"3")
+        #expect(both.outcome.status == 65, "\(both.outcome.stderr)")
+        #expect(both.outcome.stderr.contains(":3: volume: "), "\(both.outcome.stderr)")
     }
 }

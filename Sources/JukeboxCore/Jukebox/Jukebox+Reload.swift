@@ -17,9 +17,25 @@ extension Jukebox {
         } catch {
             throw .sessionInvalid(problems: error.problems)
         }
+        try await checkNewDevice(session)
         let fresh = await adopt(session)
         logger.notice("session reloaded from \(session.sourcePath): \(Plural.count(fresh.playableClips.count, "playable clip"))")
         return await acknowledge((session.name, fresh.playableClips.count), .reload)
+    }
+
+    /// A reload that names another ALSA device opens it for a moment first. One that is not
+    /// there is refused, with the name meant and the names there are, and the running session
+    /// plays on; one that is busy or refuses is told in the log, and taken (it may be freed).
+    /// The device in use is not opened again: it is ours.
+    func checkNewDevice(_ session: Session) async throws(JukeboxError) {
+        guard session.output != catalog.session.output, case .alsa = session.output, let checkDevice = configuration.checkDevice else { return }
+        let found = await checkDevice(session.deviceName)
+        guard let message = found.message else { return }
+        if found.problem?.code == .notFound {
+            let line = SessionLoader.line(of: ["device", "output.device", "output"], in: session.sourcePath) ?? 1
+            throw .sessionInvalid(problems: ["\(session.sourcePath):\(line): device: \(message)"])
+        }
+        logger.warning("the reloaded session's \(message)")
     }
 
     /// Puts a session just read or edited in place of the running one: its clips are probed,

@@ -50,12 +50,16 @@ public actor Jukebox: Service {
         /// Reaches the players the session's `duck` lowers; the daemon's speaks MPD's protocol
         /// and snapserver's. nil: a session with `duck` lowers nothing.
         public var makeDuckTarget: DuckTargetFactory?
+        /// Opens an ALSA device for a moment: a reload that names a device that is not there
+        /// is refused. nil: not checked.
+        public var checkDevice: DeviceChecker?
 
         public init(
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(), time: TimeSource = .system,
             speechFolder: String? = nil, speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil,
-            loudnessMeter: (any LoudnessMeter)? = nil, makeDuckTarget: DuckTargetFactory? = nil
+            loudnessMeter: (any LoudnessMeter)? = nil, makeDuckTarget: DuckTargetFactory? = nil, checkDevice: DeviceChecker? = nil
         ) {
+            self.checkDevice = checkDevice
             self.makeDuckTarget = makeDuckTarget
             self.loudnessMeter = loudnessMeter
             self.time = time

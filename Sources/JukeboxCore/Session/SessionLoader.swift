@@ -60,6 +60,14 @@ public enum SessionLoader {
         bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
     }
 
+    /// The line of the first of `fields` the session file has (`"device"`, `"output.device"`),
+    /// for a message about it found after the file was read; nil when none is there.
+    public static func line(of fields: [String], in path: String) -> Int? {
+        guard let bytes = (try? FilePath.read(path, limit: maxFileSize)).map(withoutByteOrderMark) else { return nil }
+        let lines = JSONParser.lines(in: bytes)
+        return fields.lazy.compactMap { lines[$0] }.first
+    }
+
     /// The line of each clip in the session file, by clip id, and of the cue: for messages
     /// about clip files, which are found after the file was read (`--check`). Empty when the
     /// file cannot be read or parsed.
