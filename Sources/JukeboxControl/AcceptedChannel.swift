@@ -1,3 +1,5 @@
+import Glibc
+import JukeboxFiles
 import NIOCore
 
 /// A client connection as accepted, before its async wrapper exists.
@@ -21,4 +23,22 @@ struct AcceptedChannel: Sendable {
             return wrapped
         }.get()
     }
+
+    /// Who is at the other end, by the user the kernel says runs it (`SO_PEERCRED`): what the
+    /// entries it queues are shown as queued by, and what `stop --queued-by` takes.
+    func userName() async -> String {
+        guard let options = channel as? any SocketOptionProvider,
+              let credentials: PeerCredentials = try? await options.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)).get()
+        else { return "jukebox" }
+        return UserName.name(of: credentials.uid)
+    }
+}
+
+/// `struct ucred`: pid, uid and gid, as the kernel fills it for `SO_PEERCRED` (Glibc hides
+/// its own behind `_GNU_SOURCE`).
+struct PeerCredentials: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
 }

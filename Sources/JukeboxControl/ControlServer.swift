@@ -92,10 +92,7 @@ public struct ControlServer: Service {
                 tasks.addTask { await closeIdleConnections(connections) }
                 do {
                     try await server.executeThenClose { inbound in
-                        var count = 0
                         for try await connection in inbound {
-                            count += 1
-                            let name = "client \(count)"
                             switch connections.add(connection.channel, now: .now) {
                             case .refused:
                                 connection.channel.close(promise: nil)
@@ -108,7 +105,7 @@ public struct ControlServer: Service {
                             }
                             tasks.addTask {
                                 if let wrapped = try? await connection.wrap() {
-                                    await serve(wrapped, name: name, raw: connection.raw, connections: connections)
+                                    await serve(wrapped, name: await connection.userName(), raw: connection.raw, connections: connections)
                                 } else {
                                     connection.channel.close(promise: nil)
                                 }

@@ -4,3 +4,4 @@
 // Session files and edits are JSON values, parsed by the parser the client shares.
 @_exported import enum JukeboxProtocol.JSONValue
 @_exported import struct JukeboxProtocol.JSONParser
+@_exported import func JukeboxProtocol.editDistance

@@ -100,7 +100,7 @@ extension NextResult {
     public init(_ plan: JukeboxPlan, held: Int) {
         self.init(
             fixedTimes: plan.fixedTimes.map { FixedTimePlay(at: Double($0.moment), clip: $0.clip.id, title: $0.clip.title, quiet: $0.quiet ? true : nil) },
-            nextPick: plan.nextPick, pickSkipped: plan.pickSkipped ? true : nil, nextPlay: plan.nextPlay, activeHours: plan.activeHours.map { ActiveHours(open: $0.open, until: $0.until.map(Double.init)) },
+            nextPick: plan.nextPick, pickSkipped: plan.pickSkipped ? true : nil, pickSkippedFor: plan.pickSkippedFor?.rawValue, nextPlay: plan.nextPlay, activeHours: plan.activeHours.map { ActiveHours(open: $0.open, until: $0.until.map(Double.init)) },
             quiet: QuietInfo(plan.quiet, held: held), quietHours: plan.quietHours.map { Span(from: Double($0.from), to: $0.to.map(Double.init)) },
             location: plan.location?.description, sun: plan.location == nil ? nil : plan.sun.map { SunTime(event: $0.event.description, time: $0.time) })
     }

@@ -11,4 +11,15 @@ public enum UserName {
         guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "user \(uid)" }
         return "\(String(cString: name)) (\(uid))"
     }
+
+    /// The user's name alone, `alice`, or `user 1000` for a number with no name. Safe from
+    /// any thread (`getpwuid_r`).
+    public static func name(of uid: uid_t) -> String {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 1024)
+        let status = getpwuid_r(uid, &entry, &buffer, buffer.count, &found)
+        guard status == 0, found != nil, let name = entry.pw_name else { return "user \(uid)" }
+        return String(cString: name)
+    }
 }

@@ -227,7 +227,7 @@ async function refresh() {
     const entries = queue.waiting.concat(held);
     if (entries.length === 0) return [item("Nothing is waiting.")];
     return entries.map((entry) =>
-      item(`${entry.title} (from ${entry.origin}${entry.afterQuiet ? ", after quiet" : ""}${urgency(entry)})`,
+      item(`${entry.title} (${queuedBy(entry.origin)}${entry.afterQuiet ? ", after quiet" : ""}${urgency(entry)})`,
         button("Remove", `Remove ${entry.title}`, async () => { await rpc("remove", { tickets: [entry.ticket] }); toast(`Removed ${entry.title}.`); })));
   });
   $("clear").disabled = queue.waiting.length + held.length === 0;
@@ -240,6 +240,10 @@ async function refresh() {
   draw("history", history.plays, () => history.plays.length === 0 ? [item("Nothing has played yet.")] : history.plays.map((play) =>
     item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
 }
+
+// Who queued an entry, in the words the CLI's queue uses.
+const origins = { scheduler: "picked at random", timetable: "at its time", web: "from this page", mqtt: "over MQTT", siren: "by Home Assistant's siren", test: "sound test" };
+function queuedBy(origin) { return origins[origin] || `by ${origin}`; }
 
 // What an entry's place in the queue owes to an urgent clip: asked for now, or cut by one.
 function urgency(entry) {

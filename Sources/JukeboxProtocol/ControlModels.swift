@@ -45,6 +45,23 @@ public struct EntryInfo: Sendable, Equatable, Codable {
 extension EntryInfo {
     /// How a person is shown the entry: the clip's id, or `say: ` and the text's first words.
     public var shown: String { say == nil ? clip : title }
+
+    /// Who queued it, in words: `picked at random`, `at its time`, `from the web page`,
+    /// `over MQTT`, `by Home Assistant's siren`, `sound test`, or `by pi` (a user of the
+    /// `jukebox` command, or a name given with `--client`).
+    public var queuedBy: String { Self.queuedBy(origin) }
+
+    public static func queuedBy(_ origin: String) -> String {
+        switch origin {
+        case "scheduler": "picked at random"
+        case "timetable": "at its time"
+        case "web": "from the web page"
+        case "mqtt": "over MQTT"
+        case "siren": "by Home Assistant's siren"
+        case "test": "sound test"
+        default: "by \(origin)"
+        }
+    }
 }
 
 public struct EnqueueResult: Sendable, Equatable, Codable {
@@ -258,6 +275,8 @@ public struct NextResult: Sendable, Equatable, Codable {
     public var nextPick: Double?
     /// true: the next pick falls outside active hours or in quiet, so nothing is picked then.
     public var pickSkipped: Bool?
+    /// Why: `quiet` or `active hours` (outside them); absent when the pick is not skipped.
+    public var pickSkippedFor: String?
     /// When something next plays by itself: a fixed time not skipped for quiet, or a pick
     /// while active hours are open and it is not quiet.
     public var nextPlay: Double?
@@ -272,12 +291,13 @@ public struct NextResult: Sendable, Equatable, Codable {
     public var sun: [SunTime]?
 
     public init(
-        fixedTimes: [FixedTimePlay], nextPick: Double? = nil, pickSkipped: Bool? = nil, nextPlay: Double? = nil, activeHours: ActiveHours? = nil, quiet: QuietInfo,
+        fixedTimes: [FixedTimePlay], nextPick: Double? = nil, pickSkipped: Bool? = nil, pickSkippedFor: String? = nil, nextPlay: Double? = nil, activeHours: ActiveHours? = nil, quiet: QuietInfo,
         quietHours: Span? = nil, location: String? = nil, sun: [SunTime]? = nil
     ) {
         self.fixedTimes = fixedTimes
         self.nextPick = nextPick
         self.pickSkipped = pickSkipped
+        self.pickSkippedFor = pickSkippedFor
         self.nextPlay = nextPlay
         self.activeHours = activeHours
         self.quiet = quiet

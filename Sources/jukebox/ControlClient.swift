@@ -77,9 +77,13 @@ final class ControlClient {
 
     static func unreachable(_ path: String, _ error: Int32) -> ClientError {
         let folder = folder(of: path)
+        var info = stat()
+        let kind = stat(path, &info) == 0 ? info.st_mode & S_IFMT : 0
         let reason = switch error {
         case ENOENT: "no such socket (is it running?)"
-        case ECONNREFUSED: "connection refused (is it running?)"
+        case ECONNREFUSED where kind != 0 && kind != S_IFSOCK:
+            "\(kind == S_IFDIR ? "it is a folder" : "it is a file"), not a socket: give --socket the path jukeboxd logs as \"control socket listening on …\""
+        case ECONNREFUSED: "nothing is listening on that socket (is jukeboxd running? it removes its socket when it stops)"
         case _ where (error == EACCES || error == EPERM) && access(folder, X_OK) != 0:
             "permission denied: the folder \(folder) is open only to \(groupOwning(folder).map { "the \"\($0)\" group" } ?? "its group"); "
                 + "join it with `sudo usermod -aG \(groupOwning(folder) ?? "GROUP") $USER`, then log out and in again"

@@ -108,7 +108,7 @@ extension JukeboxCLI {
                     lines.append("  \(Format.moment(play.at))  \(play.clip)\(title)\(play.quiet == true ? " (skipped: quiet)" : "")")
                 }
             }
-            var pick = next.nextPick.map { "at \(Format.moment($0))" + (next.pickSkipped == true ? " (skipped: quiet or outside active hours)" : "") } ?? "none planned"
+            var pick = next.nextPick.map { "at \(Format.moment($0))" + (next.pickSkipped == true ? " (skipped: \(next.pickSkippedFor == "quiet" ? "quiet" : "outside active hours"))" : "") } ?? "none planned"
             if let active = next.activeHours {
                 let change = active.until.map { " until \(Format.moment($0))" } ?? ""
                 pick += active.open ? " (active hours open\(change))" : " (outside active hours; they open \(active.until.map { Format.moment($0) } ?? "not this week"))"

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import FoundationEssentials
 import JukeboxProtocol
 
@@ -30,7 +31,35 @@ struct JukeboxCLI: ParsableCommand {
 
     static func main() {
         if let quick = QuickCommand(CommandLine.arguments.dropFirst()) { quick.run() }
+        if let message = unknownCommand(in: Array(CommandLine.arguments.dropFirst())) {
+            let bytes = Array((message + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            Glibc.exit(64)
+        }
         main(nil)
+    }
+
+    /// The commands by name, as `jukebox --help` lists them.
+    static var commandNames: [String] { configuration.subcommands.compactMap { $0.configuration.commandName } }
+
+    /// For a command line whose command is no command (`jukebox skp`): the words saying so,
+    /// with the command meant when one is close. ArgumentParser would say only "Unexpected
+    /// argument".
+    static func unknownCommand(in arguments: [String]) -> String? {
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--socket" { index += 2; continue }
+            if argument.hasPrefix("-") { index += 1; continue }
+            let names = commandNames
+            guard argument != "help", !names.contains(argument) else { return nil }
+            let reach = max(1, argument.count / 3)
+            let close = (names + ["help"]).filter { $0.hasPrefix(argument) || editDistance($0, argument) <= reach }
+                .sorted { (editDistance($0, argument), $0) < (editDistance($1, argument), $1) }
+            let meant = close.isEmpty ? "" : "; did you mean \(close.prefix(3).joined(separator: " or "))?"
+            return "jukebox: there is no command \"\(argument)\"\(meant) (`jukebox --help` lists them)"
+        }
+        return nil
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import JukeboxProtocol
 
 extension JukeboxCLI {
@@ -40,13 +41,25 @@ extension JukeboxCLI {
         static func params(
             clips: [String], cue: Bool, client: String?, afterQuiet: Bool = false, now: Bool = false, volume: Int? = nil, stopAfter: String? = nil
         ) -> [String: JSONValue] {
-            var params: [String: JSONValue] = ["clips": .array(clips.map(JSONValue.string)), "cue": .bool(cue)]
+            var params: [String: JSONValue] = ["clips": .array(clips.map { .string(located($0)) }), "cue": .bool(cue)]
             if let client { params["client"] = .string(client) }
             if afterQuiet { params["afterQuiet"] = .bool(true) }
             if now { params["now"] = .bool(true) }
             if let volume { params["volume"] = .number(Double(volume)) }
             if let stopAfter { params["stopAfter"] = .string(stopAfter) }
             return params
+        }
+
+        /// A clip named by a path from where the user stands (`clips/water.wav`, `../x.wav`) that
+        /// is a file here goes as its absolute path, which jukeboxd takes when it is inside the
+        /// session's clips folder. An id, a bare file name, or a path that is no file here goes
+        /// as typed: jukeboxd reads it from the clips folder.
+        static func located(_ name: String) -> String {
+            guard name.contains("/"), !name.hasPrefix("/") else { return name }
+            var info = stat()
+            guard stat(name, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let folder = getcwd(nil, 0) else { return name }
+            defer { free(folder) }
+            return String(cString: folder) + "/" + name
         }
 
         func run() throws {
@@ -166,15 +179,41 @@ extension JukeboxCLI {
         static let configuration = CommandConfiguration(commandName: "volume", abstract: "Show or set the master volume (0-100).")
         @OptionGroup var options: ClientOptions
 
-        @Argument(help: "The new volume, 0 to 100.")
-        var level: Int?
+        // Taken as it comes, so that `-5` is a change rather than an unknown option.
+        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new volume, 0 to 100, or a change such as +5 or -5.", valueName: "level"))
+        var level: [String] = []
+
+        enum Change: Equatable { case to(Int), by(Int) }
+
+        /// `40`, `+5` or `-5`; nil for anything else.
+        static func change(_ text: String) -> Change? {
+            guard let first = text.first, text.count <= 4 else { return nil }
+            if first == "+" || first == "-" { return Int(text.dropFirst()).map { .by(first == "-" ? -$0 : $0) } }
+            return Int(text).map(Change.to)
+        }
 
         func validate() throws {
-            if let level, !(0...100).contains(level) { throw ValidationError("the volume is a whole number from 0 to 100") }
+            guard level.count <= 1 else { throw ValidationError("give one volume, such as 40, +5 or -5") }
+            guard let text = level.first else { return }
+            switch Self.change(text) {
+            case .to(let value)? where (0...100).contains(value): return
+            case .by(let step)? where (0...100).contains(abs(step)): return
+            default: throw ValidationError("the volume is a whole number from 0 to 100, or a change such as +5 or -5, not \"\(text)\"")
+            }
         }
 
         func run() throws {
-            try options.run("volume", level.map { ["level": .number(Double($0))] } ?? [:], as: VolumeResult.self) { "volume \($0.volume)" }
+            var target: Int?
+            switch level.first.flatMap(Self.change) {
+            case .to(let value)?: target = value
+            case .by(let step)?:
+                // From the volume as it is now, held to 0–100.
+                let now: Int
+                do { now = try options.connect().call("volume", as: VolumeResult.self).0.volume } catch let error as ClientError { throw options.fail(error) }
+                target = min(100, max(0, now + step))
+            case nil: break
+            }
+            try options.run("volume", target.map { ["level": .number(Double($0))] } ?? [:], as: VolumeResult.self) { "volume \($0.volume)" }
         }
     }
 

@@ -14,19 +14,19 @@ extension JukeboxCLI {
                 var lines: [String] = []
                 if let playing = result.playing {
                     let progress = playing.total.map { " \(Format.clock(playing.elapsed ?? 0))/\(Format.clock($0))" } ?? ""
-                    lines.append("\(playing.paused ? "paused " : "playing") \(playing.entry.ticket) \(playing.entry.shown)\(progress) (\(playing.entry.origin))\(playing.entry.now == true ? " now" : "")")
+                    lines.append("\(playing.paused ? "paused " : "playing") \(playing.entry.ticket) \(playing.entry.shown)\(progress) (\(playing.entry.queuedBy))\(playing.entry.now == true ? " now" : "")")
                 } else if let waiting = result.waitingForDevice {
-                    lines.append("waiting for the audio device: \(waiting.ticket) \(waiting.shown) (\(waiting.origin))")
+                    lines.append("waiting for the audio device: \(waiting.ticket) \(waiting.shown) (\(waiting.queuedBy))")
                 } else {
                     lines.append("nothing playing")
                 }
                 for entry in result.waiting {
-                    lines.append("\(String(repeating: " ", count: 2))\(entry.position ?? 0). \(entry.ticket) \(entry.shown) (\(entry.origin))\(Format.details(entry))")
+                    lines.append("\(String(repeating: " ", count: 2))\(entry.position ?? 0). \(entry.ticket) \(entry.shown) (\(entry.queuedBy))\(Format.details(entry))")
                 }
                 if result.waiting.isEmpty { lines.append("queue empty") }
                 if let held = result.held, !held.isEmpty {
                     lines.append("held until quiet ends:")
-                    for entry in held { lines.append("  \(entry.ticket) \(entry.shown) (\(entry.origin))") }
+                    for entry in held { lines.append("  \(entry.ticket) \(entry.shown) (\(entry.queuedBy))") }
                 }
                 return lines.joined(separator: "\n")
             }

@@ -32,10 +32,11 @@ enum DaemonProcess {
     }
 
     /// Runs to completion and collects both outputs.
-    static func run(_ arguments: [String], tool: String = "jukeboxd", environment: [String: String] = [:]) async throws -> Outcome {
+    /// `in`: the folder it runs in (the test's own by default).
+    static func run(_ arguments: [String], tool: String = "jukeboxd", environment: [String: String] = [:], in folder: String? = nil) async throws -> Outcome {
         let result = try await Subprocess.run(
             .path(.init(binaryDirectory + "/" + tool)), arguments: Arguments(arguments),
-            environment: inheriting(environment),
+            environment: inheriting(environment), workingDirectory: folder.map { .init($0) },
             output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
         return Outcome(status: status(result.terminationStatus), stdout: result.standardOutput, stderr: result.standardError)
     }

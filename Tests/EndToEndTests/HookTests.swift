@@ -1,4 +1,5 @@
 import Foundation
+import JukeboxCore
 import JukeboxTestSupport
 import Testing
 
@@ -40,7 +41,7 @@ struct HookTests {
         #expect(lines.map { $0.first ?? "" } == ["beforePlaying", "afterPlaying", "idle"], "\(lines)")
         let before = try #require(lines.first)
         #expect(before.count == 7)
-        #expect(before[1] == "water" && before[2] == Self.hostileTitle && before[3] == "1" && before[4] == "client 1", "\(before)")
+        #expect(before[1] == "water" && before[2] == Self.hostileTitle && before[3] == "1" && before[4] == UserName.name(of: getuid()), "\(before)")
         #expect(before[6] == "none" || before[6] == "0", "no sound before beforePlaying: \(before[6]) bytes")
         let after = try #require(lines.dropFirst().first)
         #expect(after[5] == "completed" && Int(after[6]) == 8000, "the whole clip was written before afterPlaying: \(after)")

@@ -43,6 +43,8 @@ struct JukeboxClientTests: DaemonSuite {
             let quiet = try await jukebox("quiet", "for", "2h")
             #expect(quiet.stdout.hasPrefix("quiet by hand until "), "\(quiet.stdout)")
             #expect(try await jukebox("status").stdout.contains("\nquiet:     quiet by hand until "))
+            let held = try await jukebox("next").stdout
+            #expect(held.contains("(skipped: quiet)"), "the next pick, within the two hours, says why it is skipped: \(held)")
             let json = try JSONDecoder().decode(NextResult.self, from: Data(try await jukebox("--json", "next").stdout.utf8))
             let until = try #require(json.quiet.until)
             #expect(json.quiet.quiet && json.quiet.byHand)
@@ -225,7 +227,9 @@ struct JukeboxClientTests: DaemonSuite {
             return [bad, good, status, queue]
         }
         let (bad, good, status, queue) = (run.result[0], run.result[1], run.result[2], run.result[3])
-        #expect(queue.stdout.hasSuffix("  1. 1 water (client 2)\n  2. 2 ward (client 2)\n  3. 3 water (client 2)\n"), "entries of clips the new session lacks keep their place: \(queue.stdout)")
+        // Each shown as queued by the user who ran `jukebox`, not by a connection's number.
+        let me = UserName.name(of: getuid())
+        #expect(queue.stdout.hasSuffix("  1. 1 water (by \(me))\n  2. 2 ward (by \(me))\n  3. 3 water (by \(me))\n"), "entries of clips the new session lacks keep their place: \(queue.stdout)")
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("the session file was not reloaded"))
         #expect(bad.stderr.contains("session.json:1: volume: 7 is out of range (expected 0 to 1, or a list of steps such as [{\"from\": \"07:00\", \"level\": 0.8}])"))
@@ -260,6 +264,47 @@ struct JukeboxClientTests: DaemonSuite {
         #expect(taken.status == 0, "\(taken.stderr)")
         #expect(status.contains("device:    null"), "\(status)")
         #expect(try folder.read("out.raw").count == 4410 * 2, "ward played whole through desk_speaker")
+    }
+
+    /// The CLI's rough edges a new user met: a misspelt command is answered with the one
+    /// meant; `volume -5` lowers by 5 (it was "Unknown option"); a path typed from where the
+    /// user stands plays the file it names (it was taken from the clips folder); `--socket`
+    /// naming a file says so (it was "connection refused").
+    @Test func theCLIAnswersWhatANewUserTypes() async throws {
+        let misspelt = try await jukebox("skp")
+        #expect(misspelt.status == 64)
+        #expect(misspelt.stderr == "jukebox: there is no command \"skp\"; did you mean skip? (`jukebox --help` lists them)\n", "\(misspelt.stderr)")
+        let nothing = try await jukebox("xyzzy")
+        #expect(nothing.status == 64 && nothing.stderr == "jukebox: there is no command \"xyzzy\" (`jukebox --help` lists them)\n", "\(nothing.stderr)")
+        let file = try await DaemonProcess.run(["--socket", sessionPath, "status"], tool: "jukebox")
+        #expect(file.status == 69)
+        #expect(file.stderr.contains("\(sessionPath): it is a file, not a socket: give --socket the path jukeboxd logs as"), "\(file.stderr)")
+        for bad in ["101", "+101", "-x", "5%"] {
+            let refused = try await jukebox("volume", bad)
+            #expect(refused.status == 64, "\(bad)")
+            #expect(refused.stderr.contains("the volume is a whole number from 0 to 100, or a change such as +5 or -5, not \"\(bad)\""), "\(refused.stderr)")
+        }
+        mkdir(folder.file("clips"), 0o755)
+        try folder.write("clips/bell.wav", try folder.read("water.wav"))
+        try folder.write("session.json", text: #"{ "name": "Drill", "clipsDirectory": "clips", "interval": { "min": "1h", "max": "2h" }, "clips": [ { "file": "bell.wav" } ] }"#)
+        let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] log in
+            #expect(try await jukebox("volume", "50").stdout == "volume 50\n")
+            let lower = try await jukebox("volume", "-5")
+            #expect(lower.status == 0 && lower.stdout == "volume 45\n", "\(lower.stderr)")
+            #expect(try await jukebox("volume", "+70").stdout == "volume 100\n", "held to 100")
+            #expect(try await jukebox("volume", "-0").stdout == "volume 100\n")
+            try await self.pause()
+            // From the session's folder, as the README's user stands in the project's.
+            let typed = try await DaemonProcess.run(["--socket", socket, "play", "clips/bell.wav"], tool: "jukebox", in: folder.path)
+            #expect(typed.status == 0, "\(typed.stderr)")
+            #expect(typed.stdout.hasPrefix("queued 1 bell (position 1)"), "the session's clip, found by its path: \(typed.stdout)")
+            // A path from here to a file outside the clips folder is refused as such.
+            let outside = try await DaemonProcess.run(["--socket", socket, "play", "./water.wav"], tool: "jukebox", in: folder.path)
+            #expect(outside.status != 0)
+            #expect(outside.stderr.contains("outside"), "\(outside.stderr)")
+            return try await jukebox("queue").stdout
+        }
+        #expect(run.result.contains("1. 1 bell (by \(UserName.name(of: getuid())))"), "\(run.result)")
     }
 
     /// A group the daemon may hand its socket to other than the test's own: any group when

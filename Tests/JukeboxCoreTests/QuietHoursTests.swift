@@ -238,7 +238,7 @@ struct QuietCoreTests {
             fixedTimes: [.init(moment: 100, clip: bell, quiet: true), .init(moment: 300, clip: bell, quiet: false)], nextPick: 200,
             activeHours: nil, quiet: open, quietHours: nil, location: nil, sun: [])
         #expect(plan.nextPlay == 200)
-        plan.pickSkipped = true
+        plan.pickSkippedFor = .quiet
         #expect(plan.nextPlay == 300, "a pick that falls outside active hours or in quiet is not heard")
         plan.fixedTimes = []
         #expect(plan.nextPlay == nil)

@@ -16,7 +16,14 @@ public struct JukeboxPlan: Sendable {
     public var nextPick: Double?
     /// The next pick falls outside active hours or in quiet (as things stand), so nothing
     /// will be picked then.
-    public var pickSkipped = false
+    public var pickSkipped: Bool { pickSkippedFor != nil }
+    /// Why the next pick will not play: outside active hours (`.activeHours`), or quiet then.
+    public var pickSkippedFor: PickSkip?
+
+    public enum PickSkip: String, Sendable {
+        case quiet
+        case activeHours = "active hours"
+    }
     /// The session's active hours: whether they are open now, and when that changes (nil:
     /// not within a week). nil when the session has none (picks at any time).
     public var activeHours: (open: Bool, until: Int64?)?
@@ -57,15 +64,18 @@ extension Jukebox {
             session.activeHours.hold(now, zone: zone, location: location, holidays: holidays),
             session.activeHours.nextChange(after: now, zone: zone, location: location, holidays: holidays))
         let nextPick = queueHold == nil ? await scheduler.nextPickWallTime : nil
-        var pickSkipped = false
+        var pickSkippedFor: JukeboxPlan.PickSkip?
         if let nextPick {
             let moment = Int64(nextPick.rounded(.down))
             let inActiveHours = session.activeHours.isEmpty || session.activeHours.hold(moment, zone: zone, location: location, holidays: holidays)
-            let quietThen = await quiet.isQuiet(at: moment)
-            pickSkipped = !inActiveHours || quietThen
+            if !inActiveHours {
+                pickSkippedFor = .activeHours
+            } else if await quiet.isQuiet(at: moment) {
+                pickSkippedFor = .quiet
+            }
         }
         return JukeboxPlan(
-            fixedTimes: plays, nextPick: nextPick, pickSkipped: pickSkipped, activeHours: active,
+            fixedTimes: plays, nextPick: nextPick, pickSkippedFor: pickSkippedFor, activeHours: active,
             quiet: await quiet.status(at: now), quietHours: await quiet.nextHours(after: now), location: location,
             sun: location.map { SunCalculator.day(zone.localTime(at: now).date, at: $0, zone: zone) } ?? [])
     }
