@@ -78,6 +78,12 @@ public enum FilePath {
         }
     }
 
+    /// Something is at `path` (a file, a folder, a link, even one that leads nowhere).
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
     public static func isRegularFile(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG

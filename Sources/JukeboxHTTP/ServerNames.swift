@@ -88,6 +88,20 @@ public struct ServerNames: Sendable, Equatable {
         (dnsNames + addresses.map(Self.text(of:))).joined(separator: ", ")
     }
 
+    /// The addresses a phone on the network can open, `scheme://NAME:PORT/`: `HOST.local`
+    /// and the host's name, then each address that is not loopback or link-local (IPv4
+    /// first); at most `limit`.
+    public func urls(scheme: String, port: Int, limit: Int = 6) -> [String] {
+        // A machine whose name is no DNS label has only "localhost": no name to offer.
+        let names = (hostName == "localhost" ? [] : dnsNames.filter { $0 != "localhost" }).sorted { $0.hasSuffix(".local") && !$1.hasSuffix(".local") }
+        let reachable = addresses.filter { address in
+            address.count == 4 ? address[0] != 127 && !(address[0] == 169 && address[1] == 254)
+                : !(address.allSatisfy { $0 == 0 } || address == [UInt8](repeating: 0, count: 15) + [1] || (address[0] == 0xFE && address[1] & 0xC0 == 0x80))
+        }.sorted { $0.count < $1.count }
+        let hosts = names + reachable.map { $0.count == 4 ? Self.text(of: $0) : "[\(Self.text(of: $0))]" }
+        return hosts.prefix(limit).map { "\(scheme)://\($0):\(port)/" }
+    }
+
     /// A DNS name or address as a person writes it.
     static func text(of name: GeneralName) -> String {
         switch name {

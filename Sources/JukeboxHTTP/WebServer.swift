@@ -119,6 +119,11 @@ public struct WebServer: Service {
             onServerRunning: { [settings, logger, onListening] channel in
                 let port = channel.localAddress?.port ?? settings.port
                 logger.info("web remote listening on \(settings.scheme)://\(settings.listen)\(port == settings.port ? "" : " (port \(port))")")
+                // On every address, the line above names none a phone can open.
+                if ["0.0.0.0", "::"].contains(settings.host) {
+                    let urls = ServerNames.ofThisMachine().urls(scheme: settings.scheme, port: port)
+                    if !urls.isEmpty { logger.info("on a phone, open the web remote at \(urls.joined(separator: " or "))") }
+                }
                 await onListening(port)
             })
         do {

@@ -50,7 +50,7 @@ struct Jukeboxd: AsyncParsableCommand {
     @Option(help: "Group that may use the control socket (its mode is 0660).")
     var socketGroup: String?
 
-    @Option(help: "The state file: queue, shuffle position, volume, counts (default: $STATE_DIRECTORY/state.json, else $XDG_STATE_HOME/jukeboxd/SESSION-NAME.json).")
+    @Option(help: "The state file: queue, shuffle position, volume, counts (default: $STATE_DIRECTORY/state.json, else $XDG_STATE_HOME/jukeboxd/NAME.json, NAME being the session's name in lower case with - for spaces).")
     var state: String?
 
     @Option(help: "How many clips may wait in the queue; more are refused with `queue-full`.")
@@ -113,6 +113,9 @@ struct Jukeboxd: AsyncParsableCommand {
             let environment = ProcessEnvironment.current
             statePath = try daemon.statePath(for: session, environment: environment)
             try StateFile(path: statePath).checkFolder(sharedFolder: StateFile.serviceFolder(environment))
+            if state == nil, let earlier = StateFile.moveFromEarlierName(to: statePath, sessionName: session.name, environment: environment) {
+                daemon.logger.notice("the state file \(earlier) is now \(statePath), a name without spaces; what lay beside it (the web remote's authority, announcements, logins) moved with it")
+            }
         } catch {
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)

@@ -204,8 +204,13 @@ extension WebHardeningTests {
             // A head ended by bare line feeds is answered at once, not after the idle timeout.
             let bare = try await Loopback.request(port: Int(port) ?? 0, "GET /clips HTTP/1.1\nHost: localhost\n\n")
             #expect(bare.hasPrefix("HTTP/1.1 301"), "\(bare.prefix(200))")
+            return port
         }
         #expect(run.status == 0)
+        // Listening on every address, the log also names addresses a phone can open.
+        let phone = run.lines.first { $0.contains("on a phone, open the web remote at https://") } ?? ""
+        #expect(phone.hasSuffix(":\(run.result)/"), "\(phone)")
+        #expect(!phone.contains("0.0.0.0") && !phone.contains("127.0.0.1") && !phone.contains("//localhost:"), "\(phone)")
     }
 }
 

@@ -20,9 +20,43 @@ struct StateLocationTests {
     }
 
     @Test func defaultsInOrder() throws {
-        #expect(try StateFile.defaultPath(sessionName: "a/b", environment: ["HOME": "/home/pi"]) == "/home/pi/.local/state/jukeboxd/a_b.json")
+        #expect(try StateFile.defaultPath(sessionName: "a/b", environment: ["HOME": "/home/pi"]) == "/home/pi/.local/state/jukeboxd/a-b.json")
         #expect(try StateFile.defaultPath(sessionName: "s", environment: ["HOME": "/home/pi", "XDG_STATE_HOME": "/x"]) == "/x/jukeboxd/s.json")
         #expect(try StateFile.defaultPath(sessionName: "s", environment: ["HOME": "/home/pi", "STATE_DIRECTORY": "/var/lib/jukeboxd:/other"]) == "/var/lib/jukeboxd/state.json")
+    }
+
+    /// State files used to be named after the session as it is, spaces and all (`Desk
+    /// reminders.json`, its authority in `Desk reminders.tls/`). They are now named without
+    /// spaces, and a file of the earlier name is moved with what lies beside it.
+    @Test func namesNeedNoQuotingAndTheEarlierNameIsMoved() throws {
+        #expect(StateFile.fileName(forSession: "Desk reminders") == "desk-reminders")
+        #expect(StateFile.fileName(forSession: "  Küche: 7 Uhr!  ") == "küche-7-uhr")
+        #expect(StateFile.fileName(forSession: "../..") == "session")
+        #expect(StateFile.fileName(forSession: String(repeating: "a", count: 300)).count == 100)
+        let environment = ["XDG_STATE_HOME": folder.path]
+        let path = try StateFile.defaultPath(sessionName: "Desk reminders", environment: environment)
+        #expect(path == folder.file("jukeboxd/desk-reminders.json"))
+        // Nothing of the earlier name: nothing moves.
+        #expect(StateFile.moveFromEarlierName(to: path, sessionName: "Desk reminders", environment: environment) == nil)
+        mkdir(folder.file("jukeboxd"), 0o700)
+        try folder.write("jukeboxd/Desk reminders.json", text: "{}")
+        mkdir(folder.file("jukeboxd/Desk reminders.tls"), 0o700)
+        try folder.write("jukeboxd/Desk reminders.tls/ca.crt", text: "authority")
+        // Not while a jukeboxd still runs with it.
+        let held = try StateLock(statePath: folder.file("jukeboxd/Desk reminders.json"))
+        #expect(StateFile.moveFromEarlierName(to: path, sessionName: "Desk reminders", environment: environment) == nil)
+        withExtendedLifetime(held) {}
+        _ = consume held
+        #expect(StateFile.moveFromEarlierName(to: path, sessionName: "Desk reminders", environment: environment) == folder.file("jukeboxd/Desk reminders.json"))
+        #expect(try folder.read("jukeboxd/desk-reminders.json") == Array("{}".utf8))
+        #expect(try folder.read("jukeboxd/desk-reminders.tls/ca.crt") == Array("authority".utf8))
+        #expect(!FilePath.exists(folder.file("jukeboxd/Desk reminders.json")) && !FilePath.exists(folder.file("jukeboxd/Desk reminders.tls")))
+        // Once moved, a new file of the earlier name is left alone: the new one is not replaced.
+        try folder.write("jukeboxd/Desk reminders.json", text: "[]")
+        #expect(StateFile.moveFromEarlierName(to: path, sessionName: "Desk reminders", environment: environment) == nil)
+        #expect(try folder.read("jukeboxd/desk-reminders.json") == Array("{}".utf8))
+        // Under systemd the state is state.json: no earlier name to look for.
+        #expect(StateFile.moveFromEarlierName(to: "/var/lib/jukeboxd/state.json", sessionName: "Desk reminders", environment: ["STATE_DIRECTORY": folder.path]) == nil)
     }
 
     @Test func aFolderOfOursIsAcceptedAndMissingOnesAreMadePrivate() throws {

@@ -38,6 +38,19 @@ struct WebCertificateTests {
         ])
     }
 
+    /// What the log offers a phone when the web remote listens on every address: the mDNS
+    /// name and the host's, then the addresses, never loopback or link-local.
+    @Test func urlsForAPhone() {
+        let linkLocal: [UInt8] = [0xFE, 0x80] + [UInt8](repeating: 0, count: 13) + [7]
+        let global: [UInt8] = [0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1]
+        let loopback6: [UInt8] = [UInt8](repeating: 0, count: 15) + [1]
+        let names = ServerNames(hostName: "Pi", addresses: [[127, 0, 0, 1], loopback6, linkLocal, global, [169, 254, 3, 4], [192, 168, 1, 20]])
+        #expect(names.urls(scheme: "https", port: 8080) == [
+            "https://pi.local:8080/", "https://pi:8080/", "https://192.168.1.20:8080/", "https://[2001:db8::1]:8080/",
+        ])
+        #expect(names.urls(scheme: "http", port: 80, limit: 1) == ["http://pi.local:80/"])
+    }
+
     @Test func aFirstStartMakesAnAuthorityAndAServerCertificateForEveryNameAndAddress() async throws {
         let identity = try store.prepare(names: Self.names, now: Self.start)
         #expect(identity.madeAuthority && identity.renewed)

@@ -116,8 +116,50 @@ public struct StateFile: Sendable {
     /// place for it (a shared folder such as /tmp would let another user plant files where
     /// the daemon writes), so the daemon refuses to guess.
     public static func defaultPath(sessionName: String, environment: [String: String]) throws(StateLocationError) -> String {
+        try defaultPath(fileName: fileName(forSession: sessionName), environment: environment)
+    }
+
+    /// A session's name as a file name that needs no quoting in a shell: lower case, each run
+    /// of anything but letters and digits one `-` (`Desk reminders` → `desk-reminders`);
+    /// `session` for a name with neither.
+    public static func fileName(forSession name: String) -> String {
+        var slug = ""
+        for character in name.lowercased() {
+            if character.isLetter || character.isNumber {
+                slug.append(character)
+            } else if !slug.isEmpty, slug.last != "-" {
+                slug.append("-")
+            }
+        }
+        while slug.last == "-" { slug.removeLast() }
+        return slug.isEmpty ? "session" : String(slug.prefix(100))
+    }
+
+    /// The state files beside the state file (`sibling`), each moved with it.
+    public static let siblingSuffixes = [".tls", ".speech", ".web-sessions", ".loudness.json"]
+
+    /// Earlier versions named the default state file after the session's name as it is, spaces
+    /// and all (`Desk reminders.json`). When that file is there and `path` (its name now) is
+    /// not, it is moved to `path` with what lies beside it (the web remote's authority in
+    /// `.tls`, announcements, logins, loudness), unless a jukeboxd still runs with it. Returns
+    /// the earlier path when it moved something.
+    public static func moveFromEarlierName(to path: String, sessionName: String, environment: [String: String]) -> String? {
+        guard serviceFolder(environment) == nil,
+              let earlier = try? defaultPath(fileName: String(sessionName.map { $0 == "/" ? "_" : $0 }), environment: environment),
+              earlier != path, FilePath.exists(earlier), !FilePath.exists(path)
+        else { return nil }
+        // Not from under a jukeboxd of the earlier version that is still running.
+        guard let lock = try? StateLock(statePath: earlier) else { return nil }
+        defer { withExtendedLifetime(lock) { unlink(lock.path) } }
+        guard rename(earlier, path) == 0 else { return nil }
+        for suffix in siblingSuffixes where FilePath.exists(sibling(of: earlier, suffix)) && !FilePath.exists(sibling(of: path, suffix)) {
+            _ = rename(sibling(of: earlier, suffix), sibling(of: path, suffix))
+        }
+        return earlier
+    }
+
+    static func defaultPath(fileName name: String, environment: [String: String]) throws(StateLocationError) -> String {
         if let folder = serviceFolder(environment) { return folder + "/state.json" }
-        let name = String(sessionName.map { $0 == "/" ? "_" : $0 })
         if let base = environment["XDG_STATE_HOME"], !base.isEmpty { return "\(base)/jukeboxd/\(name).json" }
         if let home = environment["HOME"], !home.isEmpty, home != "/" { return "\(home)/.local/state/jukeboxd/\(name).json" }
         throw StateLocationError(
