@@ -29,7 +29,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ready
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 def main():
     # Whatever umask the test run hands down: Chromium cannot run in folders it made
@@ -249,6 +249,18 @@ def main():
         print(f"layout shift within 500 ms of {what}: {total:.4f}")
         return total
 
+    # No room held open by something empty: no element without words or a control in it
+    # is taller than 8 px, in each view and in each dialog.
+    GAPS = """return [...document.querySelectorAll('#app *')].filter((e) => {
+        const box = e.getBoundingClientRect();
+        if (box.height <= 8 || box.width === 0 || e.closest('dialog:not([open])')) return false;
+        const things = 'input, select, button, progress, meter, canvas, output, textarea, svg, img, option';
+        return !e.matches(things) && !e.querySelector(things) && e.textContent.trim() === '';
+      }).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}: ${Math.round(e.getBoundingClientRect().height)} px`);"""
+    def no_gaps(where):
+        gaps = browser.execute_script(GAPS)
+        if gaps:
+            sys.exit(f"{where}: room held open by empty elements: {gaps}")
     def elapsed_seen(seconds):
         # The bar's place in the clip, read every 50 ms: (time, progress) pairs.
         seen = []
@@ -268,11 +280,14 @@ def main():
         # the bar moves on by itself between the events that start and end it.
         tap("Play c0")
         eventually(lambda: text_of("#now") == "c0", "c0 in the bar", seconds=10)
+        # The bar's words: playing through the card now; neither playing nor paused after.
+        within_a_second(lambda: text_of("#device").startswith("Playing through pulse · jukeboxd up "), f"the device line while c0 plays ({text_of('#device')!r})")
         seen = [progress for _, progress in elapsed_seen(1.5) if 0 < progress < 1]
         steps_seen = sorted(set(seen))
         if len(steps_seen) < 3 or seen != sorted(seen):
             sys.exit(f"the progress did not move on by itself while c0 played: {seen}")
         eventually(lambda: history_has("c0: completed"), "c0 played, in the page's history", seconds=10)
+        eventually(lambda: text_of("#now") == "Nothing is playing." and text_of("#device").startswith("Speaker: pulse · "), f"the bar once c0 ended ({text_of('#device')!r})")
         print("played c0", flush=True)
         # The daemon stops: the page says so.
         said("stopped")
@@ -314,6 +329,7 @@ def main():
         log_in()
         steady(lambda: press(browser.find_element(By.ID, "record")), "Record…")
         eventually(lambda: shown("recorder"), "the recorder")
+        no_gaps("the recorder")
         contrast_meets_aa("the recorder")
         # The level meter, read every 50 ms while recording.
         browser.execute_script("window.levels = []; window.levelTimer = setInterval(() => window.levels.push(document.getElementById('record-level').value), 50);")
@@ -408,6 +424,10 @@ def main():
         jukebox("pause")
         within_a_second(lambda: browser.find_element(By.ID, "next").text == "Nothing planned.", "nothing planned while paused")
         within_a_second(lambda: text_of("#pause") == "Resume", "paused by the CLI")
+        # The bar says paused in words, and never "playing" while nothing plays.
+        within_a_second(lambda: text_of("#now") == "Paused. Nothing is playing.", f"the bar while paused ({text_of('#now')!r})")
+        if "Playing" in text_of("#device") or "(" in text_of("#device"):
+            sys.exit(f"the device line while paused and idle: {text_of('#device')!r}")
         view("clips")
         before = browser.execute_script("return window.shifts.length")
         jukebox("play", "water", "walk")
@@ -454,7 +474,7 @@ def main():
         eventually(lambda: jukebox("queue")["waiting"][0].get("now") is True, "a clip queued now from its menu")
         eventually(lambda: "Playing walk now." in text_of("#toasts"), "a toast after Play now")
         waiting += 1
-        eventually(lambda: queued_on_page() == waiting and "walk (from web, now)" in text_of("#queue"), f"the urgent clip first in the queue (the page says {text_of('#queue')!r})")
+        eventually(lambda: queued_on_page() == waiting and "walk (from this page, now)" in text_of("#queue"), f"the urgent clip first in the queue (the page says {text_of('#queue')!r})")
 
         # Remove an entry, in the queue view.
         view("queue")
@@ -472,7 +492,7 @@ def main():
         steady(lambda: browser.find_element(By.CSS_SELECTOR, "#say button[type=submit]").click(), "Say")
         eventually(lambda: any(e.get("say") == "Dinner is ready" for e in jukebox("queue")["waiting"]), "an announcement queued from the page")
         eventually(lambda: any("say: Dinner is ready" in e.text for e in browser.find_elements(By.CSS_SELECTOR, "#queue li")), "the announcement in the queue list")
-        eventually(lambda: "Queued “Dinner is ready”." in text_of("#say-message"), "the announcement's status beside Say")
+        eventually(lambda: "Queued “Dinner is ready”." in text_of("#toasts"), "the announcement's toast")
         # And one said now: it goes in after the urgent clip, before everything else.
         browser.find_element(By.ID, "say-text").send_keys("Fire drill")
         steady(lambda: browser.find_element(By.ID, "say-now").click(), "Now")
@@ -481,7 +501,23 @@ def main():
             ahead = next((i for i, e in enumerate(waiting) if e.get("say") == "Fire drill"), None)
             return ahead is not None and waiting[ahead].get("now") is True and all(e.get("now") for e in waiting[:ahead])
         eventually(said_now, "an announcement queued now from the page, ahead of all but urgent entries")
-        eventually(lambda: "Saying “Fire drill” now." in text_of("#say-message"), "the announcement's status beside Now")
+        eventually(lambda: "Saying “Fire drill” now." in text_of("#toasts"), "the announcement's toast after Now")
+        # A toast lets taps through to what is under it.
+        if browser.execute_script("return getComputedStyle(document.querySelector('#toasts .toast')).pointerEvents") != "none":
+            sys.exit("a toast takes the taps meant for what is under it")
+        # Clearing the queue asks first: Cancel keeps it, Clear empties it.
+        waiting = len(jukebox("queue")["waiting"])
+        tap("clear")
+        eventually(lambda: shown("confirm"), "the question before clearing the queue")
+        shot("clear-asked")
+        browser.find_element(By.ID, "confirm-no").click()
+        eventually(lambda: not shown("confirm"), "the question closed by Cancel")
+        if len(jukebox("queue")["waiting"]) != waiting or waiting == 0:
+            sys.exit(f"Cancel did not keep the queue of {waiting}: {jukebox('queue')}")
+        tap("clear")
+        eventually(lambda: shown("confirm"), "the question again")
+        browser.find_element(By.ID, "confirm-yes").click()
+        eventually(lambda: len(jukebox("queue")["waiting"]) == 0, "the queue cleared after Clear")
         print("controls work")
 
         # Quiet by hand from the page; a request made to wait for its end shows as held, and
@@ -498,7 +534,17 @@ def main():
         browser.find_element(By.ID, "quiet").click()
         eventually(lambda: jukebox("quiet")["quiet"] is False, "quiet ended from the page")
         eventually(lambda: len(jukebox("queue")["waiting"]) == waiting + 1, "the held request queued when quiet ended")
-        within_a_second(lambda: browser.find_element(By.ID, "quiet").text == "Quiet", "the Quiet button back")
+        within_a_second(lambda: browser.find_element(By.ID, "quiet").text == "Be quiet", "the Be quiet button back")
+        # Quiet for a while, chosen beside the button, as `jukebox quiet for 30m`.
+        Select(browser.find_element(By.ID, "quiet-for")).select_by_value("30m")
+        browser.find_element(By.ID, "quiet").click()
+        eventually(lambda: jukebox("quiet")["quiet"] is True and jukebox("quiet").get("until") is not None, "quiet for 30 minutes from the page")
+        until = jukebox("quiet")["until"]
+        if not 29 * 60 <= until - time.time() <= 31 * 60:
+            sys.exit(f"quiet for 30 minutes ends in {until - time.time():.0f} s")
+        within_a_second(lambda: re.search(r"Quiet, set by hand until \w+ ([01]\d|2[0-3]):[0-5]\d$", browser.find_element(By.ID, "quiet-state").text), f"the end of quiet, on a 24-hour clock ({text_of('#quiet-state')!r})")
+        browser.find_element(By.ID, "quiet").click()
+        eventually(lambda: jukebox("quiet")["quiet"] is False, "quiet for a while ended from the page")
         print("quiet works")
 
         # The music bed's music, off and on from the page; kept in the state file.
@@ -522,7 +568,7 @@ def main():
         # Upload a WAV; it shows in the list and can be played.
         view("clips")
         browser.find_element(By.ID, "upload").send_keys(args.wav)
-        eventually(lambda: "Added" in browser.find_element(By.ID, "upload-message").text, "the upload accepted", seconds=10)
+        eventually(lambda: "Added" in text_of("#toasts"), "the upload accepted", seconds=10)
         name = os.path.splitext(os.path.basename(args.wav))[0]
         eventually(lambda: any(c["id"] == name for c in jukebox("clips")["clips"]), "the uploaded clip in the session")
         eventually(lambda: len(browser.find_elements(By.CSS_SELECTOR, f'button[aria-label="Play {name}"]')) == 1, "the uploaded clip on the page")
@@ -533,11 +579,13 @@ def main():
             out.write("not audio at all")
         clips_before = len(jukebox("clips")["clips"])
         browser.find_element(By.ID, "upload").send_keys(notes)
-        eventually(lambda: "notes.wav is not sound jukeboxd can play" in browser.find_element(By.ID, "upload-message").text, "the refusal in plain words", seconds=10)
-        if "cannot be played" not in text_of("#upload-message details"):
-            sys.exit(f"the server's words are not behind Details: {text_of('#upload-message')!r}")
-        if ".part" in text_of("#upload-message") or ".upload-" in text_of("#upload-message"):
-            sys.exit(f"the refusal shows the server's own file: {text_of('#upload-message')!r}")
+        eventually(lambda: "notes.wav is not sound jukeboxd can play" in text_of("#toasts"), "the refusal in plain words", seconds=10)
+        if "cannot be played" not in text_of("#toasts details"):
+            sys.exit(f"the server's words are not behind Details: {text_of('#toasts')!r}")
+        if ".part" in text_of("#toasts") or ".upload-" in text_of("#toasts"):
+            sys.exit(f"the refusal shows the server's own file: {text_of('#toasts')!r}")
+        if browser.find_element(By.ID, "upload-progress").is_displayed():
+            sys.exit("the upload's progress bar shows with no upload under way")
         shot("upload-refused")
         if len(jukebox("clips")["clips"]) != clips_before:
             sys.exit("a refused upload was added")
@@ -603,7 +651,11 @@ def main():
         eventually(lambda: jukebox("session")["document"].get("quiet") == [{"from": "22:00", "to": "07:00"}, {"from": "sunset-30m", "to": "sunset"}], "the quiet hours saved")
         if jukebox("session")["document"].get("location") != {"latitude": 52.37, "longitude": 4.89}:
             sys.exit(f"the location was not saved: {jukebox('session')['document']}")
-        eventually(lambda: "Schedule saved." in browser.find_element(By.ID, "schedule-message").text, "the schedule's status beside Save")
+        eventually(lambda: "Schedule saved." in text_of("#toasts"), "the schedule's toast")
+        # Coming up, on a 24-hour clock as the CLI gives it, whatever the browser's language.
+        eventually(lambda: re.search(r"\b([01]\d|2[0-3]):[0-5]\d\b", text_of("#next")) is not None, f"a time under Coming up ({text_of('#next')!r})")
+        if re.search(r"\b(AM|PM|am|pm)\b", text_of("#next") + text_of("#history")):
+            sys.exit(f"12-hour times: {text_of('#next')!r} {text_of('#history')!r}")
         # Loaded again, the sun time shows in its picker.
         eventually(lambda: browser.execute_script("return document.querySelector('#quiet-hours select[aria-label=\"Quiet hours 2 from: at\"]').value") == "sunset", "the sun time loaded back")
         # A fixed time, in the clip's dialog.
@@ -621,7 +673,16 @@ def main():
 
         for name in ["clips", "queue", "plan"]:
             view(name)
+            no_gaps(f"the {name} view")
             contrast_meets_aa(f"the {name} view")
+        view("clips")
+        tap("More for water")
+        tap("Edit water")
+        wait.until(ready.visibility_of_element_located((By.ID, "editor")))
+        no_gaps("the clip's dialog")
+        contrast_meets_aa("the clip's dialog")
+        browser.find_element(By.ID, "clip-cancel").click()
+        print("no gaps held open")
         view("clips")
         # Everything works with the keyboard alone: Tab reaches every control, each shows
         # where the focus is, and Enter works the focused button.

@@ -178,7 +178,7 @@ function tick() {
     $("elapsed").textContent = clock(elapsed);
     $("progress").value = playing.total ? elapsed / playing.total : 0;
   }
-  if (uptime) $("device").textContent = `${uptime.text}; up ${clock(uptime.seconds + (now - uptime.at) / 1000)}`;
+  if (uptime) $("device").textContent = `${uptime.text} · jukeboxd up ${clock(uptime.seconds + (now - uptime.at) / 1000)}`;
 }
 setInterval(tick, 250);
 
@@ -187,11 +187,12 @@ function showPlaying(queue, status) {
   const current = queue.playing;
   if (current) {
     playing = { elapsed: current.elapsed || 0, total: current.total || 0, paused: Boolean(current.paused || status.paused), at: now };
-    $("now").textContent = current.entry.title;
+    $("now").textContent = (playing.paused ? "Paused: " : "") + current.entry.title;
     $("total").textContent = clock(current.total);
   } else {
     playing = null;
-    $("now").textContent = queue.waitingForDevice ? `${queue.waitingForDevice.title} is waiting for the audio device` : "Nothing is playing.";
+    $("now").textContent = queue.waitingForDevice ? `${queue.waitingForDevice.title} is waiting for the audio device`
+      : status.paused ? "Paused. Nothing is playing." : "Nothing is playing.";
     $("elapsed").textContent = clock(0);
     $("total").textContent = clock(0);
     $("progress").value = 0;
@@ -199,8 +200,10 @@ function showPlaying(queue, status) {
   // One button that says what a tap will do; it keeps its place and its width.
   $("pause").textContent = status.paused ? "Resume" : "Pause";
   $("pause").dataset.paused = String(status.paused);
-  const device = status.deviceState === "ok" ? "Playing through" : status.deviceState.startsWith("retrying") ? "Speaker unplugged? " : "Idle:";
-  uptime = { text: `${device} ${status.device} (${status.deviceState})`, seconds: status.uptime, at: now };
+  // What the device is doing, in words: never "playing" while nothing plays or while paused.
+  const device = status.deviceState.startsWith("retrying") ? `Speaker unplugged? ${status.device} cannot be opened; trying again`
+    : current && !playing.paused ? `Playing through ${status.device}` : `Speaker: ${status.device}`;
+  uptime = { text: device, seconds: status.uptime, at: now };
   tick();
 }
 
@@ -214,7 +217,7 @@ async function refresh() {
   showQuiet(status.quiet);
   showBed(status.bed);
   // Not while the slider is being moved: its value is the one on its way.
-  if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = status.volume;
+  if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = $("volume-value").value = status.volume;
 
   const held = queue.held || [];
   draw("queue", [queue.waiting, held], () => {
@@ -232,8 +235,11 @@ async function refresh() {
   draw("next", next, () => upcoming(next).map((line) => item(line)));
 
   draw("history", history.plays, () => history.plays.length === 0 ? [item("Nothing has played yet.")] : history.plays.map((play) =>
-    item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
+    item(`${new Date(play.startedAt * 1000).toLocaleTimeString([], { ...HOURS, second: "2-digit" })} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
 }
+
+// Times as the CLI gives them, on a 24-hour clock, whatever the browser's language.
+const HOURS = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
 
 // Who queued an entry, in the words the CLI's queue uses.
 const origins = { scheduler: "picked at random", timetable: "at its time", web: "from this page", mqtt: "over MQTT", siren: "by Home Assistant's siren", test: "sound test" };
@@ -247,7 +253,7 @@ function urgency(entry) {
 }
 
 function describe(clip) {
-  const parts = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
+  const parts = [clip.duration ? clock(clip.duration) : "", !clip.enabled ? "disabled" : clip.windowOpen ? "" : "not picked at this hour", `played ${clip.timesPlayed}×`];
   return parts.filter(Boolean).join(" · ");
 }
 
@@ -296,7 +302,10 @@ function openMenu(id) {
   if (!clip) return;
   $("menu-title").textContent = clip.title;
   const close = () => $("menu").close();
-  const actions = [];
+  const actions = [button("Play", `Play ${clip.title} at the end of the queue`, async () => {
+    close();
+    await rpc("enqueue", { clips: [clip.id] }).then(() => toast(`Queued ${clip.title}.`), (error) => cardProblem(clip, error));
+  })];
   actions.push(button("Play now", `Play ${clip.title} now, cutting in`, async () => {
     close();
     await rpc("enqueue", { clips: [clip.id], now: true }).then(() => toast(`Playing ${clip.title} now.`), (error) => cardProblem(clip, error));
@@ -344,7 +353,7 @@ function ask(title, text, yes, option) {
 
 // What will happen, in lines: fixed times, the next pick, quiet hours, today's sun.
 function upcoming(next) {
-  const when = (t) => new Date(t * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" });
+  const when = (t) => new Date(t * 1000).toLocaleString([], { weekday: "short", ...HOURS });
   const lines = next.fixedTimes.map((play) => `${when(play.at)} ${play.title}${play.quiet ? " (skipped: quiet)" : ""}`);
   if (next.nextPick && !next.pickSkipped) lines.push(`Next random pick ${when(next.nextPick)}`);
   if (next.quietHours) lines.push(`Quiet hours ${when(next.quietHours.from)}${next.quietHours.to ? ` to ${when(next.quietHours.to)}` : ""}`);
@@ -366,13 +375,14 @@ function showBed(bed) {
 
 function showQuiet(quiet) {
   if (!quiet) return;
-  const until = quiet.until ? new Date(quiet.until * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }) : null;
+  const until = quiet.until ? new Date(quiet.until * 1000).toLocaleString([], { weekday: "short", ...HOURS }) : null;
   let text;
   if (quiet.quiet) text = (quiet.byHand ? "Quiet, set by hand" : "Quiet hours") + (until ? ` until ${until}` : quiet.byHand ? " until turned off" : "");
-  else text = quiet.byHand ? `Quiet hours lifted until ${until}` : until ? `Quiet hours begin ${until}` : "";
+  else text = quiet.byHand ? `Quiet hours lifted until ${until}` : until ? `Not quiet; quiet hours begin ${until}` : "Not quiet.";
   if (quiet.held) text += ` (${quiet.held} waiting for it to end)`;
   $("quiet-state").textContent = text;
-  $("quiet").textContent = quiet.quiet ? "End quiet" : "Quiet";
+  $("quiet").textContent = quiet.quiet ? "End quiet" : "Be quiet";
+  $("quiet-for").disabled = quiet.quiet;
   $("quiet").setAttribute("aria-pressed", String(quiet.quiet));
 }
 
@@ -566,10 +576,9 @@ $("schedule").addEventListener("submit", async (event) => {
     }
     await rpc("updateSchedule", change);
     await loadSchedule();
-    done("schedule-message", "Schedule saved.");
     toast("Schedule saved.");
   } catch (error) {
-    problem("schedule-message", error);
+    complain(error);
   }
 });
 
@@ -581,10 +590,10 @@ $("say").addEventListener("submit", async (event) => {
   const now = event.submitter && event.submitter.id === "say-now";
   try {
     await rpc("say", now ? { text: $("say-text").value, now: true } : { text: $("say-text").value });
-    done("say-message", now ? `Saying “${$("say-text").value}” now.` : `Queued “${$("say-text").value}”.`);
+    toast(now ? `Saying “${$("say-text").value}” now.` : `Queued “${$("say-text").value}”.`);
     $("say-text").value = "";
   } catch (error) {
-    problem("say-message", error);
+    complain(error);
   }
 });
 
@@ -613,17 +622,17 @@ $("add").addEventListener("click", () => $("upload").click());
 $("upload").addEventListener("change", async () => {
   const file = $("upload").files[0];
   if (!file) return;
+  // Beside the buttons, in room the row already has, only while a file is on its way.
   $("upload-progress").value = 0;
-  done("upload-message", `Sending ${file.name}…`);
+  $("upload-progress").hidden = false;
+  toast(`Sending ${file.name}…`);
   try {
     const clip = await sendClip(file, file.name, {}, (part) => { $("upload-progress").value = part; });
-    $("upload-progress").value = 1;
-    done("upload-message", `Added ${clip.title}.`);
     toast(`Added ${clip.title}.`);
   } catch (error) {
-    $("upload-progress").value = 0;
-    problem("upload-message", error, { "unplayable-clip": `${file.name} is not sound jukeboxd can play. Nothing was added.` });
+    complain(error, { "unplayable-clip": `${file.name} is not sound jukeboxd can play. Nothing was added.` });
   } finally {
+    $("upload-progress").hidden = true;
     $("upload").value = "";
     refreshSoon();
   }
@@ -739,7 +748,7 @@ function resetRecorder() {
 $("record").addEventListener("click", () => {
   // Browsers give a page the microphone only over HTTPS (or on the machine itself).
   if (!window.isSecureContext || !navigator.mediaDevices || !window.MediaRecorder) {
-    problem("upload-message", new Failure("insecure", "the page was not opened over HTTPS, so the browser gives it no microphone"),
+    complain(new Failure("insecure", "the page was not opened over HTTPS, so the browser gives it no microphone"),
       { insecure: "Recording needs the page opened over https://: trust jukeboxd's certificate once on this phone (the link at the end of History; “Trusting it on a phone, once” in docs/web.md)." });
     return;
   }
@@ -1022,7 +1031,15 @@ function toggles(id, method, show, said) {
     rpc(method, { set: on ? "on" : "off" }).then((state) => { show(state); toast(said(on)); refreshSoon(); }).catch(complain);
   });
 }
-toggles("quiet", "quiet", showQuiet, (on) => on ? "Quiet until you end it." : "Quiet ended.");
+// Quiet until ended, or for the time chosen beside the button.
+$("quiet").addEventListener("click", () => {
+  const on = $("quiet").getAttribute("aria-pressed") !== "true", length = $("quiet-for").value;
+  rpc("quiet", !on ? { set: "off" } : length ? { for: length } : { set: "on" }).then((state) => {
+    showQuiet(state);
+    toast(!on ? "Quiet ended." : length ? `Quiet ${$("quiet-for").selectedOptions[0].textContent}.` : "Quiet until you end it.");
+    refreshSoon();
+  }).catch(complain);
+});
 toggles("music", "bed", showBed, (on) => on ? "Music on." : "Music off.");
 
 // One second of tone through the session's device; the answer says where it went and whether
@@ -1054,7 +1071,7 @@ $("clear").addEventListener("click", async () => {
 let volumeTimer = null;
 let wantedVolume = null;
 $("volume").addEventListener("input", () => {
-  wantedVolume = Number($("volume").value);
+  wantedVolume = $("volume-value").value = Number($("volume").value);
   if (volumeTimer) return;
   volumeTimer = setTimeout(() => {
     volumeTimer = null;

@@ -184,7 +184,7 @@ function tick() {
     $("elapsed").textContent = clock(elapsed);
     $("progress").value = playing.total ? elapsed / playing.total : 0;
   }
-  if (uptime) $("device").textContent = `${uptime.text}; up ${clock(uptime.seconds + (now - uptime.at) / 1000)}`;
+  if (uptime) $("device").textContent = `${uptime.text} · jukeboxd up ${clock(uptime.seconds + (now - uptime.at) / 1000)}`;
 }
 setInterval(tick, 250);
 
@@ -193,11 +193,12 @@ function showPlaying(queue, status) {
   const current = queue.playing;
   if (current) {
     playing = { elapsed: current.elapsed || 0, total: current.total || 0, paused: Boolean(current.paused || status.paused), at: now };
-    $("now").textContent = current.entry.title;
+    $("now").textContent = (playing.paused ? "Paused: " : "") + current.entry.title;
     $("total").textContent = clock(current.total);
   } else {
     playing = null;
-    $("now").textContent = queue.waitingForDevice ? `${queue.waitingForDevice.title} is waiting for the audio device` : "Nothing is playing.";
+    $("now").textContent = queue.waitingForDevice ? `${queue.waitingForDevice.title} is waiting for the audio device`
+      : status.paused ? "Paused. Nothing is playing." : "Nothing is playing.";
     $("elapsed").textContent = clock(0);
     $("total").textContent = clock(0);
     $("progress").value = 0;
@@ -205,8 +206,10 @@ function showPlaying(queue, status) {
   // One button that says what a tap will do; it keeps its place and its width.
   $("pause").textContent = status.paused ? "Resume" : "Pause";
   $("pause").dataset.paused = String(status.paused);
-  const device = status.deviceState === "ok" ? "Playing through" : status.deviceState.startsWith("retrying") ? "Speaker unplugged? " : "Idle:";
-  uptime = { text: `${device} ${status.device} (${status.deviceState})`, seconds: status.uptime, at: now };
+  // What the device is doing, in words: never "playing" while nothing plays or while paused.
+  const device = status.deviceState.startsWith("retrying") ? `Speaker unplugged? ${status.device} cannot be opened; trying again`
+    : current && !playing.paused ? `Playing through ${status.device}` : `Speaker: ${status.device}`;
+  uptime = { text: device, seconds: status.uptime, at: now };
   tick();
 }
 
@@ -220,7 +223,7 @@ async function refresh() {
   showQuiet(status.quiet);
   showBed(status.bed);
   // Not while the slider is being moved: its value is the one on its way.
-  if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = status.volume;
+  if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = $("volume-value").value = status.volume;
 
   const held = queue.held || [];
   draw("queue", [queue.waiting, held], () => {
@@ -238,8 +241,11 @@ async function refresh() {
   draw("next", next, () => upcoming(next).map((line) => item(line)));
 
   draw("history", history.plays, () => history.plays.length === 0 ? [item("Nothing has played yet.")] : history.plays.map((play) =>
-    item(`${new Date(play.startedAt * 1000).toLocaleTimeString()} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
+    item(`${new Date(play.startedAt * 1000).toLocaleTimeString([], { ...HOURS, second: "2-digit" })} ${play.entry.title}: ${play.outcome}${play.reason ? ` (${play.reason})` : ""}`)));
 }
+
+// Times as the CLI gives them, on a 24-hour clock, whatever the browser's language.
+const HOURS = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
 
 // Who queued an entry, in the words the CLI's queue uses.
 const origins = { scheduler: "picked at random", timetable: "at its time", web: "from this page", mqtt: "over MQTT", siren: "by Home Assistant's siren", test: "sound test" };
@@ -253,7 +259,7 @@ function urgency(entry) {
 }
 
 function describe(clip) {
-  const parts = [clip.duration ? clock(clip.duration) : "", clip.enabled ? (clip.windowOpen ? "window open" : "window closed") : "disabled", `played ${clip.timesPlayed}×`];
+  const parts = [clip.duration ? clock(clip.duration) : "", !clip.enabled ? "disabled" : clip.windowOpen ? "" : "not picked at this hour", `played ${clip.timesPlayed}×`];
   return parts.filter(Boolean).join(" · ");
 }
 
@@ -302,7 +308,10 @@ function openMenu(id) {
   if (!clip) return;
   $("menu-title").textContent = clip.title;
   const close = () => $("menu").close();
-  const actions = [];
+  const actions = [button("Play", `Play ${clip.title} at the end of the queue`, async () => {
+    close();
+    await rpc("enqueue", { clips: [clip.id] }).then(() => toast(`Queued ${clip.title}.`), (error) => cardProblem(clip, error));
+  })];
   actions.push(button("Play now", `Play ${clip.title} now, cutting in`, async () => {
     close();
     await rpc("enqueue", { clips: [clip.id], now: true }).then(() => toast(`Playing ${clip.title} now.`), (error) => cardProblem(clip, error));
@@ -350,7 +359,7 @@ function ask(title, text, yes, option) {
 
 // What will happen, in lines: fixed times, the next pick, quiet hours, today's sun.
 function upcoming(next) {
-  const when = (t) => new Date(t * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" });
+  const when = (t) => new Date(t * 1000).toLocaleString([], { weekday: "short", ...HOURS });
   const lines = next.fixedTimes.map((play) => `${when(play.at)} ${play.title}${play.quiet ? " (skipped: quiet)" : ""}`);
   if (next.nextPick && !next.pickSkipped) lines.push(`Next random pick ${when(next.nextPick)}`);
   if (next.quietHours) lines.push(`Quiet hours ${when(next.quietHours.from)}${next.quietHours.to ? ` to ${when(next.quietHours.to)}` : ""}`);
@@ -372,13 +381,14 @@ function showBed(bed) {
 
 function showQuiet(quiet) {
   if (!quiet) return;
-  const until = quiet.until ? new Date(quiet.until * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }) : null;
+  const until = quiet.until ? new Date(quiet.until * 1000).toLocaleString([], { weekday: "short", ...HOURS }) : null;
   let text;
   if (quiet.quiet) text = (quiet.byHand ? "Quiet, set by hand" : "Quiet hours") + (until ? ` until ${until}` : quiet.byHand ? " until turned off" : "");
-  else text = quiet.byHand ? `Quiet hours lifted until ${until}` : until ? `Quiet hours begin ${until}` : "";
+  else text = quiet.byHand ? `Quiet hours lifted until ${until}` : until ? `Not quiet; quiet hours begin ${until}` : "Not quiet.";
   if (quiet.held) text += ` (${quiet.held} waiting for it to end)`;
   $("quiet-state").textContent = text;
-  $("quiet").textContent = quiet.quiet ? "End quiet" : "Quiet";
+  $("quiet").textContent = quiet.quiet ? "End quiet" : "Be quiet";
+  $("quiet-for").disabled = quiet.quiet;
   $("quiet").setAttribute("aria-pressed", String(quiet.quiet));
 }
 
@@ -572,10 +582,9 @@ $("schedule").addEventListener("submit", async (event) => {
     }
     await rpc("updateSchedule", change);
     await loadSchedule();
-    done("schedule-message", "Schedule saved.");
     toast("Schedule saved.");
   } catch (error) {
-    problem("schedule-message", error);
+    complain(error);
   }
 });
 
@@ -587,10 +596,10 @@ $("say").addEventListener("submit", async (event) => {
   const now = event.submitter && event.submitter.id === "say-now";
   try {
     await rpc("say", now ? { text: $("say-text").value, now: true } : { text: $("say-text").value });
-    done("say-message", now ? `Saying “${$("say-text").value}” now.` : `Queued “${$("say-text").value}”.`);
+    toast(now ? `Saying “${$("say-text").value}” now.` : `Queued “${$("say-text").value}”.`);
     $("say-text").value = "";
   } catch (error) {
-    problem("say-message", error);
+    complain(error);
   }
 });
 
@@ -619,17 +628,17 @@ $("add").addEventListener("click", () => $("upload").click());
 $("upload").addEventListener("change", async () => {
   const file = $("upload").files[0];
   if (!file) return;
+  // Beside the buttons, in room the row already has, only while a file is on its way.
   $("upload-progress").value = 0;
-  done("upload-message", `Sending ${file.name}…`);
+  $("upload-progress").hidden = false;
+  toast(`Sending ${file.name}…`);
   try {
     const clip = await sendClip(file, file.name, {}, (part) => { $("upload-progress").value = part; });
-    $("upload-progress").value = 1;
-    done("upload-message", `Added ${clip.title}.`);
     toast(`Added ${clip.title}.`);
   } catch (error) {
-    $("upload-progress").value = 0;
-    problem("upload-message", error, { "unplayable-clip": `${file.name} is not sound jukeboxd can play. Nothing was added.` });
+    complain(error, { "unplayable-clip": `${file.name} is not sound jukeboxd can play. Nothing was added.` });
   } finally {
+    $("upload-progress").hidden = true;
     $("upload").value = "";
     refreshSoon();
   }
@@ -745,7 +754,7 @@ function resetRecorder() {
 $("record").addEventListener("click", () => {
   // Browsers give a page the microphone only over HTTPS (or on the machine itself).
   if (!window.isSecureContext || !navigator.mediaDevices || !window.MediaRecorder) {
-    problem("upload-message", new Failure("insecure", "the page was not opened over HTTPS, so the browser gives it no microphone"),
+    complain(new Failure("insecure", "the page was not opened over HTTPS, so the browser gives it no microphone"),
       { insecure: "Recording needs the page opened over https://: trust jukeboxd's certificate once on this phone (the link at the end of History; “Trusting it on a phone, once” in docs/web.md)." });
     return;
   }
@@ -1028,7 +1037,15 @@ function toggles(id, method, show, said) {
     rpc(method, { set: on ? "on" : "off" }).then((state) => { show(state); toast(said(on)); refreshSoon(); }).catch(complain);
   });
 }
-toggles("quiet", "quiet", showQuiet, (on) => on ? "Quiet until you end it." : "Quiet ended.");
+// Quiet until ended, or for the time chosen beside the button.
+$("quiet").addEventListener("click", () => {
+  const on = $("quiet").getAttribute("aria-pressed") !== "true", length = $("quiet-for").value;
+  rpc("quiet", !on ? { set: "off" } : length ? { for: length } : { set: "on" }).then((state) => {
+    showQuiet(state);
+    toast(!on ? "Quiet ended." : length ? `Quiet ${$("quiet-for").selectedOptions[0].textContent}.` : "Quiet until you end it.");
+    refreshSoon();
+  }).catch(complain);
+});
 toggles("music", "bed", showBed, (on) => on ? "Music on." : "Music off.");
 
 // One second of tone through the session's device; the answer says where it went and whether
@@ -1060,7 +1077,7 @@ $("clear").addEventListener("click", async () => {
 let volumeTimer = null;
 let wantedVolume = null;
 $("volume").addEventListener("input", () => {
-  wantedVolume = Number($("volume").value);
+  wantedVolume = $("volume-value").value = Number($("volume").value);
   if (volumeTimer) return;
   volumeTimer = setTimeout(() => {
     volumeTimer = null;
@@ -1129,25 +1146,21 @@ start();
         <button id="add" type="button">Add a clip…</button>
         <button id="record" type="button">Record…</button>
         <input id="upload" type="file" accept="audio/*" class="visually-hidden" tabindex="-1" aria-label="Add a clip">
-        <progress id="upload-progress" max="1" value="0" aria-label="Upload"></progress>
+        <progress id="upload-progress" max="1" value="0" aria-label="Upload" hidden></progress>
       </div>
-      <p id="upload-message" class="status" role="status"></p>
       <ul id="clips" class="cards"></ul>
     </section>
 
     <section id="view-queue" class="view" role="tabpanel" aria-labelledby="tab-queue" hidden>
       <h2 id="say-title">Announce</h2>
       <form id="say" class="row">
-        <input id="say-text" maxlength="1000" placeholder="Dinner is ready" aria-label="Text to say" required>
+        <input id="say-text" maxlength="1000" placeholder="e.g. Dinner is ready" aria-label="Text to say" required>
         <button type="submit" class="primary">Say</button>
         <button type="submit" id="say-now" aria-label="Say it now, cutting in">Now</button>
       </form>
-      <p id="say-message" class="status" role="status"></p>
-      <div class="heading">
-        <h2 id="queue-title">Queue</h2>
-        <button id="clear" type="button">Clear the queue</button>
-      </div>
+      <h2 id="queue-title">Queue</h2>
       <ol id="queue" class="lines"></ol>
+      <button id="clear" type="button">Clear the queue…</button>
     </section>
 
     <section id="view-history" class="view" role="tabpanel" aria-labelledby="tab-history" hidden>
@@ -1158,7 +1171,13 @@ start();
 
     <section id="view-plan" class="view" role="tabpanel" aria-labelledby="tab-plan" hidden>
       <h2 id="quiet-title">Quiet</h2>
-      <button id="quiet" type="button" aria-pressed="false">Quiet</button>
+      <div class="row">
+        <select id="quiet-for" aria-label="Quiet for how long">
+          <option value="">until I end it</option><option value="30m">for 30 minutes</option><option value="1h">for 1 hour</option>
+          <option value="2h">for 2 hours</option><option value="8h">for 8 hours</option>
+        </select>
+        <button id="quiet" type="button" aria-pressed="false">Be quiet</button>
+      </div>
       <p id="quiet-state" class="status" role="status"></p>
       <div id="music-box" hidden>
         <h2 id="music-title">Music</h2>
@@ -1167,7 +1186,7 @@ start();
       </div>
       <h2 id="sound-title">Sound</h2>
       <button id="sound-test" type="button">Play a test tone</button>
-      <p id="sound-state" class="status" role="status"></p>
+      <p id="sound-state" class="status" role="status">A second of tone through jukeboxd's speaker, to hear whether it works.</p>
       <h2 id="schedule-title">Schedule</h2>
       <form id="schedule">
         <div class="row">
@@ -1178,14 +1197,13 @@ start();
           <legend>Active hours <span class="quiet">(none: always)</span></legend>
           <div id="active" class="windows" data-name="Active hours"></div>
         </fieldset>
-        <div class="row"><label for="duration">Stop after</label><input id="duration" size="6" placeholder="40m" aria-label="Duration (empty: until stopped)"></div>
+        <div class="row"><label for="duration">Stop after</label><input id="duration" size="6" placeholder="e.g. 40m" aria-label="Duration (empty: until stopped)"></div>
         <fieldset>
           <legend>Quiet hours <span class="quiet">(none: never quiet)</span></legend>
           <div id="quiet-hours" class="windows" data-name="Quiet hours"></div>
         </fieldset>
-        <div class="row"><label for="location">Location</label><input id="location" placeholder="52.37,4.89" aria-label="Location for sun times: latitude,longitude (empty: none)"></div>
+        <div class="row"><label for="location">Location</label><input id="location" placeholder="e.g. 52.37,4.89" aria-label="Location for sun times: latitude,longitude (empty: none)"></div>
         <button type="submit" class="primary">Save the schedule</button>
-        <p id="schedule-message" class="status" role="status"></p>
       </form>
       <h2 id="next-title">Coming up</h2>
       <ul id="next" class="lines"></ul>
@@ -1203,7 +1221,9 @@ start();
       <div class="controls">
         <button id="pause" type="button">Pause</button>
         <button id="skip" type="button">Skip</button>
-        <input id="volume" type="range" min="0" max="100" step="1" aria-label="Volume">
+        <label for="volume" class="quiet">Volume</label>
+        <input id="volume" type="range" min="0" max="100" step="1">
+        <output id="volume-value" for="volume">0</output>
       </div>
       <p id="device" class="quiet line"></p>
     </div>
@@ -1278,7 +1298,7 @@ start();
         <legend>Windows <span class="quiet">(none: any time)</span></legend>
         <div id="clip-windows" class="windows" data-name="Window" data-add="Add a window"></div>
       </fieldset>
-      <label>Fixed times <input id="clip-at" placeholder="07:55@mon-fri, *:00" aria-label="Fixed times (empty: none)"></label>
+      <label>Fixed times <input id="clip-at" placeholder="e.g. 07:55@mon-fri, *:00" aria-label="Fixed times (empty: none)"></label>
       <div class="row">
         <button type="submit" value="save" class="primary">Save</button>
         <button type="button" id="clip-cancel">Cancel</button>
@@ -1342,6 +1362,9 @@ button[aria-pressed=true] { background: var(--accent); color: var(--on-accent); 
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 /* A status line keeps its room, empty or not, so nothing below it moves when it speaks. */
 .status { min-height: 2.8em; margin: .3rem 0; }
+/* Empty, one holds no room: those in a view always say something, those in a dialog end it. */
+.status:empty { min-height: 0; margin: 0; }
+::placeholder { font-style: italic; }
 .status.problem::before { content: "⚠ "; }
 .status details { display: inline; }
 .status summary { display: inline; cursor: pointer; text-decoration: underline; }
@@ -1363,11 +1386,14 @@ main { padding-bottom: calc(var(--bar-height) + 1rem + env(safe-area-inset-botto
 .card .play { flex: 1; min-width: 0; display: flex; flex-direction: column; align-items: flex-start; text-align: left; min-height: 3.6rem; background: var(--raised); }
 .card .play span { max-width: 100%; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .card .title { font-weight: 600; }
+/* A tap plays it: the sign says so. */
+.card .title::before { content: "▶"; display: inline-block; margin-right: .35em; color: var(--accent); }
 .card .meta { font-size: .9rem; color: var(--muted); }
 .card .meta.problem { color: var(--problem); }
 .card.disabled .title { text-decoration: line-through; }
 .card .more { flex: none; width: 2.75rem; padding: 0; font-size: 1.3rem; }
-.lines li { display: flex; gap: .5rem; align-items: center; justify-content: space-between; min-height: 2.75rem; border-bottom: 1px solid var(--rule); }
+.lines li { display: flex; gap: .5rem; align-items: center; justify-content: space-between; min-height: 2.75rem; padding: .3rem 0; border-bottom: 1px solid var(--rule); }
+#clear { margin: .6rem 0; }
 .lines li > span { flex: 1; min-width: 0; }
 
 .bar { position: fixed; left: 0; right: 0; bottom: 0; z-index: 10; background: var(--bg); border-top: 1px solid var(--line);
@@ -1378,21 +1404,26 @@ main { padding-bottom: calc(var(--bar-height) + 1rem + env(safe-area-inset-botto
 .times { display: flex; gap: .5rem; align-items: center; font-variant-numeric: tabular-nums; font-size: .9rem; }
 .times progress { flex: 1; height: .5rem; }
 .controls { display: flex; gap: .5rem; align-items: center; margin: .3rem 0; }
-#pause { min-width: 6.5rem; }
-input[type=range] { flex: 1; min-width: 6rem; height: 2.75rem; margin: 0; accent-color: var(--accent); }
+#pause { min-width: 6rem; }
+.controls label { font-size: .85rem; }
+#volume-value { min-width: 1.8rem; text-align: right; font-variant-numeric: tabular-nums; }
+input[type=range] { flex: 1; min-width: 4rem; height: 2.75rem; margin: 0; accent-color: var(--accent); }
 #device { font-size: .85rem; }
 .tabs { display: flex; gap: .25rem; }
 .tabs button { flex: 1; border: none; border-radius: 0; border-top: 3px solid transparent; min-height: 3rem; }
 .tabs button[aria-selected=true] { border-top-color: var(--accent); font-weight: 600; }
 
-#toasts { position: fixed; left: 50%; transform: translateX(-50%); bottom: calc(var(--bar-height) + .5rem + env(safe-area-inset-bottom)); z-index: 15;
+/* At the top, over the page's name, and taps go through to what is under it; only a problem's
+   Details can be opened. */
+#toasts { position: fixed; left: 50%; transform: translateX(-50%); top: calc(.4rem + env(safe-area-inset-top)); z-index: 15;
   display: flex; flex-direction: column; gap: .4rem; width: min(36rem, calc(100vw - 2rem)); pointer-events: none; }
-.toast { pointer-events: auto; padding: .6rem .9rem; border-radius: .5rem; background: var(--fg); color: var(--bg); box-shadow: 0 2px 8px #0006; }
+.toast details { pointer-events: auto; }
+.toast { padding: .6rem .9rem; border-radius: .5rem; background: var(--fg); color: var(--bg); box-shadow: 0 2px 8px #0006; }
 .toast.problem { background: var(--problem); color: var(--bg); }
 
 /* Held at the top, so a dialog that grows (a problem said under Save) grows downwards only. */
-dialog { margin: 1rem auto auto; color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: .75rem; padding: .75rem; width: min(36rem, calc(100vw - 1rem)); max-height: calc(100dvh - 2rem); }
-dialog::backdrop { background: #0008; }
+dialog { margin: 1rem auto auto; color: var(--fg); background: var(--raised); box-shadow: 0 .5rem 2rem #000c; border: 1px solid var(--line); border-radius: .75rem; padding: .75rem; width: min(36rem, calc(100vw - 1rem)); max-height: calc(100dvh - 2rem); }
+dialog::backdrop { background: #000a; }
 dialog label { display: block; margin: .4rem 0; }
 #clip-title, #clip-at { width: 100%; }
 #clip-weight, #clip-gain { width: 6rem; }

@@ -65,7 +65,7 @@ struct MQTTCommands: Sendable {
         switch Self.request(name, text) {
         case .failure(let refusal):
             refuse(name, refusal.reason)
-        case .success(var (method, params)):
+        case .success((let method, var params)):
             if name == "siren", method == "enqueue", params["title"] == nil {
                 // Turned on without a tone: the first it was offered (looked up only then).
                 guard let first = await core.snapshot().catalog.session.clips.first(where: \.enabled)?.title else {

@@ -21,6 +21,8 @@ struct Daemon {
     let sessionPath: String
     /// `--output` or `--device`.
     let outputOverride: OutputConfig?
+    /// `--duration`.
+    var durationOverride: Duration? = nil
     let seed: UInt64?
     let socketPath: String
     let socketGroup: String?
@@ -39,6 +41,7 @@ struct Daemon {
     func applyOverrides(_ session: Session) -> Session {
         var session = session
         if let outputOverride { session.output = outputOverride }
+        if let durationOverride { session.duration = durationOverride }
         return session
     }
 

@@ -44,6 +44,9 @@ struct Jukeboxd: AsyncParsableCommand {
     @Option(help: "Seed for the shuffle and the gaps, to reproduce a run.")
     var seed: UInt64?
 
+    @Option(help: ArgumentHelp("Stop after this long, such as 20s or 2h (overrides the session's \"duration\").", valueName: "LENGTH"))
+    var duration: String?
+
     @Option(help: "The control socket (default: $JUKEBOX_SOCKET, $XDG_RUNTIME_DIR/jukeboxd.sock, /run/jukeboxd/jukeboxd.sock as root, else /tmp/jukeboxd-UID/jukeboxd.sock).")
     var socket: String?
 
@@ -72,6 +75,14 @@ struct Jukeboxd: AsyncParsableCommand {
             }
             if device != nil { throw ValidationError("give --output or --device, not both") }
         }
+        if let duration {
+            switch DurationText.check(duration) {
+            case .success(let length) where length > .zero: break
+            case .success: throw ValidationError("--duration must be longer than 0s (leave it out to run until stopped)")
+            case .failure(.tooLong): throw ValidationError("--duration: \"\(duration)\" is longer than \(DurationText.maximumText)")
+            case .failure: throw ValidationError("--duration: \"\(duration)\" is not a length (such as 20s, 30m or 2h)")
+            }
+        }
         // The whole queue is rewritten on every durable change, so its size bounds each write.
         guard (1...1_000_000).contains(queueLimit) else { throw ValidationError("--queue-limit takes a number from 1 to 1000000") }
     }
@@ -84,7 +95,7 @@ struct Jukeboxd: AsyncParsableCommand {
         let journal = ProcessEnvironment.current["JOURNAL_STREAM"].map { !$0.isEmpty } ?? false
         LoggingSystem.bootstrap { _ in DaemonLogHandler(level: level, journal: journal) }
         let daemon = Daemon(
-            sessionPath: session, outputOverride: output.flatMap(OutputConfig.parse(commandLine:)) ?? device.map { .alsa(device: $0) }, seed: seed, socketPath: SocketPath.resolve(explicit: socket),
+            sessionPath: session, outputOverride: output.flatMap(OutputConfig.parse(commandLine:)) ?? device.map { .alsa(device: $0) }, durationOverride: duration.flatMap(DurationText.parse), seed: seed, socketPath: SocketPath.resolve(explicit: socket),
             socketGroup: socketGroup, statePathOverride: state, queueLimit: queueLimit, logger: Logger(label: "jukeboxd"))
         if check { throw ExitCode(await daemon.check()) }
         let session: Session

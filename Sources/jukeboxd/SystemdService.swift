@@ -32,7 +32,7 @@ struct SystemdService: Service {
                 return
             }
             while !Task.isCancelled {
-                if let stall = await core.outputStall(), stall > Self.stallLimit {
+                if let stall = core.outputStall(), stall > Self.stallLimit {
                     logger.critical("the audio output has been stuck in one call for \(DurationText.format(stall)); no more watchdog pings, so systemd restarts the daemon")
                 } else {
                     notifier.send("WATCHDOG=1")

@@ -94,7 +94,7 @@ public struct Mosquitto: Sendable {
     /// published after that is missed.
     public func subscribed<T: Sendable>(_ topics: [String], _ body: @Sendable (Subscriber) async throws -> T) async throws -> T {
         let file = folder.file("sub-\(UInt64.random(in: 0...UInt64.max)).txt")
-        FileManager.default.createFile(atPath: file, contents: nil)
+        _ = FileManager.default.createFile(atPath: file, contents: nil)
         let process = Process()
         // Line by line into the file, not in blocks: what arrived is there to read at once.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")

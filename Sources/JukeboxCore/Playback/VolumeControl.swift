@@ -151,7 +151,7 @@ public actor VolumeControl: Service {
                 guard !Task.isCancelled else { return }
                 await player.setVolume(level)
             }
-            await self.publish(level)
+            self.publish(level)
             await onChange?()
         }
     }

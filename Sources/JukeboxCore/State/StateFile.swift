@@ -150,7 +150,7 @@ public struct StateFile: Sendable {
         else { return nil }
         // Not from under a jukeboxd of the earlier version that is still running.
         guard let lock = try? StateLock(statePath: earlier) else { return nil }
-        defer { withExtendedLifetime(lock) { unlink(lock.path) } }
+        defer { withExtendedLifetime(lock) { _ = unlink(lock.path) } }
         guard rename(earlier, path) == 0 else { return nil }
         for suffix in siblingSuffixes where FilePath.exists(sibling(of: earlier, suffix)) && !FilePath.exists(sibling(of: path, suffix)) {
             _ = rename(sibling(of: earlier, suffix), sibling(of: path, suffix))
