@@ -62,7 +62,7 @@ struct JukeboxdCommandTests {
 
     @Test func checkNamesAClipThatDoesNotDecode() async throws {
         try folder.write("broken.wav", Array("RIFF....WAVEjunk".utf8))
-        let path = try session(#"{ "clips": [ { "file": "low.wav" }, { "file": "broken.wav" }, { "file": "gone.wav" } ] }"#)
+        let path = try session(#"{ "device": "null", "clips": [ { "file": "low.wav" }, { "file": "broken.wav" }, { "file": "gone.wav" } ] }"#)
         let (status, _, stderr) = try await outcome([path, "--check"])
         #expect(status == 65)
         #expect(stderr.contains("\(path):1: clip broken: broken.wav: "))

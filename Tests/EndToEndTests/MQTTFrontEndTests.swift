@@ -1,4 +1,5 @@
 import Foundation
+import JukeboxCore
 import JukeboxTestSupport
 import Subprocess
 import Testing
@@ -122,20 +123,20 @@ struct MQTTFrontEndTests: DaemonSuite {
                 try await mosquitto.publish("jukeboxd/desk/command/play", #"{"clips": ["walk"], "afterQuiet": true}"#)
                 #expect(await log.waitFor("held walk for mqtt until quiet ends"))
                 let held = try await jukebox("queue")
-                #expect(held.stdout.contains("held until quiet ends:\n  4 walk (mqtt)"), "\(held.stdout)")
+                #expect(held.stdout.contains("held until quiet ends:\n  4 walk (over MQTT)"), "\(held.stdout)")
                 #expect(try await jukebox("quiet").stdout == "quiet by hand until turned off; 1 held until quiet ends\n")
                 try await mosquitto.publish("jukeboxd/desk/command/quiet", "OFF")
                 #expect(try await mosquitto.messages("jukeboxd/desk/quiet", until: "OFF").last == "OFF")
                 #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "4").last == "4")
                 let queue = try await jukebox("queue")
-                #expect(queue.stdout.contains("water") && queue.stdout.contains("walk") && queue.stdout.contains("mqtt"), "\(queue.stdout)")
+                #expect(queue.stdout.contains("water") && queue.stdout.contains("walk") && queue.stdout.contains("(over MQTT)"), "\(queue.stdout)")
                 #expect(queue.stdout.contains("say: Dinner is ready"), "\(queue.stdout)")
                 // "now" cuts in, from the play and say commands alike: both go first, in order.
                 try await mosquitto.publish("jukeboxd/desk/command/play", #"{"clips": ["walk"], "now": true}"#)
                 try await mosquitto.publish("jukeboxd/desk/command/say", #"{"text": "Fire drill", "now": true}"#)
                 #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "6").last == "6")
                 let urgent = try await jukebox("queue")
-                #expect(urgent.stdout.contains("  1. 5 walk (mqtt) now\n  2. 6 say: Fire drill (mqtt) now\n"), "\(urgent.stdout)")
+                #expect(urgent.stdout.contains("  1. 5 walk (over MQTT) now\n  2. 6 say: Fire drill (over MQTT) now\n"), "\(urgent.stdout)")
                 // A bad payload is refused with the reason, and nothing else happens.
                 try await mosquitto.publish("jukeboxd/desk/command/volume", "loud")
                 try await mosquitto.publish("jukeboxd/desk/command/play", "nosuchclip")
@@ -174,13 +175,13 @@ struct MQTTFrontEndTests: DaemonSuite {
                 try await mosquitto.publish(command, #"{"state": "ON"}"#)
                 #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "4").last == "4")
                 let queue = try await jukebox("queue")
-                #expect(queue.stdout.contains("2 water (siren) at volume 50 for 10s"), "\(queue.stdout)")
-                #expect(queue.stdout.contains("3 walk (siren) at volume 80 for 0.1s"), "held to maxVolume: \(queue.stdout)")
-                #expect(queue.stdout.contains("4 water (siren)\n"), "\(queue.stdout)")
+                #expect(queue.stdout.contains("2 water (by Home Assistant's siren) at volume 50 for 10s"), "\(queue.stdout)")
+                #expect(queue.stdout.contains("3 walk (by Home Assistant's siren) at volume 80 for 0.1s"), "held to maxVolume: \(queue.stdout)")
+                #expect(queue.stdout.contains("4 water (by Home Assistant's siren)\n"), "\(queue.stdout)")
                 // Turned off: what the siren queued goes; the rest stays.
                 try await mosquitto.publish(command, #"{"state": "OFF"}"#)
                 #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "1").last == "1")
-                #expect(try await jukebox("queue").stdout.contains("1 walk (client"))
+                #expect(try await jukebox("queue").stdout.contains("1 walk (by \(UserName.name(of: getuid())))"))
                 // Refused, each with its reason; nothing is queued.
                 let refused: [(String, String)] = [
                     (#"{"state": "ON", "tone": "Drink some wat"}"#, #"no clip "Drink some wat" in the session"#),
@@ -205,7 +206,7 @@ struct MQTTFrontEndTests: DaemonSuite {
                 // At the limits: accepted.
                 try await mosquitto.publish(command, #"{"state": "ON", "tone": "walk", "duration": 86400, "volume_level": 0}"#)
                 #expect(try await mosquitto.messages("jukeboxd/desk/queue_length", until: "2").last == "2")
-                #expect(try await jukebox("queue").stdout.contains("walk (siren) at volume 0 for 24h"))
+                #expect(try await jukebox("queue").stdout.contains("walk (by Home Assistant's siren) at volume 0 for 24h"))
                 // A clip renamed: the siren's tones, and the select's options, follow at once.
                 #expect(try await jukebox("edit", "walk", "--title", "Fire bell").status == 0)
                 var tones: [String] = []
