@@ -21,7 +21,7 @@ extension RealTimeTests {
                 expectSuccess(reply)
                 #expect(reply.stdout.contains("queued 2 c1 now (position 1)"), "\(reply.stdout)")
                 let queue = try await jukebox("queue")
-                #expect(queue.stdout.contains("c0 (client") && queue.stdout.contains("cut, goes on from 0:0"), "\(queue.stdout)")
+                #expect(queue.stdout.contains("c0 (by ") && queue.stdout.contains("cut, goes on from 0:0"), "\(queue.stdout)")
                 #expect(await log.waitFor("played c0"))
                 #expect(await log.waitFor("pulse drained"))
                 return asked - started
