@@ -415,6 +415,8 @@ def main():
         # The first right password is hashed (600 000 rounds of PBKDF2): allow a slow CPU.
         WebDriverWait(browser, 60).until(ready.visibility_of_element_located((By.ID, "app")))
         shot("clips")
+        # About, at the end of History: the daemon's version, as `jukebox status` gives it.
+        eventually(lambda: text_of("#about").startswith(f"jukeboxd {jukebox('status')['version']}, playing "), f"the version under History ({text_of('#about')!r})")
         print("logged in")
 
         # What will happen: the next random pick, an hour away; paused, nothing is planned.

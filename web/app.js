@@ -216,6 +216,7 @@ async function refresh() {
   showPlaying(queue, status);
   showQuiet(status.quiet);
   showBed(status.bed);
+  $("about").textContent = `jukeboxd ${status.version || ""}, playing “${status.session}”`;
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = $("volume-value").value = status.volume;
 

@@ -71,7 +71,7 @@ extension StatusResult {
             queueLength: now.queue.waiting.count, paused: now.queue.paused, volume: VolumeResult(now).volume,
             nextPick: now.nextPick, uptime: now.uptime, played: now.queue.played, failed: now.queue.failed,
             underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count), ducked: now.ducked.isEmpty ? nil : now.ducked,
-            bed: now.player.bed.map(BedInfo.init))
+            bed: now.player.bed.map(BedInfo.init), version: JukeboxVersion.current)
     }
 }
 

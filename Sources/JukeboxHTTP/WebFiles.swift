@@ -222,6 +222,7 @@ async function refresh() {
   showPlaying(queue, status);
   showQuiet(status.quiet);
   showBed(status.bed);
+  $("about").textContent = `jukeboxd ${status.version || ""}, playing “${status.session}”`;
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = $("volume-value").value = status.volume;
 
@@ -1167,6 +1168,7 @@ start();
       <h2 id="history-title">History</h2>
       <ol id="history" class="lines"></ol>
       <p class="quiet ca-link" hidden>To trust this page on another phone: <a href="ca.crt" download="jukeboxd-ca.crt">jukeboxd's certificate</a>.</p>
+      <p id="about" class="quiet">jukeboxd</p>
     </section>
 
     <section id="view-plan" class="view" role="tabpanel" aria-labelledby="tab-plan" hidden>

@@ -1,4 +1,5 @@
 import JukeboxCore
+import JukeboxProtocol
 import FoundationEssentials
 
 /// Home Assistant's MQTT discovery configs for one jukeboxd: retained on
@@ -19,6 +20,7 @@ struct HomeAssistantDiscovery {
         var name: String
         var manufacturer = "jukeboxd"
         var model = "jukeboxd"
+        var sw_version = JukeboxVersion.current
     }
 
     /// The fields of every component, those that do not apply left out.
@@ -44,6 +46,7 @@ struct HomeAssistantDiscovery {
         var event_types: [String]?
         var support_duration: Bool?
         var support_volume_set: Bool?
+        var latest_version_topic: String?
         var icon: String?
     }
 
@@ -142,6 +145,14 @@ struct HomeAssistantDiscovery {
         nextPlay.device_class = "timestamp"
         nextPlay.icon = "mdi:clock-outline"
         entities.append(("sensor", "next_play", nextPlay))
+        // The version installed, and the latest one when an automation of the user's publishes
+        // it (retained) on TOPIC/latest_version: Home Assistant then offers the update
+        // (docs/home-assistant.md). Installing it is apt's, on the machine.
+        var update = config("update", "jukeboxd")
+        update.state_topic = topics.state("update")
+        update.latest_version_topic = topics.state("latest_version")
+        update.device_class = "firmware"
+        entities.append(("update", "update", update))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return entities.map { component, object, config in

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import JukeboxCore
+import JukeboxProtocol
 import MQTT
 
 /// jukeboxd's state on retained topics: all of it on every connection (a broker may have
@@ -146,6 +147,8 @@ actor StatePublisher {
             ("last_played", snapshot.queue.history.last.map { "\($0.entry.clip.title)" } ?? Self.nothing),
             // A timestamp sensor: ISO 8601, or "None", which Home Assistant shows as unknown.
             ("next_play", nextPlay.map(Self.timestamp) ?? "None"),
+            // Home Assistant's update entity: the version installed, as JSON.
+            ("update", #"{"installed_version":"\#(JukeboxVersion.current)"}"#),
         ] + (snapshot.player.bed.map { [("music", $0.on ? "ON" : "OFF")] } ?? [])
     }
 

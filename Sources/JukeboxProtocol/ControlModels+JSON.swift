@@ -171,7 +171,7 @@ extension StatusResult: JSONReadable {
             queueLength: try fields.int("queueLength"), paused: try fields.bool("paused"), volume: try fields.int("volume"),
             nextPick: try fields.optionalDouble("nextPick"), uptime: try fields.double("uptime"), played: try fields.int("played"),
             failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"), quiet: try fields.read("quiet", as: QuietInfo.self),
-            ducked: try fields.optionalStrings("ducked"), bed: try fields.read("bed", as: BedInfo.self))
+            ducked: try fields.optionalStrings("ducked"), bed: try fields.read("bed", as: BedInfo.self), version: try fields.optionalString("version"))
     }
 }
 

@@ -125,8 +125,12 @@ public struct StatusResult: Sendable, Equatable, Codable {
     public var ducked: [String]?
     /// The music bed (the session's `bed`); absent without one.
     public var bed: BedInfo?
+    /// The daemon's version (`JukeboxVersion.current`): after an upgrade, the client's may differ
+    /// until the service restarts.
+    public var version: String?
 
-    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil, bed: BedInfo? = nil) {
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil, bed: BedInfo? = nil, version: String? = nil) {
+        self.version = version
         self.quiet = quiet
         self.bed = bed
         self.ducked = ducked

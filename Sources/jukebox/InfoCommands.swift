@@ -23,7 +23,7 @@ extension JukeboxCLI {
                     "quiet:     \(status.quiet.map(Format.quiet) ?? "not quiet")",
                     "ducked:    \(status.ducked.map { $0.joined(separator: ", ") } ?? "nothing")",
                 ] + bed + [
-                    "uptime:    \(Format.clock(status.uptime))",
+                    "uptime:    \(Format.clock(status.uptime))\(status.version.map { ", version \($0)" } ?? "")",
                     "played:    \(status.played), failed: \(status.failed), underruns: \(status.underruns ?? 0)",
                 ]
                 return lines.joined(separator: "\n")

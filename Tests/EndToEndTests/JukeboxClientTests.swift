@@ -160,6 +160,7 @@ struct JukeboxClientTests: DaemonSuite {
         #expect(r["queue"]?.stdout.contains("5. 5 ward (by hall)") == true, "\(r["queue"]?.stdout ?? "")")
         let status = try JSONSerialization.jsonObject(with: Data((r["status"]?.stdout ?? "").utf8)) as? [String: Any]
         #expect(status?["session"] as? String == "Drill")
+        #expect(status?["version"] as? String == JukeboxVersion.current, "the daemon's version")
         #expect(status?["queueLength"] as? Int == 5)
         #expect(status?["paused"] as? Bool == true)
         #expect(r["remove"]?.status == 1)

@@ -1,5 +1,6 @@
 import Foundation
 import JukeboxCore
+import JukeboxProtocol
 import JukeboxTestSupport
 import Subprocess
 import Testing
@@ -32,10 +33,10 @@ struct MQTTFrontEndTests: DaemonSuite {
     static let required: [String: [String]] = [
         "button": ["command_topic"], "switch": ["command_topic", "state_topic"], "number": ["command_topic", "state_topic", "min", "max"],
         "select": ["command_topic", "options"], "sensor": ["state_topic"], "notify": ["command_topic"],
-        "binary_sensor": ["state_topic"], "siren": ["command_topic"], "event": ["state_topic", "event_types"],
+        "binary_sensor": ["state_topic"], "siren": ["command_topic"], "event": ["state_topic", "event_types"], "update": ["state_topic"],
     ]
 
-    /// With a music bed: a sixteenth config, the Music switch, whose command turns the bed's
+    /// With a music bed: a seventeenth config, the Music switch, whose command turns the bed's
     /// music off and on and whose state follows it, from any front end.
     @Test func aSessionWithABedHasAMusicSwitch() async throws {
         let mosquitto = try Mosquitto()
@@ -43,8 +44,8 @@ struct MQTTFrontEndTests: DaemonSuite {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 17, verbose: true, wait: 3)
-                #expect(configs.count == 16, "\(configs)")
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 18, verbose: true, wait: 3)
+                #expect(configs.count == 17, "\(configs)")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/music/config ") && $0.contains(#""command_topic":"jukeboxd/desk/command/music""#) }, "the Music switch")
                 #expect(try await mosquitto.messages("jukeboxd/desk/music") == ["ON"])
                 try await mosquitto.publish("jukeboxd/desk/command/music", "OFF")
@@ -64,9 +65,9 @@ struct MQTTFrontEndTests: DaemonSuite {
         try await mosquitto.run { _ in
             _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
-                // Discovery: fifteen retained configs under one device, each valid for Home Assistant.
-                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 16, verbose: true, wait: 3)
-                #expect(configs.count == 15, "\(configs)")
+                // Discovery: sixteen retained configs under one device, each valid for Home Assistant.
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 17, verbose: true, wait: 3)
+                #expect(configs.count == 16, "\(configs)")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/binary_sensor/jukeboxd_desk/ducking/config ") && $0.contains(#""state_topic":"jukeboxd/desk/ducking""#) }, "the Ducking sensor")
                 #expect(configs.contains { $0.hasPrefix("homeassistant/sensor/jukeboxd_desk/next_play/config ") && $0.contains(#""device_class":"timestamp""#) })
                 #expect(configs.contains { $0.hasPrefix("homeassistant/switch/jukeboxd_desk/quiet/config ") }, "the quiet switch")
@@ -82,6 +83,7 @@ struct MQTTFrontEndTests: DaemonSuite {
                     uniqueIDs.insert(config["unique_id"] as? String ?? "")
                     #expect(config["availability_topic"] as? String == "jukeboxd/desk/availability")
                     #expect((config["device"] as? [String: Any])?["identifiers"] as? [String] == ["jukeboxd_desk"])
+                    #expect((config["device"] as? [String: Any])?["sw_version"] as? String == JukeboxVersion.current)
                     if topic.hasSuffix("/volume/config") {
                         #expect(config["max"] as? Int == 80, "the slider ends at maxVolume")
                     }
@@ -94,7 +96,10 @@ struct MQTTFrontEndTests: DaemonSuite {
                         #expect(config["state_topic"] as? String == "jukeboxd/desk/siren")
                     }
                 }
-                #expect(uniqueIDs.count == 15)
+                #expect(uniqueIDs.count == 16)
+                // The update entity: the version installed; the latest, when an automation publishes it.
+                #expect(configs.contains { $0.hasPrefix("homeassistant/update/jukeboxd_desk/update/config ") && $0.contains(#""latest_version_topic":"jukeboxd/desk/latest_version""#) })
+                #expect(try await mosquitto.messages("jukeboxd/desk/update") == [#"{"installed_version":"\#(JukeboxVersion.current)"}"#])
                 // State, retained.
                 #expect(try await mosquitto.messages("jukeboxd/desk/availability") == ["online"])
                 #expect(try await mosquitto.messages("jukeboxd/desk/paused") == ["OFF"])

@@ -124,7 +124,7 @@ struct WebAPITests {
                     input: .string(reply.body), output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
                 #expect(parsed.terminationStatus.isSuccess, "Prometheus' parser: \(parsed.standardError)")
                 var values: [String: Double] = [:]
-                for line in (parsed.standardOutput ?? "").split(separator: "\n") {
+                for line in parsed.standardOutput.split(separator: "\n") {
                     let parts = line.split(separator: " ")
                     guard parts.count == 3, let value = Double(parts[2]) else { continue }
                     values["\(parts[0]) \(parts[1])"] = value
