@@ -18,8 +18,12 @@ public enum UserName {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 1024)
-        let status = getpwuid_r(uid, &entry, &buffer, buffer.count, &found)
-        guard status == 0, found != nil, let name = entry.pw_name else { return "user \(uid)" }
-        return String(cString: name)
+        // The entry's strings live in the buffer: read while it is held.
+        return buffer.withUnsafeMutableBufferPointer { storage in
+            guard let base = storage.baseAddress, getpwuid_r(uid, &entry, base, storage.count, &found) == 0, found != nil, let name = entry.pw_name else {
+                return "user \(uid)"
+            }
+            return String(cString: name)
+        }
     }
 }

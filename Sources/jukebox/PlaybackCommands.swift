@@ -188,8 +188,9 @@ extension JukeboxCLI {
         /// `40`, `+5` or `-5`; nil for anything else.
         static func change(_ text: String) -> Change? {
             guard let first = text.first, text.count <= 4 else { return nil }
-            if first == "+" || first == "-" { return Int(text.dropFirst()).map { .by(first == "-" ? -$0 : $0) } }
-            return Int(text).map(Change.to)
+            let digits = first == "+" || first == "-" ? text.dropFirst() : Substring(text)
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let value = Int(digits) else { return nil }
+            return first == "+" ? .by(value) : first == "-" ? .by(-value) : .to(value)
         }
 
         func validate() throws {

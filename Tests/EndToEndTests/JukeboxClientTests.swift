@@ -281,7 +281,7 @@ struct JukeboxClientTests: DaemonSuite {
         let file = try await DaemonProcess.run(["--socket", sessionPath, "status"], tool: "jukebox")
         #expect(file.status == 69)
         #expect(file.stderr.contains("\(sessionPath): it is a file, not a socket: give --socket the path jukeboxd logs as"), "\(file.stderr)")
-        for bad in ["101", "+101", "-x", "5%"] {
+        for bad in ["101", "+101", "-x", "5%", "--5", "+-5", "+"] {
             let refused = try await jukebox("volume", bad)
             #expect(refused.status == 64, "\(bad)")
             #expect(refused.stderr.contains("the volume is a whole number from 0 to 100, or a change such as +5 or -5, not \"\(bad)\""), "\(refused.stderr)")
