@@ -15,6 +15,18 @@ final class FakePlayers: Sendable {
 
     let players: Mutex<[String: Player]>
     let log = Mutex<[String]>([])
+    /// While not nil, each read waits here until `releaseReads()`: a player slow to answer.
+    let heldReads = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+
+    func holdReads() { heldReads.withLock { $0 = [] } }
+    func releaseReads() {
+        let waiting = heldReads.withLock { held in
+            defer { held = nil }
+            return held ?? []
+        }
+        for read in waiting { read.resume() }
+    }
+    var readsWaiting: Int { heldReads.withLock { $0?.count ?? 0 } }
 
     init(_ players: [String: Player]) { self.players = Mutex(players) }
 
@@ -34,6 +46,14 @@ final class FakePlayers: Sendable {
         }
 
         func read() async throws -> DuckTargetState {
+            await withCheckedContinuation { (answer: CheckedContinuation<Void, Never>) in
+                let held = players.heldReads.withLock { held in
+                    guard held != nil else { return false }
+                    held?.append(answer)
+                    return true
+                }
+                if !held { answer.resume() }
+            }
             let player = try player()
             players.note("read \(name)")
             return DuckTargetState(volume: player.volume, playing: player.playing)
@@ -246,6 +266,41 @@ struct DuckerTests {
         await ducker.resumed(entry("a"))
         await settle(ducker) { players.volume("mpd kitchen:6600") == 20 && players.volume("mpd /run/mpd/socket") == 10 }
         #expect(await ducker.isDucking)
+    }
+
+    /// A pause that came while the players' levels were still being read used to leave them
+    /// lowered with nothing sounding: the lowering went on after the pause had found nothing
+    /// to raise. It now lowers nothing; and a resume meanwhile lowers them once, not twice.
+    @Test func aPauseWhileTheLevelsAreReadLeavesNothingLow() async throws {
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40)])
+        let ducker = await ducker(players)
+        players.holdReads()
+        let starting = Task { await ducker.clipStarting(entry("a"), leadIn: .zero) }
+        await settle(ducker) { players.readsWaiting == 2 }
+        await ducker.paused()
+        players.releaseReads()
+        await starting.value
+        #expect(await ducker.ducked.isEmpty)
+        #expect(await !ducker.isDucking)
+        #expect(!players.calls.contains { $0.hasPrefix("set") }, "\(players.calls)")
+        #expect(players.volume("mpd kitchen:6600") == 80 && players.volume("mpd /run/mpd/socket") == 40)
+        // Paused during the reading, then resumed while it still waits: lowered once.
+        players.holdReads()
+        let again = Task { await ducker.clipStarting(entry("a"), leadIn: .zero) }
+        await settle(ducker) { players.readsWaiting == 2 }
+        await ducker.paused()
+        let resumed = Task { await ducker.resumed(entry("a")) }
+        await settle(ducker) { players.readsWaiting == 4 }
+        players.releaseReads()
+        await again.value
+        await resumed.value
+        await settle(ducker) { players.volume("mpd kitchen:6600") == 20 && players.volume("mpd /run/mpd/socket") == 10 }
+        #expect(await ducker.isDucking)
+        #expect(players.calls.filter { $0 == "set mpd kitchen:6600 20" }.count == 1, "\(players.calls)")
+        #expect(Set(await ducker.ducked) == ["mpd kitchen:6600", "mpd /run/mpd/socket"])
+        await ducker.clipEnded(anotherWaits: false)
+        await settle(ducker) { await ducker.ducked.isEmpty }
+        #expect(players.volume("mpd kitchen:6600") == 80 && players.volume("mpd /run/mpd/socket") == 40)
     }
 
     /// A ramp moves in equal steps of decibels, and ends where it was going.

@@ -115,6 +115,10 @@ public actor Ducker {
     /// What is lowered or paused now, and what to put back.
     public private(set) var records: [DuckRecord] = []
     private var phase = Phase.idle
+    /// Counts the lowerings begun: one that finds, after reading the levels or saving them,
+    /// that a pause or a stop came meanwhile (and perhaps a resume began another) lowers
+    /// nothing, so the music is never left low with no clip sounding.
+    private var lowerings = 0
     /// The lowering or raising under way.
     private var work: Task<Void, Never>?
     /// Records a restart left to put back, tried until each player answers.
@@ -187,7 +191,8 @@ public actor Ducker {
             events.publish(.ducked(records.map(\.player)))
         case .idle:
             phase = .lowering
-            await lower(settings)
+            lowerings += 1
+            await lower(settings, as: lowerings)
         }
         return settings
     }
@@ -251,6 +256,9 @@ public actor Ducker {
     /// Puts every player back at once (a stop), within a second or two; what does not answer
     /// stays in the state file for the next start.
     public func shutdown() async {
+        // A lowering still reading the levels lowers nothing now.
+        lowerings += 1
+        phase = .idle
         work?.cancel()
         leftOver?.cancel()
         guard let makeTarget, !records.isEmpty else { return }
@@ -279,8 +287,12 @@ public actor Ducker {
         return schedule.current.session.clips.first { $0.id == entry.clip.id }?.ducks ?? true
     }
 
+    /// Whether lowering number `lowering` is still the one wanted: no pause, stop or newer
+    /// lowering came while it waited for the players or the disk.
+    private func stillLowering(_ lowering: Int) -> Bool { phase == .lowering && lowerings == lowering }
+
     /// Reads every player's level, saves them, and starts the lowering.
-    private func lower(_ settings: DuckSettings) async {
+    private func lower(_ settings: DuckSettings, as lowering: Int) async {
         guard let makeTarget, !settings.players.isEmpty else {
             phase = .low
             events.publish(.ducked(records.map(\.player)))
@@ -300,6 +312,8 @@ public actor Ducker {
             for await answer in group { read.append(answer) }
             return read
         }
+        // Paused (or stopped) while the levels were read: nothing has been touched yet.
+        guard stillLowering(lowering) else { return }
         var lowered: [DuckRecord] = []
         for (player, state, problem) in read {
             guard let state else {
@@ -339,7 +353,13 @@ public actor Ducker {
             // Without the levels on disk a crash could leave the music low for good.
             logger.warning("duck: the levels to put back could not be saved (\(error)); the other players are not lowered")
             forget(lowered)
-            phase = .idle
+            if stillLowering(lowering) { phase = .idle }
+            return
+        }
+        guard stillLowering(lowering) else {
+            // Paused while the levels were saved: they are taken off the state again, unlowered.
+            forget(lowered)
+            try? await save?()
             return
         }
         events.publish(.ducked(records.map(\.player)))
