@@ -250,6 +250,10 @@ struct JukeboxClientTests: DaemonSuite {
         try use("desk_speaker")
         let arguments = [sessionPath, "--socket", socket, "--state", folder.file("state.json")]
         let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: environment) { [self] log in
+            // A card by number that is not there, then a name misspelt.
+            try use("hw:7")
+            let byNumber = try await jukebox("reload")
+            #expect(byNumber.status != 0 && byNumber.stderr.contains(#"device: audio device "hw:7" is not there (the devices here are "#), "\(byNumber.stderr)")
             try use("desk_speker")
             let refused = try await jukebox("reload")
             #expect(try await jukebox("play", "ward").status == 0)
