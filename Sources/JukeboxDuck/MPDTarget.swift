@@ -2,8 +2,9 @@ import JukeboxCore
 import JukeboxFiles
 
 /// MPD, lowered through its own text protocol (https://mpd.readthedocs.io/en/latest/protocol.html):
-/// `status` for its volume and state, `setvol` and `pause`. A connection per call: MPD greets
-/// with `OK MPD …`, each command ends in `OK` or `ACK [error@n] {command} message`.
+/// `status` for its volume and state, `setvol` and `pause`. A connection per call, or one for a
+/// whole ramp (`holding`): MPD greets with `OK MPD …`, each command ends in `OK` or
+/// `ACK [error@n] {command} message`.
 public struct MPDTarget: DuckTarget {
     let address: DuckSettings.Address
     let passwordFile: String?
@@ -14,7 +15,11 @@ public struct MPDTarget: DuckTarget {
     }
 
     public func read() async throws -> DuckTargetState {
-        let lines = try await command("status")
+        try Self.state(try await command("status"))
+    }
+
+    /// The volume and whether it plays, from `status`'s lines.
+    static func state(_ lines: [String]) throws -> DuckTargetState {
         var volume: Int?
         var playing = false
         for line in lines {
@@ -37,19 +42,52 @@ public struct MPDTarget: DuckTarget {
         _ = try await command("pause \(paused ? 1 : 0)")
     }
 
+    /// A ramp's steps over one connection, open for `length` and the usual second more.
+    public func holding<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
+        let password = try await readPassword()
+        return try await LineExchange.run(address, timeout: length + LineExchange.timeout) { lines in
+            try await Self.greet(lines, password: password)
+            return try await body(Held(lines: lines))
+        }
+    }
+
     /// Runs one command (after the password, if MPD has one) and returns its answer's lines.
     private func command(_ line: String) async throws -> [String] {
-        let password: String? = if let passwordFile { try await Self.files.run { try Self.password(passwordFile) } } else { nil }
+        let password = try await readPassword()
         return try await LineExchange.run(address) { lines in
-            let greeting = try await lines.nextText()
-            guard greeting.hasPrefix("OK MPD ") else { throw PlayerProblem("is not MPD (it greeted with \"\(greeting.prefix(40))\")") }
-            if let password {
-                try await lines.send("password \"\(Self.quoted(password))\"")
-                _ = try await Self.answer(lines, to: "password")
-            }
-            try await lines.send(line)
-            return try await Self.answer(lines, to: String(line.prefix { $0 != " " }))
+            try await Self.greet(lines, password: password)
+            return try await Self.exchange(lines, line)
         }
+    }
+
+    private func readPassword() async throws -> String? {
+        guard let passwordFile else { return nil }
+        return try await Self.files.run { try Self.password(passwordFile) }
+    }
+
+    /// MPD's greeting, then the password if it has one.
+    private static func greet(_ lines: LineExchange.Lines, password: String?) async throws {
+        let greeting = try await lines.nextText()
+        guard greeting.hasPrefix("OK MPD ") else { throw PlayerProblem("is not MPD (it greeted with \"\(greeting.prefix(40))\")") }
+        if let password {
+            try await lines.send("password \"\(quoted(password))\"")
+            _ = try await answer(lines, to: "password")
+        }
+    }
+
+    /// One command on a connection MPD has greeted on, and its answer's lines.
+    private static func exchange(_ lines: LineExchange.Lines, _ line: String) async throws -> [String] {
+        try await lines.send(line)
+        return try await answer(lines, to: String(line.prefix { $0 != " " }))
+    }
+
+    /// MPD on a connection held open: its calls are commands on it, one after another.
+    private struct Held: DuckTarget {
+        let lines: LineExchange.Lines
+
+        func read() async throws -> DuckTargetState { try MPDTarget.state(try await MPDTarget.exchange(lines, "status")) }
+        func setVolume(_ percent: Int) async throws { _ = try await MPDTarget.exchange(lines, "setvol \(min(max(percent, 0), 100))") }
+        func setPaused(_ paused: Bool) async throws { _ = try await MPDTarget.exchange(lines, "pause \(paused ? 1 : 0)") }
     }
 
     /// The lines before `OK`; an `ACK` is MPD's refusal, in its words.

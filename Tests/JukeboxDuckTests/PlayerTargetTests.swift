@@ -3,6 +3,7 @@ import Glibc
 import JukeboxCore
 import JukeboxDuck
 import JukeboxTestSupport
+import Synchronization
 import Testing
 
 /// The players jukeboxd lowers, reached in their own protocols: Debian's MPD (over its socket
@@ -30,6 +31,38 @@ struct PlayerTargetTests {
                 #expect(try await mpd.status()["state"] == "play")
             }
         }
+    }
+
+    /// A ramp used to open a connection to MPD for each of its twenty steps a second; held,
+    /// its steps go over one. Debian's MPD takes them so, and a server that counts its
+    /// connections sees one for the ramp against one per call without it.
+    @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)))
+    func aRampGoesToMPDOverOneConnection() async throws {
+        let mpd = try MPDServer(device: nil)
+        try await mpd.run { _ in
+            _ = try await mpd.command(["setvol 80"])
+            let target = MPDTarget(address: .tcp(host: "127.0.0.1", port: mpd.port), passwordFile: nil)
+            let read = try await target.holding(for: .seconds(1)) { held in
+                for level in [60, 40, 20] { try await held.setVolume(level) }
+                return try await held.read()
+            }
+            #expect(read.volume == 20)
+            #expect(try await mpd.status()["volume"] == "20")
+        }
+        let counting = CountingMPD()
+        let target = MPDTarget(address: .tcp(host: "127.0.0.1", port: counting.port), passwordFile: nil)
+        try await target.holding(for: .seconds(1)) { held in
+            for level in [60, 40, 20] { try await held.setVolume(level) }
+        }
+        #expect(counting.connections == 1, "one connection for the held ramp: \(counting.lines)")
+        #expect(counting.lines == ["setvol 60", "setvol 40", "setvol 20"])
+        for level in [60, 40] { try await target.setVolume(level) }
+        #expect(counting.connections == 3, "a connection for each call on its own")
+        // A held connection ends with its time: a body that outlasts it is given up on.
+        await #expect(throws: (any Error).self) {
+            try await target.holding(for: .milliseconds(100)) { _ in try await Task.sleep(for: .seconds(5)) }
+        }
+        counting.stop()
     }
 
     @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)))
@@ -139,6 +172,46 @@ final class MisbehavingServer: Sendable {
                     }
                     var byte: UInt8 = 0
                     while read(peer, &byte, 1) > 0 {}
+                    close(peer)
+                }.start()
+            }
+        }.start()
+    }
+
+    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+}
+
+/// MPD's greeting and `OK` to every command, on a thread of its own: counts the connections it
+/// accepts and records the commands.
+final class CountingMPD: Sendable {
+    let port: Int
+    private let listener: Int32
+    private let state = Mutex<(connections: Int, lines: [String])>((0, []))
+
+    var connections: Int { state.withLock { $0.connections } }
+    var lines: [String] { state.withLock { $0.lines } }
+
+    init() {
+        let (listener, port) = Loopback.bound(listening: true)
+        self.listener = listener
+        self.port = port
+        Thread { [self] in
+            while true {
+                let peer = accept(listener, nil, nil)
+                guard peer >= 0 else { return }
+                state.withLock { $0.connections += 1 }
+                Thread {
+                    func send(_ text: String) { _ = Array(text.utf8).withUnsafeBytes { write(peer, $0.baseAddress, $0.count) } }
+                    send("OK MPD 0.23.0\n")
+                    var line: [UInt8] = []
+                    var byte: UInt8 = 0
+                    while read(peer, &byte, 1) == 1 {
+                        guard byte == UInt8(ascii: "\n") else { line.append(byte); continue }
+                        let text = String(decoding: line, as: UTF8.self)
+                        line = []
+                        self.state.withLock { $0.lines.append(text) }
+                        send(text == "status" ? "volume: 20\nstate: play\nOK\n" : "OK\n")
+                    }
                     close(peer)
                 }.start()
             }

@@ -11,6 +11,16 @@ public protocol DuckTarget: Sendable {
     func read() async throws -> DuckTargetState
     func setVolume(_ percent: Int) async throws
     func setPaused(_ paused: Bool) async throws
+    /// Runs `body` with the player reached over one connection, kept open for at most
+    /// `length` and a second: a ramp's twenty steps a second, rather than a connection each.
+    func holding<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T
+}
+
+extension DuckTarget {
+    /// Each call on its own: for players whose calls are cheap, or batched elsewhere.
+    public func holding<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
+        try await body(self)
+    }
 }
 
 /// A player's volume (0–100; nil when it has none that can be set) and whether it is playing.
@@ -410,17 +420,20 @@ public actor Ducker {
                             return
                         }
                         guard let volume = record.volume, let lowered = record.lowered else { return }
-                        // Down from where a raising cut short left it; up from the lowered level.
-                        let from = down ? try await target.read().volume ?? volume : lowered
-                        let to = down ? lowered : volume
-                        let steps = max(1, Int(length / Self.step))
-                        var last: Int?
-                        for step in 1...steps {
-                            if Task.isCancelled { return }
-                            let level = Self.level(from: from, to: to, at: Double(step) / Double(steps))
-                            if level != last { try await target.setVolume(level) }
-                            last = level
-                            if step < steps { try await clock.sleep(for: Self.step) }
+                        // One connection for the whole ramp, where the player keeps one.
+                        try await target.holding(for: length) { target in
+                            // Down from where a raising cut short left it; up from the lowered level.
+                            let from = down ? try await target.read().volume ?? volume : lowered
+                            let to = down ? lowered : volume
+                            let steps = max(1, Int(length / Self.step))
+                            var last: Int?
+                            for step in 1...steps {
+                                if Task.isCancelled { return }
+                                let level = Self.level(from: from, to: to, at: Double(step) / Double(steps))
+                                if level != last { try await target.setVolume(level) }
+                                last = level
+                                if step < steps { try await clock.sleep(for: Self.step) }
+                            }
                         }
                     } catch is CancellationError {
                         return
