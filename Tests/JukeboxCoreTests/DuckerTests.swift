@@ -96,8 +96,16 @@ struct DuckerTests {
     func entry(_ id: String) -> QueueEntry { QueueEntry(ticket: 1, clip: Fixtures.clip(id), origin: .scheduler) }
 
     /// Waits until the ducker has nothing lowered, or until `players` reach the levels given.
+    /// A test whose condition never comes fails at its time limit, which cancels it, rather
+    /// than spin on.
     func settle(_ ducker: Ducker, _ condition: @Sendable () async -> Bool) async {
-        while !(await condition()) { await Task.yield() }
+        while !(await condition()) {
+            if Task.isCancelled {
+                Issue.record("the ducker never settled")
+                return
+            }
+            await Task.yield()
+        }
     }
 
     @Test func theLevelsToGoBackToAreOnDiskBeforeAnyPlayerIsLoweredAndBothComeBack() async throws {
