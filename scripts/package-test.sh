@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs a package that scripts/package.sh made into a fresh Debian root of its distribution
-# and architecture (arm64 runs under qemu-user), as `apt install ./jukeboxd_….deb` on a Pi
-# would, and checks what a user relies on:
+# and architecture (arm64 runs under qemu-user) as a Pi installs it from the repository: the
+# package and the keyring package in a repository signed with a key of the test's own
+# (scripts/apt-repo.sh, scripts/keyring-package.sh), served on loopback; the keyring package
+# installed, then `apt update` and `apt install jukeboxd`. It checks what a user relies on:
+#   - apt refuses the repository when one byte of an index is changed, or when another key
+#     signed it;
 #   - the jukeboxd user (in audio), its folders, and the unit enabled for boot;
 #   - `systemd-analyze verify` of the installed unit;
 #   - the packaged session passes `jukeboxd --check`, run as the service's user;
@@ -35,8 +39,12 @@ copy_root "$base" "$test_root"
 # Mounted by this shell (not by a pipeline's subshell), so that its exit unmounts it.
 mount_once proc "$test_root/proc" -t proc
 daemon=
+server=
+apt_work=$(mktemp -d)
 finish() {
     [ -n "$daemon" ] && kill -9 "$daemon" 2>/dev/null || true
+    [ -n "$server" ] && kill "$server" 2>/dev/null || true
+    rm -rf "$apt_work"
     unmount_all
 }
 trap finish EXIT
@@ -47,9 +55,50 @@ fail() {
 }
 inside() { in_target "$test_root" "$1"; }
 
-# Installing: apt resolves the Depends from the archive, as on a Pi.
-cp "$deb" "$test_root/tmp/"
-inside "apt-get update -qq && apt-get install -y -qq /tmp/$(basename "$deb")" >/dev/null
+# The repository: a key of this test's own (never the project's), the package and the keyring
+# package, served on loopback, which the root shares.
+export GNUPGHOME="$apt_work/gnupg"
+install -d -m 0700 "$GNUPGHOME"
+repo="$apt_work/repo"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$repo" "$port" >"$apt_work/server.log" 2>&1 &
+server=$!
+keyring=$(scripts/apt-repo.sh --new-key "$repo" "$deb" 2>"$apt_work/repo.log" | tail -n 1) || { cat "$apt_work/repo.log" >&2; fail "apt-repo.sh failed"; }
+keyring_deb=$(scripts/keyring-package.sh "$keyring" "$apt_work" "http://127.0.0.1:$port" 2>>"$apt_work/repo.log" | tail -n 1)
+scripts/apt-repo.sh "$repo" "$keyring_deb" >/dev/null 2>>"$apt_work/repo.log"
+
+# Installing as the README says: the keyring package, then apt update and apt install; apt
+# resolves the Depends from Debian's archive, as on a Pi.
+cp "$keyring_deb" "$test_root/tmp/"
+inside "apt-get install -y -qq /tmp/$(basename "$keyring_deb")" >/dev/null
+grep -qx "Suites: $distro" "$test_root/etc/apt/sources.list.d/jukeboxd.sources" \
+    || fail "the keyring package's source is not for $distro: $(cat "$test_root/etc/apt/sources.list.d/jukeboxd.sources")"
+inside "apt-get update -qq" >"$apt_work/update.log" 2>&1 || { cat "$apt_work/update.log" >&2; fail "apt update refused the repository"; }
+grep -q '127.0.0.1' "$apt_work/update.log" && { cat "$apt_work/update.log" >&2; fail "apt update warned about the repository"; }
+inside "apt-get install -y -qq jukeboxd" >/dev/null
+
+# A signature that does not hold is refused: each time from apt's lists emptied of the
+# repository, so that apt fetches everything again.
+refused() {  # WHAT: apt update must fail on the repository as it is now
+    rm -f "$test_root"/var/lib/apt/lists/127.0.0.1_*
+    if inside "apt-get update -qq" >"$apt_work/update.log" 2>&1; then fail "apt update took a repository $1"; fi
+    grep -q '127.0.0.1' "$apt_work/update.log" || fail "apt update failed, but not on the repository $1: $(cat "$apt_work/update.log")"
+}
+# One byte of the index changed, in each form apt may fetch (it tries the next on a mismatch).
+lists="$repo/dists/$distro/main/binary-$arch"
+cp "$lists/Packages" "$lists/Packages.gz" "$apt_work/"
+for index in Packages Packages.gz; do printf '\x01' | dd of="$lists/$index" bs=1 seek=100 conv=notrunc status=none; done
+refused "with one byte of Packages changed"
+cp "$apt_work/Packages" "$apt_work/Packages.gz" "$lists/"
+cp "$repo/dists/$distro/InRelease" "$repo/dists/$distro/Release.gpg" "$apt_work/"
+install -d -m 0700 "$apt_work/other"
+GNUPGHOME="$apt_work/other" gpg --batch --pinentry-mode loopback --passphrase '' --quick-generate-key "another key" ed25519 sign never 2>/dev/null
+GNUPGHOME="$apt_work/other" gpg --batch --yes --clearsign --output "$repo/dists/$distro/InRelease" "$repo/dists/$distro/Release"
+GNUPGHOME="$apt_work/other" gpg --batch --yes --armor --detach-sign --output "$repo/dists/$distro/Release.gpg" "$repo/dists/$distro/Release"
+refused "signed with another key"
+cp "$apt_work/InRelease" "$apt_work/Release.gpg" "$repo/dists/$distro/"
+rm -f "$test_root"/var/lib/apt/lists/127.0.0.1_*
+inside "apt-get update -qq" >/dev/null 2>&1 || fail "apt update refused the repository put right again"
 inside "id -nG jukeboxd" | tr ' ' '\n' | grep -qx audio || fail "the jukeboxd user is not in the audio group: $(inside "id jukeboxd")"
 [ "$(inside "stat -c %U /var/lib/jukeboxd/clips /etc/jukeboxd" | sort -u)" = jukeboxd ] || fail "/var/lib/jukeboxd/clips and /etc/jukeboxd do not belong to jukeboxd"
 [ -L "$test_root/etc/systemd/system/multi-user.target.wants/jukeboxd.service" ] || fail "the unit is not enabled for boot"
@@ -100,4 +149,4 @@ inside "apt-get purge -y -qq jukeboxd" >/dev/null
 inside "dpkg-statoverride --list /etc/jukeboxd" >/dev/null && fail "purge left the statoverride of /etc/jukeboxd"
 [ ! -e "$test_root/etc/systemd/system/multi-user.target.wants/jukeboxd.service" ] || fail "purge left the unit enabled"
 
-echo "package-test: $(basename "$deb") installed in a $distro $arch root: checked, played $played bytes, answered jukebox status, verified, removed and purged ($(( $(date +%s) - started )) s)"
+echo "package-test: $(basename "$deb") installed from a signed repository in a $distro $arch root (which refused it tampered with and signed with another key): checked, played $played bytes, answered jukebox status, verified, removed and purged ($(( $(date +%s) - started )) s)"
