@@ -50,7 +50,7 @@ struct RPCDispatcherTests {
 
     @Test(arguments: [
         ("queue", nil, #"{"id":1,"jsonrpc":"2.0","result":{"waiting":[]}}"#),
-        ("status", nil, #"{"id":1,"jsonrpc":"2.0","result":{"device":"fake","deviceState":"closed","failed":0,"paused":false,"played":0,"queueLength":0,"quiet":{"byHand":false,"held":0,"quiet":false},"session":"test","underruns":0,"uptime":0,"volume":100}}"#),
+        ("status", nil, #"{"id":1,"jsonrpc":"2.0","result":{"device":"fake","deviceState":"closed","failed":0,"paused":false,"played":0,"queueLength":0,"quiet":{"byHand":false,"held":0,"quiet":false},"session":"test","underruns":0,"uptime":0,"version":"\#(JukeboxVersion.current)","volume":100}}"#),
         ("quiet", nil, #"{"id":1,"jsonrpc":"2.0","result":{"byHand":false,"held":0,"quiet":false}}"#),
         ("next", #"{"limit":3}"#, #"{"id":1,"jsonrpc":"2.0","result":{"fixedTimes":[],"quiet":{"byHand":false,"held":0,"quiet":false}}}"#),
         ("next", #"{"limit":100}"#, #"{"id":1,"jsonrpc":"2.0","result":{"fixedTimes":[],"quiet":{"byHand":false,"held":0,"quiet":false}}}"#),
