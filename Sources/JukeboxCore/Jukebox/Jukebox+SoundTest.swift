@@ -62,6 +62,14 @@ extension Jukebox {
         let deviceFormat = sink.deviceFormat.flatMap { $0 == format ? nil : $0 }
         await sink.close()
         await sink.retire()
+        // A name that is not there: the one meant and the devices there are, as --check says.
+        if var problem = failure, problem.code == .notFound, case .alsa(let name) = output, let checkDevice = configuration.checkDevice {
+            let found = await checkDevice(name)
+            if found.problem?.code == .notFound {
+                problem.hint = DeviceCheck.hint(for: name, known: found.known)
+                failure = problem
+            }
+        }
         if let failure { throw .soundTestFailed(failure) }
         return SoundTest(device: output.description, format: format, deviceFormat: deviceFormat, seconds: TestTone.seconds, took: took)
     }
