@@ -378,14 +378,23 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     public static func check(device: String) async -> DeviceCheck {
         await BlockingWorkQueue(label: "jukebox.alsa.check").run {
             var handle: OpaquePointer?
-            let opened = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
-            if opened >= 0, let handle {
-                snd_pcm_close(handle)
-                return .ok
+            var opened = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+            if opened < 0 {
+                // A PCM added to ~/.asoundrc since this process read ALSA's configuration is
+                // found in a copy read afresh. Never by freeing the shared copy, as the sink
+                // does once all its devices are closed: a device may be playing now (a reload).
+                var top: OpaquePointer?, update: OpaquePointer?
+                if snd_config_update_r(&top, &update, nil) >= 0, let top {
+                    opened = snd_pcm_open_lconf(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK, top)
+                    // Closed before the copy it was opened from goes.
+                    if opened >= 0, let opened = handle { snd_pcm_close(opened) }
+                    handle = nil
+                    snd_config_delete(top)
+                }
+                if let update { snd_config_update_free(update) }
             }
-            // A configuration changed since this process last read it (a PCM just added to
-            // ~/.asoundrc) is read afresh, as a failed open in the sink does.
-            snd_config_update_free_global()
+            if let handle { snd_pcm_close(handle) }
+            if opened >= 0 { return .ok }
             let problem = error(device: device, operation: "open", code: opened)
             return DeviceCheck(problem: problem, known: problem.code == .notFound ? playbackDeviceNames() : [])
         }

@@ -1,5 +1,5 @@
 import Glibc
-import JukeboxFiles
+import JukeboxCore
 import NIOCore
 
 /// A client connection as accepted, before its async wrapper exists.
@@ -31,8 +31,11 @@ struct AcceptedChannel: Sendable {
               let credentials: PeerCredentials = try? await options.unsafeGetSocketOption(
                 level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)).get()
         else { return "jukebox" }
-        return UserName.name(of: credentials.uid)
+        // The user database may be more than a file (LDAP, sssd): looked up off the cooperative pool.
+        return await Self.users.run { UserName.name(of: credentials.uid) }
     }
+
+    private static let users = BlockingWorkQueue(label: "jukebox.control.users")
 }
 
 /// `struct ucred`: pid, uid and gid, as the kernel fills it for `SO_PEERCRED` (Glibc hides

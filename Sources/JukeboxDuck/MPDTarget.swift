@@ -14,8 +14,17 @@ public struct MPDTarget: DuckTarget {
         self.passwordFile = passwordFile
     }
 
+    // A call on its own is a connection held for no longer than the one call.
     public func read() async throws -> DuckTargetState {
-        try Self.state(try await command("status"))
+        try await holding(for: .zero) { try await $0.read() }
+    }
+
+    public func setVolume(_ percent: Int) async throws {
+        try await holding(for: .zero) { try await $0.setVolume(percent) }
+    }
+
+    public func setPaused(_ paused: Bool) async throws {
+        try await holding(for: .zero) { try await $0.setPaused(paused) }
     }
 
     /// The volume and whether it plays, from `status`'s lines.
@@ -34,29 +43,12 @@ public struct MPDTarget: DuckTarget {
         return DuckTargetState(volume: volume, playing: playing)
     }
 
-    public func setVolume(_ percent: Int) async throws {
-        _ = try await command("setvol \(min(max(percent, 0), 100))")
-    }
-
-    public func setPaused(_ paused: Bool) async throws {
-        _ = try await command("pause \(paused ? 1 : 0)")
-    }
-
     /// A ramp's steps over one connection, open for `length` and the usual second more.
     public func holding<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
         let password = try await readPassword()
         return try await LineExchange.run(address, timeout: length + LineExchange.timeout) { lines in
             try await Self.greet(lines, password: password)
             return try await body(Held(lines: lines))
-        }
-    }
-
-    /// Runs one command (after the password, if MPD has one) and returns its answer's lines.
-    private func command(_ line: String) async throws -> [String] {
-        let password = try await readPassword()
-        return try await LineExchange.run(address) { lines in
-            try await Self.greet(lines, password: password)
-            return try await Self.exchange(lines, line)
         }
     }
 

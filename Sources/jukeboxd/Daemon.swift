@@ -113,9 +113,7 @@ struct Daemon {
     /// Where a device problem is told to be: the session file's line that names the device,
     /// or the option that replaced it.
     private var deviceOrigin: String {
-        if outputOverride != nil { return "jukeboxd: --device" }
-        let line = SessionLoader.line(of: ["device", "output.device", "output"], in: sessionPath) ?? 1
-        return "\(sessionPath):\(line): device"
+        outputOverride != nil ? "jukeboxd: --device" : SessionLoader.deviceField(in: sessionPath)
     }
 
     /// Today's sun times where the session is, to compare with a weather site, and a warning

@@ -243,7 +243,9 @@ struct JukeboxClientTests: DaemonSuite {
     /// is there is taken, and used from the next clip.
     @Test func reloadRefusesADeviceThatIsNotThere() async throws {
         try folder.write("asound.conf", text: #"pcm.desk_speaker { type file slave.pcm { type null } file "\#(folder.file("out.raw"))" format "raw" hint { show on description "Desk" } }"#)
-        let environment = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + folder.file("asound.conf")]
+        // A home of the test's own: ALSA reads ~/.asoundrc from it (through a hook of its own
+        // configuration, which it does not read again by itself when the file changes).
+        let environment = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + folder.file("asound.conf"), "HOME": folder.path, "XDG_CONFIG_HOME": folder.file("config")]
         @Sendable func use(_ device: String) throws {
             try folder.write("session.json", text: "{\n  \"name\": \"Drill\",\n  \"device\": \"\(device)\",\n  \"interval\": { \"min\": \"1h\", \"max\": \"2h\" },\n  \"clips\": [ { \"file\": \"ward.wav\" } ]\n}\n")
         }
@@ -258,6 +260,11 @@ struct JukeboxClientTests: DaemonSuite {
             let refused = try await jukebox("reload")
             #expect(try await jukebox("play", "ward").status == 0)
             #expect(await log.waitFor("played ward"), "the running session plays on through its own device")
+            // A device added to ~/.asoundrc while the daemon runs is found by the reload's check.
+            try folder.write(".asoundrc", text: "pcm.porch { type null }\n")
+            try use("porch")
+            let added = try await jukebox("reload")
+            #expect(added.status == 0, "a device added since the daemon started: \(added.stderr)")
             try use("null")
             let taken = try await jukebox("reload")
             return (refused, taken, try await jukebox("status").stdout)

@@ -252,6 +252,21 @@ extension JukeboxdCommandTests {
         #expect(stdout == "\(path): OK: \"session\", 1 clip (1 enabled), device \"null\"\n")
     }
 
+    /// `--duration` takes a length from above 0 to 10 years, checked before anything runs.
+    @Test func durationIsCheckedAtUnderAndOverItsLimits() async throws {
+        let path = try session(#"{ "device": "null", "clips": [ { "file": "low.wav" } ] }"#)
+        for length in ["20s", "87600h"] {
+            let taken = try await outcome([path, "--check", "--duration", length])
+            #expect(taken.0 == 0, "\(length): \(taken.2)")
+        }
+        for (length, words) in [("0s", "--duration must be longer than 0s"), ("87601h", #"--duration: "87601h" is longer than 10 years"#),
+                                ("soon", #"--duration: "soon" is not a length (such as 20s, 30m or 2h)"#)] {
+            let refused = try await outcome([path, "--check", "--duration", length])
+            #expect(refused.0 == 64, "\(length)")
+            #expect(refused.2.contains(words), "\(length): \(refused.2)")
+        }
+    }
+
     /// `--check` used to pass a session whose device was misspelt; the mistake showed only in
     /// the log, at the first clip. It now opens the device as the service would, and a name
     /// that is not there is an error (69) on the line that names it, with the name meant and

@@ -32,8 +32,7 @@ extension Jukebox {
         let found = await checkDevice(session.deviceName)
         guard let message = found.message else { return }
         if found.problem?.code == .notFound {
-            let line = SessionLoader.line(of: ["device", "output.device", "output"], in: session.sourcePath) ?? 1
-            throw .sessionInvalid(problems: ["\(session.sourcePath):\(line): device: \(message)"])
+            throw .sessionInvalid(problems: ["\(SessionLoader.deviceField(in: session.sourcePath)): \(message)"])
         }
         logger.warning("the reloaded session's \(message)")
     }

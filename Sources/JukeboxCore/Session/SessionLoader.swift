@@ -60,12 +60,14 @@ public enum SessionLoader {
         bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
     }
 
-    /// The line of the first of `fields` the session file has (`"device"`, `"output.device"`),
-    /// for a message about it found after the file was read; nil when none is there.
-    public static func line(of fields: [String], in path: String) -> Int? {
-        guard let bytes = (try? FilePath.read(path, limit: maxFileSize)).map(withoutByteOrderMark) else { return nil }
+    /// Where a message about the session's device, found after the file was read, is placed:
+    /// `PATH:LINE: device`, on the line of `device`, `output.device` or `output` (the first
+    /// line when the file names none).
+    public static func deviceField(in path: String) -> String {
+        let bytes = (try? FilePath.read(path, limit: maxFileSize)).map(withoutByteOrderMark) ?? []
         let lines = JSONParser.lines(in: bytes)
-        return fields.lazy.compactMap { lines[$0] }.first
+        let line = ["device", "output.device", "output"].lazy.compactMap { lines[$0] }.first ?? 1
+        return "\(path):\(line): device"
     }
 
     /// The line of each clip in the session file, by clip id, and of the cue: for messages
