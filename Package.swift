@@ -1,6 +1,16 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// `JUKEBOX_VERSION`, when a build is given one: a Debian version's characters only (digits,
+/// letters, `.`, `+`, `~`, `-`), starting with a digit.
+let buildVersion: String? = Context.environment["JUKEBOX_VERSION"].flatMap { version in
+    if version.isEmpty { return nil }
+    guard let first = version.first, first.isNumber, version.count <= 64,
+          version.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".+~-".contains($0)) })
+    else { fatalError("JUKEBOX_VERSION \"\(version)\" is not a version: digits, letters, . + ~ and -, starting with a digit") }
+    return version
+}
+
 let package = Package(
     name: "jukeboxd",
     platforms: [.macOS(.v15)],
@@ -65,7 +75,14 @@ let package = Package(
         ),
         // What the daemon and the `jukebox` client share: the JSON-RPC types and where the
         // control socket lives. No dependencies, so the client stays small and starts fast.
-        .target(name: "JukeboxProtocol", dependencies: ["JukeboxFiles"]),
+        .target(name: "JukeboxProtocol", dependencies: ["JukeboxFiles", "CJukeboxBuild"]),
+        // The version a build was given, when it was given one: `JUKEBOX_VERSION=0.1.1 swift
+        // build` (scripts/package.sh --version), so that a package can be numbered above its
+        // source's version (an upgrade's test, a snapshot) without an edit to the source.
+        .target(
+            name: "CJukeboxBuild",
+            cSettings: buildVersion.map { [.define("JUKEBOX_VERSION", to: "\"\($0)\"")] } ?? []
+        ),
         // JSON-RPC dispatch: a request's bytes to a core command and its result back, with no
         // I/O. The control socket and the HTTP API both answer through it.
         .target(name: "JukeboxDispatch", dependencies: ["JukeboxCore", "JukeboxProtocol"]),

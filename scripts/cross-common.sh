@@ -63,7 +63,8 @@ register_aarch64() {
 }
 
 # target_root DISTRO ARCH: prints the folder of a minimal Debian DISTRO root for ARCH, as a
-# Raspberry Pi OS Lite or a server has it (systemd, adduser), made once with debootstrap
+# Raspberry Pi OS Lite or a server has it (systemd, adduser, and the wget and sudo that the
+# README's install types), made once with debootstrap
 # (under qemu-user for arm64). Callers copy it rather than change it.
 target_root() {
     local distro=$1 arch=$2 dir="$work/roots/$1-$2"
@@ -71,7 +72,7 @@ target_root() {
         [ "$arch" = arm64 ] && register_aarch64
         remove_root "$dir"
         mkdir -p "$work/roots"
-        debootstrap --arch="$arch" --variant=minbase --include=systemd,adduser,ca-certificates \
+        debootstrap --arch="$arch" --variant=minbase --include=systemd,adduser,ca-certificates,wget,sudo \
             "$distro" "$dir" "$(debian_mirror)" >&2
         echo 'Acquire::Check-Valid-Until "false";' > "$dir/etc/apt/apt.conf.d/99jukeboxd"
         echo 'APT::Install-Recommends "false";' >> "$dir/etc/apt/apt.conf.d/99jukeboxd"
@@ -116,4 +117,59 @@ in_target() {
     mount_once proc "$1/proc" -t proc
     cp /etc/resolv.conf "$1/etc/resolv.conf" 2>/dev/null || true
     chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive /bin/sh -c "$2"
+}
+
+# A root booted with its own systemd, as a Pi or a PC boots: systemd is the first process of a
+# PID and mount namespace of its own (the mounts it needs made inside, gone with it), in
+# this machine's network, so that units start, enable and restart as the packages ask. For this
+# machine's architecture (systemd under qemu-user is not tried).
+#   boot_root ROOT          # waits until the boot has finished
+#   in_booted COMMAND       # a shell command inside, as root
+#   halt_root               # powers it off (and kills what is left after 30 s)
+booted=
+booted_log=
+boot_root() {  # ROOT
+    local dir=$1 shell state=
+    booted_log=$(mktemp)
+    cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+    # systemd 257 runs only on the unified cgroup hierarchy (cgroup2).
+    shell='set -e
+        mount --bind "$1" "$1"
+        mount -t proc proc "$1/proc"
+        mount -t sysfs sysfs "$1/sys"
+        mount -t cgroup2 cgroup2 "$1/sys/fs/cgroup"
+        mount -t tmpfs -o mode=0755 tmpfs "$1/run"
+        mount --rbind /dev "$1/dev"
+        exec chroot "$1" /usr/bin/env -i container=jukeboxd-test /usr/lib/systemd/systemd --log-target=console --log-level=notice'
+    unshare --pid --fork --mount --propagation private /bin/sh -c "$shell" boot "$dir" >"$booted_log" 2>&1 </dev/null &
+    local unshare_pid=$!
+    for _ in $(seq 1 300); do
+        booted=$(pgrep -P "$unshare_pid" || true)
+        [ -n "$booted" ] && [ "$(cat "/proc/$booted/comm" 2>/dev/null)" = systemd ] && break
+        booted=
+        kill -0 "$unshare_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -n "$booted" ] || { cat "$booted_log" >&2; echo "cross: systemd did not start in $dir" >&2; return 1; }
+    # Booted when systemd says running (or degraded: kernel modules cannot be loaded inside).
+    for _ in $(seq 1 600); do
+        state=$(in_booted "systemctl is-system-running" 2>/dev/null || true)
+        case "$state" in running | degraded) return 0 ;; esac
+        sleep 0.1
+    done
+    cat "$booted_log" >&2
+    echo "cross: $dir did not finish booting (systemd says \"$state\")" >&2
+    return 1
+}
+in_booted() {  # COMMAND
+    nsenter -t "$booted" -m -p -r -w /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive /bin/sh -c "$1"
+}
+halt_root() {
+    [ -n "$booted" ] || return 0
+    local pid=$booted
+    in_booted "systemctl poweroff" >/dev/null 2>&1 || kill -s SIGRTMIN+4 "$pid" 2>/dev/null || true
+    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    booted=
+    rm -f "$booted_log"
 }

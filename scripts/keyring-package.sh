@@ -10,7 +10,7 @@
 # /usr/share/keyrings/jukeboxd-archive-keyring.pgp, and its postinst writes
 # /etc/apt/sources.list.d/jukeboxd.sources (deb822, Signed-By that keyring) for the system's
 # own release (trixie or bookworm). Its version is the key's creation date, so a new key is an
-# ordinary upgrade. Prints the package's path as its last line.
+# ordinary upgrade, and the package is made the same, byte for byte, each time. Prints the package's path as its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() { echo "usage: scripts/keyring-package.sh KEYRING OUT_DIR [URL]" >&2; exit 64; }
@@ -91,6 +91,9 @@ CONTROL
 chmod 0644 "$package/DEBIAN/control" "$package/DEBIAN/md5sums"
 mkdir -p "$out"
 deb="$out/jukeboxd-archive-keyring_${version}_all.deb"
-dpkg-deb --root-owner-group -Zxz --build "$package" "$deb" >&2
+# The same bytes each time for the same key and address (the files' times are the key's), so
+# that each release adds it to the repository again as the package already there.
+find "$package" -exec touch -h -d "@$created" {} +
+SOURCE_DATE_EPOCH=$created dpkg-deb --root-owner-group -Zxz --build "$package" "$deb" >&2
 if command -v lintian >/dev/null; then lintian --fail-on error --info "$deb" >&2; fi
 echo "$deb"

@@ -2,11 +2,17 @@
 # Builds the jukeboxd Debian package for a Raspberry Pi (arm64) or a PC (amd64):
 #   scripts/package.sh arm64            # Raspberry Pi OS / Debian 13 "trixie", 64-bit
 #   scripts/package.sh amd64 [DISTRO]   # DISTRO: trixie (the default) or bookworm
+#   scripts/package.sh --version 0.1.1 arm64|amd64 [DISTRO]
 # and prints the .deb's path as its last line. arm64 is cross-built with Debian's own Swift
 # (scripts/cross-build.sh); amd64 is built with this machine's Swift toolchain. The package's
 # Depends come from dpkg-shlibdeps, run in a root of that distribution (with the package's
 # architecture added to it), so they name that distribution's libraries; lintian checks the
 # result. Needs root (or sudo): debootstrap and chroot.
+#
+# The version is the source's (Sources/JukeboxProtocol/Version.swift), which the changelog's
+# first entry must equal. --version numbers the package and the programs above it without an
+# edit to the source (the build is given JUKEBOX_VERSION; see Package.swift), with a changelog
+# entry that says so: for an upgrade's test, or a snapshot between releases.
 #
 # The package installs /usr/bin/jukeboxd and /usr/bin/jukebox (stripped, Swift runtime linked
 # in); the systemd unit, enabled and started; /etc/jukeboxd/session.json (a conffile) that
@@ -15,11 +21,15 @@
 # /var/lib/jukeboxd: remove keeps them, purge removes them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: scripts/package.sh [--prepare] arm64|amd64 [trixie|bookworm]" >&2; exit 64; }
-# --prepare only makes the root that Depends are found in (below), so that CI can make it while
-# other steps run.
+usage() { echo "usage: scripts/package.sh [--prepare | --build-only | --version VERSION] arm64|amd64 [trixie|bookworm]" >&2; exit 64; }
+# --prepare only makes the root that Depends are found in (below), and --build-only only builds
+# the programs, so that CI can do either while other steps run.
 prepare=
+build_only=
 [ "${1:-}" = --prepare ] && { prepare=yes; shift; }
+[ "${1:-}" = --build-only ] && { build_only=yes; shift; }
+build_version=
+if [ "${1:-}" = --version ]; then build_version=${2:-}; shift 2 || usage; fi
 arch=${1:-}
 distro=${2:-trixie}
 case "$arch" in arm64 | amd64) ;; *) usage ;; esac
@@ -64,20 +74,27 @@ if [ -n "$prepare" ]; then
     exit 0
 fi
 
-version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/JukeboxProtocol/Version.swift)
+version=$(sed -n 's/.*static let source = "\(.*\)".*/\1/p' Sources/JukeboxProtocol/Version.swift)
 changelog_version=$(sed -n '1s/^jukeboxd (\([^)]*\)).*/\1/p' packaging/deb/changelog)
 [ "$version" = "$changelog_version" ] || { echo "package: Version.swift says $version, packaging/deb/changelog's first entry $changelog_version; add a changelog entry" >&2; exit 65; }
+source_version=$version
+if [ -n "$build_version" ]; then
+    [[ "$build_version" =~ ^[0-9][0-9A-Za-z.+~-]{0,63}$ ]] || { echo "package: --version $build_version is not a version: digits, letters, . + ~ and -, starting with a digit" >&2; exit 64; }
+    dpkg --compare-versions "$build_version" gt "$version" || { echo "package: --version $build_version is not above the source's version, $version" >&2; exit 64; }
+    version=$build_version
+fi
 
 # 1. The two programs, and what runs them here (qemu-user for arm64).
 if [ "$arch" = arm64 ]; then
-    scripts/cross-build.sh >&2
+    JUKEBOX_VERSION=$build_version scripts/cross-build.sh >&2
     bin="$work/aarch64"
     strip=aarch64-linux-gnu-strip
     register_aarch64
     run="qemu-aarch64-static -L $root$sysroot"
 else
-    swift build -c release --static-swift-stdlib >&2
-    bin=.build/release
+    # In a folder of its own, so that it may run beside the tests' build in .build.
+    JUKEBOX_VERSION=$build_version swift build -c release --static-swift-stdlib --scratch-path "$work/amd64" >&2
+    bin="$work/amd64/release"
     strip=strip
     run=
 fi
@@ -85,6 +102,7 @@ for program in jukeboxd jukebox; do
     said=$($run "$bin/$program" --version)
     [ "$said" = "$version" ] || { echo "package: $bin/$program --version says \"$said\", not $version" >&2; exit 70; }
 done
+[ -n "$build_only" ] && { echo "package: $bin/jukeboxd and $bin/jukebox are jukeboxd $version for $arch" >&2; exit 0; }
 
 # 2. The package's files.
 out="$work/package/$distro-$arch"
@@ -102,12 +120,17 @@ install -d "$stage/usr/share/jukeboxd/clips"
 install -m 0644 clips/*.wav "$stage/usr/share/jukeboxd/clips/"
 doc="$stage/usr/share/doc/jukeboxd"
 install -D -m 0644 packaging/deb/copyright "$doc/copyright"
-gzip -9n < packaging/deb/changelog > "$doc/changelog.gz"
+if [ "$version" = "$source_version" ]; then
+    gzip -9n < packaging/deb/changelog > "$doc/changelog.gz"
+else
+    { printf 'jukeboxd (%s) unstable; urgency=medium\n\n  * Built from the source of %s, numbered %s by the build\n    (scripts/package.sh --version).\n\n -- jukeboxd authors <jukeboxd@example.org>  %s\n\n' \
+        "$version" "$source_version" "$version" "$(date -R -u)"; cat packaging/deb/changelog; } | gzip -9n > "$doc/changelog.gz"
+fi
 for file in README.md docs/*.md; do gzip -9n < "$file" > "$doc/$(basename "$file").gz"; done
 # Manual pages, from each program's own help (ArgumentParser's generate-manual, a debug build
 # for this machine beside the tests', as it only prints; it runs an arm64 program through
 # qemu-user).
-swift build --product generate-manual >&2
+env -u JUKEBOX_VERSION swift build --product generate-manual >&2
 released=$(date -u -d "$(dpkg-parsechangelog -l packaging/deb/changelog -S Date)" +%F)
 install -d "$stage/usr/share/man/man1" "$out/man"
 for program in jukeboxd jukebox; do

@@ -220,7 +220,7 @@ struct Daemon {
             frontEnds.append(.init(service: MQTTFrontEnd(settings: mqtt.settings, password: mqtt.password, core: core, logger: logger)))
         }
 
-        logger.info("session \"\(session.name)\": \(Plural.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
+        logger.info("jukeboxd \(JukeboxVersion.current), session \"\(session.name)\": \(Plural.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")
         // Services stop in reverse order: the socket stops taking requests before the core
         // cuts the clip playing and saves for the last time.
         let group = ServiceGroup(

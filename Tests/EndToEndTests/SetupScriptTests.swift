@@ -1,4 +1,5 @@
 import Foundation
+import JukeboxProtocol
 import JukeboxTestSupport
 import Testing
 
@@ -38,5 +39,57 @@ struct SetupScriptTests {
         // The toolchain the tests run with passes.
         let real = try check(path: ProcessInfo.processInfo.environment["PATH"] ?? "")
         #expect(real.status == 0 && real.said == "ready\n", "\(real.said)")
+    }
+}
+
+/// The release workflow's first step: the tag must be the version the source and the changelog
+/// say, in a copy of the files it reads, changed as a release may get them wrong.
+@Suite("Release check", .timeLimit(.minutes(1)))
+struct ReleaseCheckTests {
+    func check(_ tag: String, version: String = JukeboxVersion.source, changelog: String) throws -> (status: Int32, said: String) {
+        let folder = try TemporaryDirectory()
+        let manager = FileManager.default
+        for path in ["scripts", "Sources/JukeboxProtocol", "packaging/deb"] {
+            try manager.createDirectory(atPath: folder.file(path), withIntermediateDirectories: true)
+        }
+        try manager.copyItem(atPath: WebPageTests.repository + "/scripts/release-check.sh", toPath: folder.file("scripts/release-check.sh"))
+        try folder.write("Sources/JukeboxProtocol/Version.swift", text: "public enum JukeboxVersion {\n    public static let source = \"\(version)\"\n}\n")
+        try folder.write("packaging/deb/changelog", text: changelog)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [folder.file("scripts/release-check.sh"), tag]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, said)
+    }
+
+    func entry(_ version: String, _ distribution: String = "unstable") -> String {
+        "jukeboxd (\(version)) \(distribution); urgency=medium\n\n  * A release.\n\n -- jukeboxd authors <jukeboxd@example.org>  Tue, 24 Nov 2026 12:00:00 +0000\n"
+    }
+
+    @Test func theTagMustBeTheSourcesVersionAndTheChangelogs() throws {
+        let version = JukeboxVersion.source
+        let right = try check("v\(version)", changelog: entry(version))
+        #expect(right.status == 0 && right.said == "release-check: v\(version) is jukeboxd \(version), as the source and the changelog say\n", "\(right.said)")
+        let other = try check("v9.9.9", changelog: entry(version))
+        #expect(other.status == 65 && other.said.contains("the tag v9.9.9 is not v\(version)"), "\(other.said)")
+        let bare = try check(version, changelog: entry(version))
+        #expect(bare.status == 65 && bare.said.contains("tag the release v\(version)"), "\(bare.said)")
+        let behind = try check("v2.0.0", version: "2.0.0", changelog: entry(version))
+        #expect(behind.status == 65 && behind.said.contains("first entry is \(version), not 2.0.0: add an entry for 2.0.0"), "\(behind.said)")
+        let unreleased = try check("v\(version)", changelog: entry(version, "UNRELEASED"))
+        #expect(unreleased.status == 65 && unreleased.said.contains("UNRELEASED"), "\(unreleased.said)")
+        // The source as it is: its own tag passes.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [WebPageTests.repository + "/scripts/release-check.sh", "v\(version)"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
     }
 }

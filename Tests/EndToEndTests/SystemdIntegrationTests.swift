@@ -27,7 +27,7 @@ struct SystemdIntegrationTests {
         let lines = outcome.stderr.split(separator: "\n").map(String.init)
         #expect(lines.allSatisfy { $0.hasPrefix("<") }, "\(lines)")
         #expect(lines.contains("<4>clip gone left out: gone.wav: no such file (looked for \(folder.file("gone.wav")))"))
-        #expect(lines.contains { $0.hasPrefix("<6>session \"Short\": 1 clip,") })
+        #expect(lines.contains { $0.hasPrefix("<6>jukeboxd \(JukeboxVersion.current), session \"Short\": 1 clip,") })
         #expect(lines.contains("<5>session \"Short\" reached its duration of 1s; finishing the current clip"))
     }
 
