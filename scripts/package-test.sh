@@ -234,6 +234,15 @@ if [ -n "$native" ]; then
     wait_until "the queue was not played in its order: $(journal | tail -n +"$((mark + 1))")" played_all
     [ -s "$test_root$heard" ] || fail "nothing reached ALSA's file plugin"
     played=$(wc -c < "$test_root$heard")
+    # Swift's Dispatch asks a nice of -4 for its most urgent threads, and logs to the journal
+    # when it may not: the unit allows it (LimitNICE=-4). systemd applies that where it may
+    # raise the limit, which it may not in a sandbox without CAP_SYS_RESOURCE.
+    [ "$(inside "systemctl show -P LimitNICE jukeboxd")" = 24 ] || fail "the unit does not allow the nice of -4 that Dispatch asks (LimitNICE)"
+    if inside "grep -q '^Max nice priority *24 *24' /proc/\$(systemctl show -P MainPID jukeboxd)/limits"; then
+        journal | grep -q 'Failed to set thread priority' && fail "the service's journal has Dispatch's complaint that it may not set a thread's priority"
+    else
+        echo "package-test: not checked: Dispatch's complaint in the journal (systemd could not apply LimitNICE: this machine lets no one raise the hard limit of nice, $(prlimit --nice --noheadings --output HARD | tr -d " "))" >&2
+    fi
 else
     # The daemon as the unit runs it (User=jukeboxd, RuntimeDirectory, StateDirectory), but with
     # ALSA's file plugin for a device.
