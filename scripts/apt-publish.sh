@@ -11,7 +11,8 @@
 #   - REPO_DIR/jukeboxd-archive-keyring.deb, the keyring package at the address the README's
 #     install fetches (URL/jukeboxd-archive-keyring.deb);
 #   - with --assets DIR: DEB… and the keyring package copied to DIR, with DIR/SHA256SUMS, for a
-#     release's downloads.
+#     release's downloads; each jukeboxd package named for its suite as well
+#     (jukeboxd_0.1.0_amd64_bookworm.deb).
 # Prints the keyring package's path in REPO_DIR as its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +42,16 @@ keyring_deb=$(scripts/keyring-package.sh "$keyring" "$work" "$url" | tail -n 1)
 scripts/apt-repo.sh "$repo" "$keyring_deb" >/dev/null
 install -m 0644 "$keyring_deb" "$repo/jukeboxd-archive-keyring.deb"
 if [ -n "$assets" ]; then
+    # Named for their suite too: the amd64 packages for trixie and for bookworm have the same
+    # Debian file name (each is in its suite's pool), not the same contents.
     mkdir -p "$assets"
-    cp "$@" "$keyring_deb" "$assets/"
+    for deb in "$@"; do
+        suites=$(scripts/apt-repo.sh --suites "$deb")
+        name=$(basename "$deb" .deb)
+        [ "$(dpkg-deb -f "$deb" Architecture)" = all ] || name="${name}_$suites"
+        cp "$deb" "$assets/$name.deb"
+    done
+    cp "$keyring_deb" "$assets/"
     (cd "$assets" && rm -f SHA256SUMS && sha256sum -- *.deb > SHA256SUMS.new && mv SHA256SUMS.new SHA256SUMS)
 fi
 echo "apt-publish: $repo serves $# package(s) and the keyring package $(basename "$keyring_deb"); a user starts from $url/jukeboxd-archive-keyring.deb" >&2

@@ -3,6 +3,8 @@
 #
 #   scripts/apt-repo.sh [--key FINGERPRINT | --new-key] REPO_DIR DEB…
 #
+#   scripts/apt-repo.sh --suites DEB     # prints the suites DEB is for
+#
 # DEB: what scripts/package.sh and scripts/keyring-package.sh make. Each jukeboxd package goes
 # to the suite it was built for, found in its Depends (trixie's t64 libraries, libasound2t64;
 # bookworm's libasound2); a package for all architectures (the keyring's) goes to every suite.
@@ -22,7 +24,29 @@
 # The indexes and Release files are apt-ftparchive's (apt-utils); the signatures gpg's.
 set -euo pipefail
 
-usage() { echo "usage: scripts/apt-repo.sh [--key FINGERPRINT | --new-key] REPO_DIR DEB…" >&2; exit 64; }
+usage() { echo "usage: scripts/apt-repo.sh [--key FINGERPRINT | --new-key] REPO_DIR DEB… | --suites DEB" >&2; exit 64; }
+# The suites a package is for.
+suites_of() {  # DEB: the suites it is for
+    local deb=$1 arch depends
+    arch=$(dpkg-deb -f "$deb" Architecture)
+    depends=$(dpkg-deb -f "$deb" Depends)
+    if [ "$arch" = all ]; then
+        echo trixie bookworm
+    elif [[ "$depends" == *libasound2t64* ]]; then
+        echo trixie
+    elif [[ "$depends" == *libasound2* ]]; then
+        [ "$arch" = amd64 ] || { echo "apt-repo: $deb is a bookworm package for $arch; bookworm is served for amd64 only" >&2; exit 65; }
+        echo bookworm
+    else
+        echo "apt-repo: cannot tell which suite $deb is for (its Depends names neither libasound2t64 nor libasound2)" >&2
+        exit 65
+    fi
+}
+if [ "${1:-}" = --suites ]; then
+    [ -f "${2:-}" ] || usage
+    suites_of "$2"
+    exit 0
+fi
 key=
 new_key=false
 case "${1:-}" in
@@ -57,22 +81,6 @@ gpg --batch --export "$key" > "$keyring.new"
 mv "$keyring.new" "$keyring"
 
 # Each package into its suite's pool.
-suites_of() {  # DEB: the suites it is for
-    local deb=$1 arch depends
-    arch=$(dpkg-deb -f "$deb" Architecture)
-    depends=$(dpkg-deb -f "$deb" Depends)
-    if [ "$arch" = all ]; then
-        echo trixie bookworm
-    elif [[ "$depends" == *libasound2t64* ]]; then
-        echo trixie
-    elif [[ "$depends" == *libasound2* ]]; then
-        [ "$arch" = amd64 ] || { echo "apt-repo: $deb is a bookworm package for $arch; bookworm is served for amd64 only" >&2; exit 65; }
-        echo bookworm
-    else
-        echo "apt-repo: cannot tell which suite $deb is for (its Depends names neither libasound2t64 nor libasound2)" >&2
-        exit 65
-    fi
-}
 for deb in "$@"; do
     package=$(dpkg-deb -f "$deb" Package)
     for suite in $(suites_of "$deb"); do

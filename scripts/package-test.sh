@@ -96,8 +96,9 @@ server=$!
 url="http://127.0.0.1:$port/apt"
 scripts/apt-publish.sh --new-key --assets "$apt_work/assets" "$repo/apt" "$url" "$deb" >/dev/null 2>"$apt_work/repo.log" \
     || { cat "$apt_work/repo.log" >&2; fail "apt-publish.sh failed"; }
-(cd "$apt_work/assets" && sha256sum --check --quiet SHA256SUMS && [ "$(wc -l < SHA256SUMS)" = 2 ]) \
-    || fail "the release's SHA256SUMS does not hold for the package and the keyring package: $(cat "$apt_work/assets/SHA256SUMS")"
+(cd "$apt_work/assets" && sha256sum --check --quiet SHA256SUMS && [ "$(wc -l < SHA256SUMS)" = 2 ] \
+    && grep -q " $(basename "$deb" .deb)_$distro.deb\$" SHA256SUMS) \
+    || fail "the release's SHA256SUMS does not hold for the package (named for $distro) and the keyring package: $(cat "$apt_work/assets/SHA256SUMS")"
 repo="$repo/apt"
 
 # Installing as the README says, word for word but for the address: its lines, as a user types
