@@ -170,6 +170,7 @@ if [ -n "$native" ]; then
         fail "$what"
     }
     active() { [ "$(inside "systemctl is-active jukeboxd" || true)" = active ]; }
+    [ "$(inside "systemctl is-enabled jukeboxd" || true)" = enabled ] || fail "systemd does not say the service is enabled after apt install"
     wait_until "the service is not active after apt install: $(inside "systemctl status jukeboxd --no-pager" || true)" active
     inside "useradd -m -G jukeboxd pi"
     as_pi() { inside "runuser -u pi -- jukebox $1"; }
