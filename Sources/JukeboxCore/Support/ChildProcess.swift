@@ -219,8 +219,9 @@ public enum ChildProcess {
             let done = waitpid(pid, &status, WNOHANG)
             if done == pid { break }
             if ContinuousClock.now >= deadline {
-                endEverything(pid)
+                let doomed = endEverything(pid)
                 waitpid(pid, &status, 0)
+                reap(doomed)
                 drain()
                 return Outcome(ending: .timedOut, output: text(kept))
             }
@@ -235,7 +236,8 @@ public enum ChildProcess {
     /// every orphan the daemon adopted (a descendant whose parent has exited is one of those,
     /// so the two together are everything it started); stopped first, so none can start
     /// another meanwhile.
-    private static func endEverything(_ pid: pid_t) {
+    @discardableResult
+    private static func endEverything(_ pid: pid_t) -> Set<ProcessTable.Entry> {
         kill(-pid, SIGKILL)
         let table = ProcessTable.read()
         var doomed = Set(table.descendants(of: pid)).union(orphans(in: table))
@@ -249,6 +251,27 @@ public enum ChildProcess {
             kill(entry.pid, SIGKILL)
         }
         reapOrphans()
+        return doomed
+    }
+
+    /// Waits, up to two seconds, until none of `doomed` (each sent SIGKILL) is left, reaping
+    /// each that ends as the daemon's child. A killed program's own children become the
+    /// daemon's (it is their subreaper) only once that program has ended and been reaped, so
+    /// the sweep in `endEverything` cannot wait for them all.
+    private static func reap(_ doomed: Set<ProcessTable.Entry>) {
+        guard adopting.withLock({ $0 }), !doomed.isEmpty else { return }
+        let me = getpid()
+        let deadline = ContinuousClock.now + .seconds(2)
+        while true {
+            let left = doomed.compactMap { ProcessTable.entry($0.pid) }.filter { doomed.contains($0) }
+            if left.isEmpty { return }
+            for entry in left where entry.parent == me && entry.state == "Z" {
+                var status: Int32 = 0
+                waitpid(entry.pid, &status, WNOHANG)
+            }
+            if ContinuousClock.now >= deadline { return }
+            usleep(5_000)
+        }
     }
 
     /// The daemon's children that it did not start: orphans of programs it ran.
