@@ -257,6 +257,22 @@ def main():
         const things = 'input, select, button, progress, meter, canvas, output, textarea, svg, img, option';
         return !e.matches(things) && !e.querySelector(things) && e.textContent.trim() === '';
       }).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}: ${Math.round(e.getBoundingClientRect().height)} px`);"""
+    def nothing_sideways(where):
+        # Nothing wider than the screen: the page and every open dialog fit, so a finger that
+        # scrolls up and down never moves them sideways.
+        wide = browser.execute_script("""
+            const found = [];
+            if (document.documentElement.scrollWidth > innerWidth) found.push(`the page: ${document.documentElement.scrollWidth} px in ${innerWidth}`);
+            for (const d of document.querySelectorAll('dialog[open]')) {
+                if (d.scrollWidth > d.clientWidth) {
+                    const out = [...d.querySelectorAll('*')].filter(e => e.getBoundingClientRect().right > d.getBoundingClientRect().right + 0.5)
+                        .map(e => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}${e.className ? '.' + e.className : ''} ${Math.round(e.getBoundingClientRect().width)} px`);
+                    found.push(`dialog#${d.id}: ${d.scrollWidth} px in ${d.clientWidth} (${out.slice(0, 5).join(', ')})`);
+                }
+            }
+            return found;""")
+        if wide:
+            sys.exit(f"{where}: wider than the screen, so it moves sideways under a finger: {'; '.join(wide)}")
     def no_gaps(where):
         gaps = browser.execute_script(GAPS)
         if gaps:
@@ -609,6 +625,7 @@ def main():
         for day in ["tue", "wed", "thu", "sat", "sun"]:
             tap(f"Window 1 on {day}")
         shot("window-editor")
+        nothing_sideways("the clip's dialog with a window")
         steady(lambda: browser.find_element(By.CSS_SELECTOR, "#clip-form button[type=submit]").click(), "Save")
         def water():
             return next(c for c in jukebox("session")["document"]["clips"] if c["file"] == "water.wav")
@@ -676,12 +693,14 @@ def main():
         for name in ["clips", "queue", "plan"]:
             view(name)
             no_gaps(f"the {name} view")
+            nothing_sideways(f"the {name} view")
             contrast_meets_aa(f"the {name} view")
         view("clips")
         tap("More for water")
         tap("Edit water")
         wait.until(ready.visibility_of_element_located((By.ID, "editor")))
         no_gaps("the clip's dialog")
+        nothing_sideways("the clip's dialog")
         contrast_meets_aa("the clip's dialog")
         browser.find_element(By.ID, "clip-cancel").click()
         print("no gaps held open")

@@ -1371,7 +1371,10 @@ button[aria-pressed=true] { background: var(--accent); color: var(--on-accent); 
 .status details { display: inline; }
 .status summary { display: inline; cursor: pointer; text-decoration: underline; }
 .line { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; margin: 0; height: 1.4em; }
-fieldset { border: 1px solid var(--rule); border-radius: .5rem; margin: .6rem 0; padding: .3rem .6rem; }
+/* min-width 0: a fieldset is otherwise as wide as its widest row, whatever the screen. */
+fieldset { border: 1px solid var(--rule); border-radius: .5rem; margin: .6rem 0; padding: .3rem .6rem; min-width: 0; }
+/* In a dialog on a phone, a window's seven day chips need the dialog's whole width. */
+dialog fieldset { border-width: 1px 0 0; border-radius: 0; padding-inline: 0; }
 legend { padding: 0 .3rem; }
 label.check { display: flex; gap: .5rem; align-items: center; min-height: 2.75rem; }
 input[type=checkbox] { width: 1.4rem; height: 1.4rem; accent-color: var(--accent); }
@@ -1424,7 +1427,7 @@ input[type=range] { flex: 1; min-width: 4rem; height: 2.75rem; margin: 0; accent
 .toast.problem { background: var(--problem); color: var(--bg); }
 
 /* Held at the top, so a dialog that grows (a problem said under Save) grows downwards only. */
-dialog { margin: 1rem auto auto; color: var(--fg); background: var(--raised); box-shadow: 0 .5rem 2rem #000c; border: 1px solid var(--line); border-radius: .75rem; padding: .75rem; width: min(36rem, calc(100vw - 1rem)); max-height: calc(100dvh - 2rem); }
+dialog { max-width: calc(100vw - 1rem); margin: 1rem auto auto; color: var(--fg); background: var(--raised); box-shadow: 0 .5rem 2rem #000c; border: 1px solid var(--line); border-radius: .75rem; padding: .75rem; width: min(36rem, calc(100vw - 1rem)); max-height: calc(100dvh - 2rem); }
 dialog::backdrop { background: #000a; }
 dialog label { display: block; margin: .4rem 0; }
 #clip-title, #clip-at { width: 100%; }
@@ -1438,7 +1441,7 @@ dialog label { display: block; margin: .4rem 0; }
 .window .end input { width: 9rem; }
 .window .end input[type=number] { width: 5.5rem; }
 .window .end .unit { align-self: center; }
-.window .days { display: flex; gap: .15rem; margin-top: .3rem; }
+.window .days { display: flex; gap: .1rem; margin-top: .3rem; }
 .window .days button { flex: 1; padding: .2rem 0; min-width: 2.75rem; font-size: .85rem; }
 #say-text { flex: 1; min-width: 0; }
 /* The recorder: its buttons keep their width whatever they say, so nothing beside them moves. */
