@@ -10,7 +10,8 @@
 # /usr/share/keyrings/jukeboxd-archive-keyring.pgp, and its postinst writes
 # /etc/apt/sources.list.d/jukeboxd.sources (deb822, Signed-By that keyring) for the system's
 # own release (trixie or bookworm). Its version is the key's creation date, so a new key is an
-# ordinary upgrade, and the package is made the same, byte for byte, each time. Prints the package's path as its last line.
+# ordinary upgrade, and the package is made the same, byte for byte, each time. Prints the
+# package's path as its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() { echo "usage: scripts/keyring-package.sh KEYRING OUT_DIR [URL]" >&2; exit 64; }

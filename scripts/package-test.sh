@@ -163,7 +163,11 @@ if [ -n "$native" ]; then
     # Booted: apt's scripts started the service as a Pi's systemd runs it, on the packaged
     # session, whose device is not there here: it says so and runs on.
     journal() { inside "journalctl -u jukeboxd -o cat --no-pager"; }
-    started_lines() { journal | grep -c '^jukeboxd [0-9][^,]*, session ' || true; }
+    # The daemon's first line at each start, which names its version.
+    starts() { journal | grep '^jukeboxd [0-9][^,]*, session ' || true; }
+    # What an upgrade must keep: the added clips, and the web remote's certificate authority.
+    clip_sums() { (cd "$test_root/var/lib/jukeboxd/clips" && sha256sum -- *); }
+    authority_sums() { (cd "$test_root/var/lib/jukeboxd" && find . -path './state.tls/*' -type f -print0 | sort -z | xargs -0 -r sha256sum); }
     wait_until() {  # WHAT COMMAND…: up to 60 s
         local what=$1; shift
         for _ in $(seq 1 600); do "$@" && return 0; sleep 0.1; done
@@ -187,21 +191,21 @@ if [ -n "$native" ]; then
     inside "sed -i 's|\"device\": \"default\",|\"device\": \"file:FILE=$heard,FORMAT=raw\", \"http\": { \"listen\": \"127.0.0.1:0\" },|' /etc/jukeboxd/session.json"
     grep -q "FILE=$heard" "$test_root/etc/jukeboxd/session.json" || fail "the session's device could not be edited: $(head -5 "$test_root/etc/jukeboxd/session.json")"
     inside "systemctl restart jukeboxd"
+    # systemctl restart returns once the daemon said it is ready (Type=notify).
     web() { journal | grep -q "web remote"; }
     wait_until "the service did not start the web remote after the session was edited" web
-    wait_until "the service never said its control socket is listening after a restart" listening
     cp clips/walk.wav "$handed/extra.wav"
     chmod 0644 "$handed/extra.wav"
     as_pi pause >/dev/null
     as_pi "add /srv/package-test/extra.wav --id extra" >/dev/null || fail "jukebox add failed"
     for clip in water extra breathe; do as_pi "play $clip" >/dev/null || fail "jukebox play $clip failed"; done
     queue_before=$(as_pi queue)
-    ca=$(cd "$test_root/var/lib/jukeboxd" && find . -path './state.tls/*' -type f -print0 | sort -z | xargs -0 -r sha256sum)
+    ca=$(authority_sums)
     [ -n "$ca" ] || fail "no certificate authority in /var/lib/jukeboxd/state.tls: $(ls -la "$test_root/var/lib/jukeboxd")"
     session_before=$(sha256sum < "$test_root/etc/jukeboxd/session.json")
     [ -s "$test_root/var/lib/jukeboxd/clips/extra.wav" ] || fail "jukebox add stored no extra.wav in /var/lib/jukeboxd/clips: $(ls "$test_root/var/lib/jukeboxd/clips")"
-    clips_before=$(cd "$test_root/var/lib/jukeboxd/clips" && sha256sum -- *)
-    before=$(started_lines)
+    clips_before=$(clip_sums)
+    before=$(starts | wc -l)
     pid_before=$(inside "systemctl show -P MainPID jukeboxd")
 
     if [ -n "$newer" ]; then
@@ -212,19 +216,19 @@ if [ -n "$native" ]; then
         inside "apt-get update -qq && apt-get upgrade -y -qq" </dev/null >"$apt_work/upgrade.log" 2>&1 || { cat "$apt_work/upgrade.log" >&2; fail "apt upgrade failed"; }
         [ "$(inside "dpkg-query -W -f '\${Version}' jukeboxd")" = "$newer_version" ] || fail "apt upgrade did not install $newer_version: $(cat "$apt_work/upgrade.log")"
         [ -e "$repo/pool/$distro/main/j/jukeboxd/$(basename "$deb")" ] || fail "the repository no longer has the earlier package, $(basename "$deb")"
+        # apt's restart returns once the new daemon said it is ready (Type=notify).
         wait_until "the service is not active after the upgrade" active
-        wait_until "the service never said its control socket is listening after the upgrade" listening
-        after=$(started_lines)
+        after=$(starts | wc -l)
         [ "$after" = $((before + 1)) ] || fail "the service started $((after - before)) times during the upgrade, not once"
-        journal | grep '^jukeboxd [0-9][^,]*, session ' | tail -n 1 | grep -q "^jukeboxd $newer_version," || fail "the service started after the upgrade is not $newer_version"
+        starts | tail -n 1 | grep -q "^jukeboxd $newer_version," || fail "the service started after the upgrade is not $newer_version"
         [ "$(inside "systemctl show -P NRestarts jukeboxd")" = 0 ] || fail "the service was restarted after a failure during the upgrade"
         [ "$(inside "systemctl show -P MainPID jukeboxd")" != "$pid_before" ] || fail "the service was not restarted by the upgrade"
         [ "$(inside "jukebox --version")" = "$newer_version" ] || fail "jukebox --version does not say $newer_version after the upgrade"
         as_pi "status --json" | grep -q "\"version\":\"$newer_version\"" || fail "jukebox status does not give $newer_version after the upgrade"
         [ "$(sha256sum < "$test_root/etc/jukeboxd/session.json")" = "$session_before" ] || fail "the upgrade changed the edited session: $(cat "$test_root/etc/jukeboxd/session.json")"
         [ ! -e "$test_root/etc/jukeboxd/session.json.dpkg-new" ] && [ ! -e "$test_root/etc/jukeboxd/session.json.dpkg-old" ] || fail "the upgrade left a .dpkg-new or .dpkg-old beside the session"
-        [ "$(cd "$test_root/var/lib/jukeboxd/clips" && sha256sum -- *)" = "$clips_before" ] || fail "the upgrade changed the added clips"
-        [ "$(cd "$test_root/var/lib/jukeboxd" && find . -path './state.tls/*' -type f -print0 | sort -z | xargs -0 -r sha256sum)" = "$ca" ] || fail "the upgrade changed the web remote's certificate authority"
+        [ "$(clip_sums)" = "$clips_before" ] || fail "the upgrade changed the added clips"
+        [ "$(authority_sums)" = "$ca" ] || fail "the upgrade changed the web remote's certificate authority"
         upgraded=" and upgraded to $newer_version (a restart, the session, the clip, the queue and the certificate authority kept)"
     fi
     # The queue it had (paused, as it was left), played in its order once resumed.

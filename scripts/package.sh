@@ -74,9 +74,7 @@ if [ -n "$prepare" ]; then
     exit 0
 fi
 
-version=$(sed -n 's/.*static let source = "\(.*\)".*/\1/p' Sources/JukeboxProtocol/Version.swift)
-changelog_version=$(sed -n '1s/^jukeboxd (\([^)]*\)).*/\1/p' packaging/deb/changelog)
-[ "$version" = "$changelog_version" ] || { echo "package: Version.swift says $version, packaging/deb/changelog's first entry $changelog_version; add a changelog entry" >&2; exit 65; }
+version=$(scripts/release-check.sh)
 source_version=$version
 if [ -n "$build_version" ]; then
     [[ "$build_version" =~ ^[0-9][0-9A-Za-z.+~-]{0,63}$ ]] || { echo "package: --version $build_version is not a version: digits, letters, . + ~ and -, starting with a digit" >&2; exit 64; }

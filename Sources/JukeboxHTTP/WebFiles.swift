@@ -1426,7 +1426,8 @@ input[type=range] { flex: 1; min-width: 4rem; height: 2.75rem; margin: 0; accent
 .toast { padding: .6rem .9rem; border-radius: .5rem; background: var(--fg); color: var(--bg); box-shadow: 0 2px 8px #0006; }
 .toast.problem { background: var(--problem); color: var(--bg); }
 
-/* Held at the top, so a dialog that grows (a problem said under Save) grows downwards only. */
+/* Held at the top, so a dialog that grows (a problem said under Save) grows downwards only;
+   as wide as the screen allows, not the narrower width browsers give a modal dialog. */
 dialog { max-width: calc(100vw - 1rem); margin: 1rem auto auto; color: var(--fg); background: var(--raised); box-shadow: 0 .5rem 2rem #000c; border: 1px solid var(--line); border-radius: .75rem; padding: .75rem; width: min(36rem, calc(100vw - 1rem)); max-height: calc(100dvh - 2rem); }
 dialog::backdrop { background: #000a; }
 dialog label { display: block; margin: .4rem 0; }

@@ -7,13 +7,14 @@ import Testing
 /// to do when it is missing or too old.
 @Suite("Set-up scripts", .timeLimit(.minutes(1)))
 struct SetupScriptTests {
-    /// `source scripts/require-swift.sh` with `PATH` as given: its exit status and what it said.
-    func check(path: String) throws -> (status: Int32, said: String) {
+    /// `bash ARGUMENTS` from the repository: its exit status, and what it said on either output.
+    /// `PATH` as given, when one is.
+    static func bash(_ arguments: [String], path: String? = nil) throws -> (status: Int32, said: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "source scripts/require-swift.sh && echo ready"]
+        process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: WebPageTests.repository)
-        process.environment = ["PATH": path]
+        if let path { process.environment = ["PATH": path] }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -21,6 +22,11 @@ struct SetupScriptTests {
         let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, said)
+    }
+
+    /// `source scripts/require-swift.sh` with `PATH` as given: its exit status and what it said.
+    func check(path: String) throws -> (status: Int32, said: String) {
+        try Self.bash(["-c", "source scripts/require-swift.sh && echo ready"], path: path)
     }
 
     @Test func swiftMissingOrTooOldIsSaidInOneLineWithWhatToDo() throws {
@@ -55,16 +61,7 @@ struct ReleaseCheckTests {
         try manager.copyItem(atPath: WebPageTests.repository + "/scripts/release-check.sh", toPath: folder.file("scripts/release-check.sh"))
         try folder.write("Sources/JukeboxProtocol/Version.swift", text: "public enum JukeboxVersion {\n    public static let source = \"\(version)\"\n}\n")
         try folder.write("packaging/deb/changelog", text: changelog)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [folder.file("scripts/release-check.sh"), tag]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, said)
+        return try SetupScriptTests.bash([folder.file("scripts/release-check.sh"), tag])
     }
 
     func entry(_ version: String, _ distribution: String = "unstable") -> String {
@@ -83,13 +80,13 @@ struct ReleaseCheckTests {
         #expect(behind.status == 65 && behind.said.contains("first entry is \(version), not 2.0.0: add an entry for 2.0.0"), "\(behind.said)")
         let unreleased = try check("v\(version)", changelog: entry(version, "UNRELEASED"))
         #expect(unreleased.status == 65 && unreleased.said.contains("UNRELEASED"), "\(unreleased.said)")
+        // Without a tag, the version the packages are numbered with, released or not; a
+        // changelog behind the source stops that too.
+        let printed = try check("", changelog: entry(version, "UNRELEASED"))
+        #expect(printed.status == 0 && printed.said == "\(version)\n", "\(printed.said)")
+        let untagged = try check("", version: "2.0.0", changelog: entry(version))
+        #expect(untagged.status == 65 && untagged.said.contains("add an entry for 2.0.0"), "\(untagged.said)")
         // The source as it is: its own tag passes.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [WebPageTests.repository + "/scripts/release-check.sh", "v\(version)"]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try SetupScriptTests.bash(["scripts/release-check.sh", "v\(version)"]).status == 0)
     }
 }
