@@ -192,7 +192,15 @@ function showPlaying(queue, status) {
   const now = performance.now();
   const current = queue.playing;
   if (current) {
-    playing = { elapsed: current.elapsed || 0, total: current.total || 0, paused: Boolean(current.paused || status.paused), at: now };
+    const paused = Boolean(current.paused || status.paused);
+    let elapsed = current.elapsed || 0;
+    // The same clip playing on: an answer a moment behind what the bar shows does not move
+    // it back (a second or more behind is a correction, and is taken).
+    if (playing && playing.ticket === current.entry.ticket && !playing.paused && !paused) {
+      const shown = Math.min(playing.total || Infinity, playing.elapsed + (now - playing.at) / 1000);
+      if (elapsed < shown && shown - elapsed < 1) elapsed = shown;
+    }
+    playing = { ticket: current.entry.ticket, elapsed, total: current.total || 0, paused, at: now };
     $("now").textContent = (playing.paused ? "Paused: " : "") + current.entry.title;
     $("total").textContent = clock(current.total);
   } else {
