@@ -66,11 +66,40 @@ done
 mkdir -p "$repo"
 keyring="$repo/jukeboxd-archive-keyring.pgp"
 
+# Everything under REPO_DIR is published: the secret key must never be there. GNUPGHOME
+# inside it is refused before any key is made, and the folder is searched for secret key
+# material before anything is written and again at the end.
+gnupg_home=$(realpath -m "${GNUPGHOME:-$HOME/.gnupg}")
+repo_real=$(realpath "$repo")
+case "$gnupg_home/" in
+"$repo_real"/*)
+    echo "apt-repo: GNUPGHOME ($gnupg_home) is inside $repo, which is published: the secret key would be too; use a GNUPGHOME outside it" >&2
+    exit 78 ;;
+esac
+secret_material() {  # prints the first file under REPO_DIR that holds a secret key
+    local file
+    while IFS= read -r -d '' file; do
+        case "${file##*/}" in
+        secring.gpg) echo "$file"; return ;;
+        esac
+        case "$file" in */private-keys-v1.d/*) echo "$file"; return ;; esac
+        if grep -qs -e '-----BEGIN PGP PRIVATE KEY BLOCK-----' -e '-----BEGIN OPENSSH PRIVATE KEY-----' "$file"; then echo "$file"; return; fi
+        if [[ "$file" == *.gpg || "$file" == *.pgp || "$file" == *.kbx ]] \
+            && gpg --batch --with-colons --show-keys "$file" 2>/dev/null | grep -q '^sec'; then echo "$file"; return; fi
+    done < <(find "$repo_real" -type f -print0)
+}
+refuse_secrets() {
+    local found
+    found=$(secret_material)
+    [ -z "$found" ] || { echo "apt-repo: $found holds a secret key, and everything in $repo is published: move it out of $repo" >&2; exit 78; }
+}
+refuse_secrets
+
 # The signing key.
 if $new_key; then
     gpg --batch --pinentry-mode loopback --passphrase '' --quick-generate-key "jukeboxd archive signing key" ed25519 sign never 2>/dev/null
     key=$(gpg --batch --with-colons --list-secret-keys "jukeboxd archive signing key" | awk -F: '$1 == "fpr" { print $10 }' | tail -n 1)
-    echo "apt-repo: made the signing key $key (in ${GNUPGHOME:-~/.gnupg}; keep it, it is not in $repo)" >&2
+    made_key=$key
 elif [ -z "$key" ]; then
     [ -f "$keyring" ] || { echo "apt-repo: $repo has no key yet: give --new-key, or --key FINGERPRINT" >&2; exit 64; }
     key=$(gpg --batch --with-colons --show-keys "$keyring" | awk -F: '$1 == "fpr" { print $10; exit }')
@@ -118,4 +147,6 @@ for suite in trixie bookworm; do
     gpg --batch --yes --local-user "$key" --digest-algo SHA512 --armor --detach-sign --output "$dists/Release.gpg" "$dists/Release"
     echo "apt-repo: $suite signed with $key" >&2
 done
+refuse_secrets
+[ -z "${made_key:-}" ] || echo "apt-repo: made the signing key $made_key (in $gnupg_home; keep it, it is not in $repo)" >&2
 realpath "$keyring"

@@ -19,7 +19,12 @@ keyring=$(realpath "${1:-}" 2>/dev/null) || usage
 [ -f "$keyring" ] || usage
 out=${2:?$(usage)}
 url=${3:-$(head -n 1 packaging/apt-url)}
-case "$url" in http://* | https://*) ;; *) echo "keyring-package: \"$url\" is not an http:// or https:// address" >&2; exit 65 ;; esac
+# A plain address only: it becomes data in a script that runs as root (the postinst), so
+# nothing in it may be anything a shell reads as more than text.
+if ! [[ "$url" =~ ^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/%+-]*)?$ || "$url" =~ ^https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?(/[A-Za-z0-9._~/%+-]*)?$ ]]; then
+    echo "keyring-package: \"$url\" is not a plain http:// or https:// address (a host, an optional port and a path of letters, digits and . _ ~ / % + -)" >&2
+    exit 65
+fi
 created=$(gpg --batch --with-colons --show-keys "$keyring" | awk -F: '$1 == "pub" { print $6; exit }')
 [ -n "$created" ] || { echo "keyring-package: $keyring holds no public key" >&2; exit 65; }
 version=$(date -u -d "@$created" +%Y.%m.%d)
@@ -44,20 +49,17 @@ cat > "$package/DEBIAN/postinst" <<POSTINST
 # The repository, for this system's release, trusted with the key this package installs.
 set -e
 if [ "\$1" = configure ]; then
-    codename=\$(. /etc/os-release && echo "\${VERSION_CODENAME:-}")
+    codename=\$(. "\${DPKG_ROOT:-}/etc/os-release" && echo "\${VERSION_CODENAME:-}")
     case "\$codename" in
     trixie | bookworm) ;;
     *) echo "jukeboxd-archive-keyring: this system's release (\${codename:-unknown}) is not one the repository serves (trixie, bookworm); using trixie's" >&2
        codename=trixie ;;
     esac
-    cat > /etc/apt/sources.list.d/jukeboxd.sources.dpkg-new <<SOURCES
-Types: deb
-URIs: $url
-Suites: \$codename
-Components: main
-Signed-By: /usr/share/keyrings/jukeboxd-archive-keyring.pgp
-SOURCES
-    mv /etc/apt/sources.list.d/jukeboxd.sources.dpkg-new /etc/apt/sources.list.d/jukeboxd.sources
+    sources="\${DPKG_ROOT:-}/etc/apt/sources.list.d/jukeboxd.sources"
+    # The address is data: printed from a single-quoted word, never read by the shell.
+    url='$url'
+    printf 'Types: deb\\nURIs: %s\\nSuites: %s\\nComponents: main\\nSigned-By: /usr/share/keyrings/jukeboxd-archive-keyring.pgp\\n' "\$url" "\$codename" > "\$sources.dpkg-new"
+    mv "\$sources.dpkg-new" "\$sources"
 fi
 exit 0
 POSTINST
@@ -66,7 +68,7 @@ cat > "$package/DEBIAN/postrm" <<'POSTRM'
 # Without the key, the repository it points to cannot be used: the source goes with it.
 set -e
 if [ "$1" = remove ] || [ "$1" = purge ]; then
-    rm -f /etc/apt/sources.list.d/jukeboxd.sources
+    rm -f "${DPKG_ROOT:-}/etc/apt/sources.list.d/jukeboxd.sources"
 fi
 exit 0
 POSTRM

@@ -424,6 +424,108 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         return names.filter { $0.contains("CARD=") } + names.filter { !$0.contains("CARD=") }
     }
 
+    // MARK: - A client's device name
+
+    /// Why a device name from a client may not be opened, or nil when it may
+    /// (`ClientDeviceName`): it must be listed by ALSA (as `aplay -L` shows it) or be a plain
+    /// card name, and its definition, followed through every PCM it reaches, must not write
+    /// a file, run a program or load a library. Read from a copy of ALSA's configuration read
+    /// afresh, as the open that follows reads it.
+    public static func clientDeviceProblem(_ device: String) async -> String? {
+        await BlockingWorkQueue(label: "jukebox.alsa.vet").run {
+            guard !device.isEmpty, device.utf8.count <= ClientDeviceName.maxLength, !device.contains(where: { $0.isNewline || $0 == "\0" }) else {
+                return "it is not a device name"
+            }
+            var top: OpaquePointer?, update: OpaquePointer?
+            guard snd_config_update_r(&top, &update, nil) >= 0, let top else {
+                if let update { snd_config_update_free(update) }
+                return "ALSA's configuration could not be read"
+            }
+            defer {
+                snd_config_delete(top)
+                if let update { snd_config_update_free(update) }
+            }
+            guard ClientDeviceName.isPlainCardName(device) || allPlaybackNames().contains(device) else {
+                return "only the devices `aplay -L` lists, or a card's hw:, plughw: or default: name, can be tested from a client"
+            }
+            return DefinitionWalk(top: top).problem(pcm: device, depth: 0)
+        }
+    }
+
+    /// Every playback name ALSA lists, none left out.
+    private static func allPlaybackNames() -> Set<String> {
+        var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        guard snd_device_name_hint(-1, "pcm", &hints) == 0, let hints else { return [] }
+        defer { snd_device_name_free_hint(hints) }
+        var names: Set<String> = []
+        var index = 0
+        while let hint = hints[index] {
+            index += 1
+            guard let name = snd_device_name_get_hint(hint, "NAME") else { continue }
+            defer { free(name) }
+            if let direction = snd_device_name_get_hint(hint, "IOID") {
+                defer { free(direction) }
+                if String(cString: direction) == "Input" { continue }
+            }
+            names.insert(String(cString: name))
+        }
+        return names
+    }
+
+    /// Follows a PCM's definition (arguments expanded, as the open expands them) through
+    /// each PCM and slave it names, inline or by name.
+    private struct DefinitionWalk {
+        let top: OpaquePointer
+        /// Deeper than any real chain (plug → dmix → hw is 3); a loop ends here too.
+        static let maxDepth = 16
+
+        func problem(pcm name: String, depth: Int) -> String? {
+            definition(of: name, base: "pcm", depth: depth)
+        }
+
+        private func definition(of name: String, base: String, depth: Int) -> String? {
+            guard depth < Self.maxDepth else { return "its definition goes through more than \(Self.maxDepth) devices" }
+            var found: OpaquePointer?
+            // Not found, or arguments that do not fit: nothing is opened by it, and the open
+            // that follows says why in its own words.
+            guard snd_config_search_definition(top, base, name, &found) >= 0, let found else { return nil }
+            defer { snd_config_delete(found) }
+            return node(found, depth: depth)
+        }
+
+        private func node(_ config: OpaquePointer, depth: Int) -> String? {
+            guard snd_config_get_type(config) == SND_CONFIG_TYPE_COMPOUND else { return nil }
+            var iterator = snd_config_iterator_first(config)
+            let end = snd_config_iterator_end(config)
+            while iterator != end {
+                defer { iterator = snd_config_iterator_next(iterator) }
+                guard let child = snd_config_iterator_entry(iterator) else { continue }
+                var idPointer: UnsafePointer<CChar>?
+                guard snd_config_get_id(child, &idPointer) >= 0, let idPointer else { continue }
+                let id = String(cString: idPointer)
+                let text = string(child)
+                if id == "lib" { return "its definition loads a library" }
+                if id == "type", let text, ClientDeviceName.refusedTypes.contains(text) {
+                    return "its definition writes to a file or runs a program (type \(text))"
+                }
+                if let text {
+                    if id == "pcm", let problem = definition(of: text, base: "pcm", depth: depth + 1) { return problem }
+                    if id == "slave", let problem = definition(of: text, base: "pcm_slave", depth: depth + 1) { return problem }
+                } else if let problem = node(child, depth: depth + 1) {
+                    return problem
+                }
+            }
+            return nil
+        }
+
+        private func string(_ config: OpaquePointer) -> String? {
+            guard snd_config_get_type(config) == SND_CONFIG_TYPE_STRING else { return nil }
+            var value: UnsafePointer<CChar>?
+            guard snd_config_get_string(config, &value) >= 0, let value else { return nil }
+            return String(cString: value)
+        }
+    }
+
     /// What `aplay -L` lists that is never the device someone means: a card's surround
     /// variants, and alsa-plugins' converters and bridges.
     static let notDevices: Set<String> = [

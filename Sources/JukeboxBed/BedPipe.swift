@@ -32,6 +32,8 @@ final class BedPipe: @unchecked Sendable {
         var lastMusic: ContinuousClock.Instant?
         var problem: String?
         var stopping = false
+        /// Partial frames dropped (`partialFrameWait`).
+        var partialFramesDropped = 0
         /// Times the music ran out part-way through a block while it was flowing.
         var dryOuts = 0
         /// How much must have come in before music flows again: `prefill`, and more for a
@@ -58,6 +60,10 @@ final class BedPipe: @unchecked Sendable {
     static let pipeHolds: Duration = .milliseconds(100)
     /// How often a missing or unreadable pipe is looked for again.
     static let retryEvery: Duration = .milliseconds(100)
+    /// A partial frame with nothing after it for this long is dropped: the writer that left
+    /// it has stopped, and the next writer's bytes start a frame of their own. Ten times a
+    /// writer's usual pause between blocks, and ten blocks of the mix.
+    static let partialFrameWait: Duration = .milliseconds(250)
     /// Music counts as playing until nothing has come in for this long.
     static let quietAfter: Duration = .seconds(1)
 
@@ -150,6 +156,10 @@ final class BedPipe: @unchecked Sendable {
         var descriptor: Int32 = -1
         var canWrite = false
         var leftover: [UInt8] = []
+        // When the last bytes came: a partial frame left that long is a writer's last, never
+        // the start of the next writer's audio (this end also holds the FIFO open for
+        // writing, so it never sees one writer go and another come).
+        var lastRead = ContinuousClock.now
         var converter: (any RateConverter)?
         if format.sampleRate != mix.sampleRate, let makeRateConverter {
             do {
@@ -182,14 +192,19 @@ final class BedPipe: @unchecked Sendable {
                 continue
             }
             var waits = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&waits, 2, 1000)
+            let ready = poll(&waits, 2, leftover.isEmpty ? 1000 : Int32(Self.partialFrameWait.milliseconds))
             if ready < 0, errno == EINTR { continue }
+            if !leftover.isEmpty, ContinuousClock.now - lastRead >= Self.partialFrameWait {
+                leftover.removeAll()
+                shared.withLock { $0.partialFramesDropped += 1 }
+            }
             if waits[1].revents & Int16(POLLIN) != 0 { continue }
             // A writer's share of what this reads, in bytes: no more than there is room for.
             let inputFrames = max(1, room * format.sampleRate / max(mix.sampleRate, 1))
             let wanted = min(buffer.count, inputFrames * format.bytesPerFrame)
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, wanted) }
             if count > 0 {
+                lastRead = .now
                 leftover.append(contentsOf: buffer[0..<count])
                 let whole = leftover.count / format.bytesPerFrame * format.bytesPerFrame
                 guard whole > 0 else { continue }
@@ -218,6 +233,9 @@ final class BedPipe: @unchecked Sendable {
     }
 
     private var isStopping: Bool { shared.withLock { $0.stopping } }
+
+    /// How many partial frames were dropped, for tests.
+    var partialFramesDropped: Int { shared.withLock { $0.partialFramesDropped } }
 
     private func waitForWake(milliseconds: Int32) {
         var waiting = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)

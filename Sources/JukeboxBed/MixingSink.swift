@@ -239,6 +239,7 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
 
     /// Music frames read from the pipe and not yet mixed (for tests).
     var musicBuffered: Int { state.withLock { $0.pipe }?.buffered ?? 0 }
+    var partialFramesDropped: Int { state.withLock { $0.pipe }?.partialFramesDropped ?? 0 }
 
     public func setMusicOn(_ on: Bool) {
         state.withLock { $0.on = on }

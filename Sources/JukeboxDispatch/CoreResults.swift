@@ -39,16 +39,23 @@ extension RPCError {
             self.init(code: -32013, message: message, data: .init(reason: "uploads-busy"))
         case .soundTestFailed(let error):
             self.init(code: -32014, message: message, data: .init(reason: error.code.rawValue))
+        case .deviceRefused:
+            self.init(code: -32015, message: message, data: .init(reason: "device-refused"))
+        case .soundTestBusy:
+            self.init(code: -32016, message: message, data: .init(reason: "test-busy"))
+        case .stopping:
+            self.init(code: -32017, message: message, data: .init(reason: "stopping"))
         }
     }
 }
 
 extension EntryInfo {
-    public init(_ entry: QueueEntry, position: Int? = nil, afterQuiet: Bool = false) {
+    /// `ceiling`: the session's `maxVolume`, which holds an entry's own level when it plays.
+    public init(_ entry: QueueEntry, position: Int? = nil, afterQuiet: Bool = false, ceiling: Double = 1) {
         self.init(ticket: entry.ticket, clip: entry.clip.id, title: entry.clip.title, file: entry.clip.source.file,
                   origin: entry.origin.description, position: position, say: entry.clip.speech, afterQuiet: afterQuiet ? true : nil,
                   now: entry.urgent ? true : nil, resumeAt: entry.resumeAt?.seconds,
-                  volume: entry.playing.volume.map { Int(($0 * Double(Jukebox.volumeRange.upperBound)).rounded()) }, stopAfter: entry.playing.stopAfter?.secondsDouble)
+                  volume: entry.playing.volume.map { Int((min($0, ceiling) * Double(Jukebox.volumeRange.upperBound)).rounded()) }, stopAfter: entry.playing.stopAfter?.secondsDouble)
     }
 
     /// An entry just accepted: queued at `position`, or held until quiet ends (nil).
@@ -67,7 +74,8 @@ extension StatusResult {
     public init(_ now: JukeboxSnapshot) {
         self.init(
             session: now.session.name, device: now.player.deviceName, deviceState: now.deviceState.description,
-            playing: now.playing.map { EntryInfo($0) }, waitingForDevice: now.waitingForDevice.map { EntryInfo($0) },
+            playing: now.playing.map { EntryInfo($0, ceiling: now.session.maxVolume) },
+            waitingForDevice: now.waitingForDevice.map { EntryInfo($0, ceiling: now.session.maxVolume) },
             queueLength: now.queue.waiting.count, paused: now.queue.paused, volume: VolumeResult(now).volume,
             nextPick: now.nextPick, uptime: now.uptime, played: now.queue.played, failed: now.queue.failed,
             underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count), ducked: now.ducked.isEmpty ? nil : now.ducked,
@@ -84,15 +92,16 @@ extension BedInfo {
 extension QueueResult {
     public init(_ now: JukeboxSnapshot) {
         let position = now.position
+        let ceiling = now.session.maxVolume
         let playing = now.playing.map { entry in
             PlayingInfo(
-                entry: EntryInfo(entry), elapsed: position?.elapsed.secondsDouble, total: position?.total.secondsDouble,
+                entry: EntryInfo(entry, ceiling: ceiling), elapsed: position?.elapsed.secondsDouble, total: position?.total.secondsDouble,
                 startedAt: now.queue.currentStartedAt, paused: now.queue.paused)
         }
         self.init(
-            playing: playing, waitingForDevice: now.waitingForDevice.map { EntryInfo($0) },
-            waiting: now.queue.waiting.enumerated().map { EntryInfo($1, position: $0 + 1) },
-            held: now.queue.held.isEmpty ? nil : now.queue.held.map { EntryInfo($0, afterQuiet: true) })
+            playing: playing, waitingForDevice: now.waitingForDevice.map { EntryInfo($0, ceiling: ceiling) },
+            waiting: now.queue.waiting.enumerated().map { EntryInfo($1, position: $0 + 1, ceiling: ceiling) },
+            held: now.queue.held.isEmpty ? nil : now.queue.held.map { EntryInfo($0, afterQuiet: true, ceiling: ceiling) })
     }
 }
 

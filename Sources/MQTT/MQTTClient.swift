@@ -52,15 +52,16 @@ public actor MQTTClient {
     /// A connection that lasted this long was a good one: the next attempt waits the first
     /// retry again.
     public static let stableConnection: Duration = .seconds(60)
-    /// Received messages not yet taken from `messages`; past this the newest are dropped (and
-    /// logged), so a flood from the broker cannot grow memory.
+    /// Received messages not yet taken from `messages`; with this many waiting the connection
+    /// is not read (the rest wait in TCP and at the broker), so a flood from the broker
+    /// cannot grow memory and nothing is dropped.
     public static let messageBuffer = 100
     /// How long the broker has to answer CONNECT and SUBSCRIBE.
     public static let answerTimeout: Duration = .seconds(10)
 
     public nonisolated let configuration: MQTTConfiguration
-    public nonisolated let messages: AsyncStream<MQTTMessage>
-    private let deliver: AsyncStream<MQTTMessage>.Continuation
+    public nonisolated let messages: MQTTMessages
+    private nonisolated var deliver: MQTTMessages { messages }
     private let logger: Logger
     private let onConnected: @Sendable () async -> Void
     /// The connection's writer while connected.
@@ -81,7 +82,7 @@ public actor MQTTClient {
         self.configuration = configuration
         self.logger = logger
         self.onConnected = onConnected
-        (messages, deliver) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: .bufferingOldest(Self.messageBuffer))
+        messages = MQTTMessages(capacity: Self.messageBuffer)
     }
 
     public var isConnected: Bool { writer != nil }
@@ -235,17 +236,14 @@ public actor MQTTClient {
                 while true {
                     try await Task.sleep(for: keepAlive / 2)
                     if heard.since > keepAlive * 3 / 2 { return .dropped("it sent nothing for \((keepAlive * 3 / 2).components.seconds) s") }
-                    if heard.since >= keepAlive / 2 { try await send(.pingRequest) }
+                    // Held, the broker still hears from us, or it would take us for gone.
+                    if heard.held || heard.since >= keepAlive / 2 { try await send(.pingRequest) }
                 }
             }
             group.addTask { [deliver, logger, signal, subscriptions = configuration.subscriptions] in
-                // Messages dropped since the buffer filled: the first is logged, the rest are
-                // counted and told once one fits again or the connection ends, so a broker
-                // flooding the client writes two lines, not one a message.
-                var dropped = 0
-                defer {
-                    if dropped > 1 { logger.warning("MQTT: \(dropped) messages were dropped in all, while \(Self.messageBuffer) were waiting to be handled") }
-                }
+                // A pause for room is logged at most once a minute, so a long burst writes
+                // one line.
+                var pauseLoggedAt: ContinuousClock.Instant?
                 for try await packet in inbound {
                     heard.touch()
                     guard heard.accepted else {
@@ -266,16 +264,17 @@ public actor MQTTClient {
                         let acknowledge: @Sendable () async -> Void = { [id = message.packetID] in
                             if let id { try? await send(.publishAcknowledged(packetID: id)) }
                         }
-                        switch deliver.yield(MQTTMessage(publish: message, acknowledge: acknowledge)) {
-                        case .dropped:
-                            dropped += 1
-                            if dropped == 1 {
-                                logger.warning("MQTT: a message on \(message.topic) was dropped: \(Self.messageBuffer) are waiting to be handled; more will be counted")
+                        if deliver.isFull {
+                            if pauseLoggedAt.map({ ContinuousClock.now - $0 >= .seconds(60) }) ?? true {
+                                logger.notice("MQTT: \(Self.messageBuffer) messages are waiting to be handled; the rest wait at the broker until there is room")
+                                pauseLoggedAt = .now
                             }
-                        default:
-                            if dropped > 1 { logger.warning("MQTT: \(dropped) messages were dropped in all, while \(Self.messageBuffer) were waiting to be handled") }
-                            dropped = 0
+                            // Not reading is not the broker going silent.
+                            heard.hold(true)
                         }
+                        let taken = await deliver.put(MQTTMessage(publish: message, acknowledge: acknowledge))
+                        heard.hold(false)
+                        guard taken else { return .closed("stopped") }
                     case .subscribeAcknowledged(_, let granted):
                         for (subscription, qos) in zip(subscriptions, granted) where qos == nil {
                             logger.warning("the MQTT broker refused the subscription to \(subscription.filter) (check its ACL)")
@@ -375,11 +374,20 @@ public struct MQTTMessage: Sendable {
 
 /// When the broker was last heard from, and whether it has accepted the connection.
 private final class Heard: Sendable {
-    private let state = Mutex((last: ContinuousClock.now, accepted: false))
+    private let state = Mutex((last: ContinuousClock.now, accepted: false, held: false))
     func touch() { state.withLock { $0.last = .now } }
     func accept() { state.withLock { $0.accepted = true } }
+    /// While the connection is not read for want of room, the broker's answers wait unread:
+    /// the silence is ours, and ends counting from when reading goes on.
+    func hold(_ held: Bool) {
+        state.withLock {
+            $0.held = held
+            $0.last = .now
+        }
+    }
     var accepted: Bool { state.withLock { $0.accepted } }
-    var since: Duration { state.withLock { ContinuousClock.now - $0.last } }
+    var held: Bool { state.withLock { $0.held } }
+    var since: Duration { state.withLock { $0.held ? .zero : ContinuousClock.now - $0.last } }
 }
 
 /// `MQTTPacketDecoder` in a channel pipeline.

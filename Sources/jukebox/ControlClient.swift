@@ -114,9 +114,14 @@ final class ControlClient {
             guard reply["id"] == .number(Double(id)) else { continue }
             if let refusal = reply["error"] {
                 guard let error = try? RPCError(json: refusal) else { throw unreadable }
-                // EX_TEMPFAIL for uploads that may be sent again soon; EX_UNAVAILABLE for a
-                // device that did not play the test tone.
-                let exitCode: Int32 = error.data.reason == "uploads-busy" ? 75 : error.code == -32014 ? 69 : 1
+                // EX_TEMPFAIL for uploads and tests that may be sent again soon (and for a
+                // daemon stopping); EX_NOPERM for a device a client may not open;
+                // EX_UNAVAILABLE for a device that did not play the test tone.
+                let exitCode: Int32 = switch error.data.reason {
+                case "uploads-busy", "test-busy", "stopping": 75
+                case "device-refused": 77
+                default: error.code == -32014 ? 69 : 1
+                }
                 throw ClientError(message: "jukebox: \(error.message)", exitCode: exitCode, refusal: error)
             }
             guard let result = reply["result"] else {

@@ -67,7 +67,10 @@ extension JukeboxCLI {
                 Through the session's own device the tone cuts in as an urgent clip would (the clip playing goes on after it);
                 another device is opened for the tone alone. The answer names the device and the format it was opened for, and
                 says whether it took the audio at the rate a sound card plays it. A device that cannot be opened says why: a
-                wrong name (with what `aplay -L` lists), a busy device, missing permission. Exit status 69 when the tone did not play.
+                wrong name (with what `aplay -L` lists), a busy device, missing permission. A device that does not answer is given up
+                on after 30 s. DEVICE must be one `aplay -L` lists, or a card's hw:, plughw: or default: name; the session file
+                may name any device. Exit status 69 when the tone did not play, 77 when DEVICE is not opened for a client, 75
+                when another test is running.
                 """)
         @OptionGroup var options: ClientOptions
 
@@ -76,7 +79,8 @@ extension JukeboxCLI {
 
         func run() throws {
             let params: [String: JSONValue] = device.map { ["device": .string($0)] } ?? [:]
-            try options.run("test", params, as: SoundTestResult.self) { Format.soundTest($0) }
+            // jukeboxd answers within its 30 s limit for a device that does not answer.
+            try options.run("test", params, as: SoundTestResult.self, timeoutSeconds: 40) { Format.soundTest($0) }
         }
     }
 

@@ -77,8 +77,10 @@ struct ClientOptions: ParsableArguments {
     func connect(timeoutSeconds: Int = 10) throws -> ControlClient { try settings.connect(timeoutSeconds: timeoutSeconds) }
 
     /// Runs one method and prints its result: raw JSON with `--json`, else `human(result)`.
-    func run<Result: Encodable & JSONReadable>(_ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type, human: (Result) -> String) throws {
-        try settings.run(method, params, as: type, human: human)
+    func run<Result: Encodable & JSONReadable>(
+        _ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type, timeoutSeconds: Int = 10, human: (Result) -> String
+    ) throws {
+        try settings.run(method, params, as: type, timeoutSeconds: timeoutSeconds, human: human)
     }
 
     static func json(_ value: some Encodable) -> String { ClientSettings.json(value) }
@@ -101,8 +103,10 @@ struct ClientSettings {
     }
 
     /// Runs one method and prints its result: raw JSON with `--json`, else `human(result)`.
-    func run<Result: Encodable & JSONReadable>(_ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type, human: (Result) -> String) throws {
-        let client = try connect()
+    func run<Result: Encodable & JSONReadable>(
+        _ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type, timeoutSeconds: Int = 10, human: (Result) -> String
+    ) throws {
+        let client = try connect(timeoutSeconds: timeoutSeconds)
         do {
             let (result, _) = try client.call(method, params, as: type)
             // Written straight out: `print` looks up at run time how to write its argument.

@@ -1,3 +1,5 @@
+import Dispatch
+import Glibc
 import JukeboxALSA
 import JukeboxBed
 import JukeboxControl
@@ -60,7 +62,9 @@ struct Daemon {
     /// `--check`: a one-line verdict on stdout, or one line per problem on stderr, each as
     /// `file:line: …`: the file's own problems, then those of the clip files it names, all
     /// in one run. Returns the exit status.
-    func check() async -> Int32 {
+    /// `startChecks`: the start's own refusals for a session that is otherwise fine (its
+    /// words and exit status), made before the verdict.
+    func check(startChecks: (Session) -> (message: String, exitCode: Int32)? = { _ in nil }) async -> Int32 {
         var status: Int32 = 0
         let clips: [Clip], cue: ClipSource?
         var session: Session?
@@ -97,6 +101,10 @@ struct Daemon {
         }
         guard status == 0, problems.isEmpty, let session else { return status == 0 ? 65 : status }
         if let device, device.problem != nil, !device.isWarning { return 69 }
+        if let refusal = startChecks(session) {
+            printError(refusal.message)
+            return refusal.exitCode
+        }
         let enabled = session.clips.filter(\.enabled).count
         print("\(session.sourcePath): OK: \"\(session.name)\", \(Plural.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
         if let location = session.location { printSunTimes(session, location) }
@@ -193,7 +201,8 @@ struct Daemon {
             configuration: Jukebox.Configuration(
                 queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
                 makeRateConverter: Self.makeRateConverter,
-                loudnessMeter: EBUR128Meter(), makeDuckTarget: Self.duckTarget, checkDevice: { device in await AlsaSink.check(device: device) }),
+                loudnessMeter: EBUR128Meter(), makeDuckTarget: Self.duckTarget, checkDevice: { device in await AlsaSink.check(device: device) },
+                vetClientDevice: { device in await AlsaSink.clientDeviceProblem(device) }),
             logger: logger)
         await core.restoreState()
         let notifier = SystemdNotifier()
@@ -233,12 +242,32 @@ struct Daemon {
                         notifier: notifier, core: core, watchdog: SystemdNotifier.watchdogInterval(), ready: ready, logger: logger)),
                     // Last, so the first to hear of a stop.
                     .init(service: EndProgramsAtStop()),
+                    .init(service: StopDeadline(device: session.deviceName, logger: logger)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             ))
         try await group.run()
         logger.info("stopped")
+    }
+}
+
+/// A stop ends within `limit` even when a device call never returns (a driver that hangs, a
+/// `file` device on a FIFO nobody reads): the log names the device, and the exit status is
+/// EX_IOERR. The state was saved at each change, so nothing accepted is lost.
+struct StopDeadline: Service {
+    let device: String
+    let logger: Logger
+    static let limit: Duration = .seconds(10)
+
+    func run() async throws {
+        guard (try? await gracefulShutdown()) != nil else { return }
+        // On a Dispatch timer, not a task: it fires however busy the cooperative pool is.
+        let seconds = Int(Self.limit.components.seconds)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) { [logger, device] in
+            logger.critical("the stop did not end within \(seconds) s: audio device \"\(device)\" has not answered (is it stuck in its driver, or a FIFO nobody reads?); exiting without waiting for it")
+            exit(74)
+        }
     }
 }
 

@@ -97,7 +97,17 @@ struct Jukeboxd: AsyncParsableCommand {
         let daemon = Daemon(
             sessionPath: session, outputOverride: output.flatMap(OutputConfig.parse(commandLine:)) ?? device.map { .alsa(device: $0) }, durationOverride: duration.flatMap(DurationText.parse), seed: seed, socketPath: SocketPath.resolve(explicit: socket),
             socketGroup: socketGroup, statePathOverride: state, queueLimit: queueLimit, logger: Logger(label: "jukeboxd"))
-        if check { throw ExitCode(await daemon.check()) }
+        if check {
+            // Every refusal the start makes, in the same words and with the same status.
+            throw ExitCode(await daemon.check { session in
+                do throws(StartRefusal) {
+                    _ = try startSettings(daemon, session, creating: false)
+                    return nil
+                } catch {
+                    return (message: "jukeboxd: \(error)", exitCode: error.exitCode)
+                }
+            })
+        }
         let session: Session
         do {
             session = try daemon.loadSession()
@@ -110,29 +120,18 @@ struct Jukeboxd: AsyncParsableCommand {
             printError("\(session.sourcePath): none of the session's clips can be played (see the warnings above)")
             throw ExitCode(65)
         }
-        let web: (settings: WebSettings, password: String?)?
-        let mqtt: (settings: MQTTSettings, password: String?)?
+        let start: StartSettings
         do {
-            web = try WebOptions(listen: http, passwordFile: httpPasswordFile).resolve(session)
-            mqtt = try MQTTOptions.resolve(session)
+            start = try startSettings(daemon, session, creating: true)
         } catch {
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)
         }
-        let statePath: String
-        do {
-            let environment = ProcessEnvironment.current
-            statePath = try daemon.statePath(for: session, environment: environment)
-            try StateFile(path: statePath).checkFolder(sharedFolder: StateFile.serviceFolder(environment))
-            if state == nil, let earlier = StateFile.moveFromEarlierName(to: statePath, sessionName: session.name, environment: environment) {
-                daemon.logger.notice("the state file \(earlier) is now \(statePath), a name without spaces; what lay beside it (the web remote's authority, announcements, logins) moved with it")
-            }
-        } catch {
-            printError("jukeboxd: \(error)")
-            throw ExitCode(error.exitCode)
+        let (web, mqtt, statePath) = (start.web, start.mqtt, start.statePath)
+        if state == nil, let earlier = StateFile.moveFromEarlierName(to: statePath, sessionName: session.name, environment: ProcessEnvironment.current) {
+            daemon.logger.notice("the state file \(earlier) is now \(statePath), a name without spaces; what lay beside it (the web remote's authority, announcements, logins) moved with it")
         }
         do {
-            if let socketGroup { _ = try SocketFile.groupID(socketGroup) }
             let madeFolder = try SocketFile.prepare(daemon.socketPath)
             defer { madeFolder.map(SocketFile.removeFolder) }
             // Held until the daemon has stopped.
@@ -144,6 +143,40 @@ struct Jukeboxd: AsyncParsableCommand {
             // (before anything starts, or once bound: it could not be given to its group).
             printError("jukeboxd: \(error)")
             throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+/// What the start settles before anything runs, besides the session and its clips.
+struct StartSettings {
+    var web: (settings: WebSettings, password: String?)?
+    var mqtt: (settings: MQTTSettings, password: String?)?
+    var statePath: String
+}
+
+/// A refusal of the start (and of `--check`): the words, and the exit status.
+struct StartRefusal: Error, CustomStringConvertible {
+    var description: String
+    var exitCode: Int32
+}
+
+extension Jukeboxd {
+    /// The checks the start makes before anything runs: the web remote's address and password,
+    /// the MQTT password, the state file's folder, and the socket's group. `--check` makes
+    /// the same (`creating` false: it makes no folder), so it refuses what the start would.
+    func startSettings(_ daemon: Daemon, _ session: Session, creating: Bool) throws(StartRefusal) -> StartSettings {
+        do {
+            let web = try WebOptions(listen: http, passwordFile: httpPasswordFile).resolve(session)
+            let mqtt = try MQTTOptions.resolve(session)
+            let environment = ProcessEnvironment.current
+            let statePath = try daemon.statePath(for: session, environment: environment)
+            try StateFile(path: statePath).checkFolder(sharedFolder: StateFile.serviceFolder(environment), creating: creating)
+            if let socketGroup { _ = try SocketFile.groupID(socketGroup) }
+            return StartSettings(web: web, mqtt: mqtt, statePath: statePath)
+        } catch let error as any StartFailure {
+            throw StartRefusal(description: "\(error)", exitCode: error.exitCode)
+        } catch {
+            throw StartRefusal(description: "\(error)", exitCode: 78)
         }
     }
 }

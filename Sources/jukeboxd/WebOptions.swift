@@ -52,7 +52,7 @@ struct WebOptions {
     }
 }
 
-struct WebOptionsError: Error, CustomStringConvertible {
+struct WebOptionsError: StartFailure, CustomStringConvertible {
     var message: String
     var exitCode: Int32
     var description: String { message }

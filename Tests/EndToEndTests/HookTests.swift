@@ -65,6 +65,38 @@ struct HookTests {
         #expect(try folder.read("out.raw").count == 16000)
     }
 
+    /// A hook's background child outlives the hook and is adopted by the daemon; when it ends
+    /// it is reaped then (on SIGCHLD), not left a zombie until the daemon next runs a program.
+    @Test func aHooksBackgroundChildIsReapedWhenItEnds() async throws {
+        let pidFile = folder.file("background.pid")
+        let hook = try String(decoding: JSONEncoder().encode(["/bin/sh", "-c", "(sh -c 'echo $$ > \(pidFile); exec sleep 1' &)"]), as: UTF8.self)
+        try folder.write("s.json", text: """
+            { "interval": { "min": "1h", "max": "1h" }, "hooks": { "afterPlaying": \(hook) }, "clips": [ { "file": "water.wav" } ] }
+            """)
+        let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { [folder] log in
+            #expect(try await DaemonProcess.run(["--socket", socket, "play", "water"], tool: "jukebox").status == 0)
+            #expect(await log.waitFor("played water"))
+            var pid: pid_t?
+            for _ in 0..<100 where pid == nil {
+                pid = (try? folder.read("background.pid")).flatMap { pid_t(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
+                if pid == nil { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            let child = try #require(pid, "the hook's child wrote its pid")
+            // It sleeps a second, then ends: within 5 s of that it must be gone from /proc,
+            // and no program is started meanwhile.
+            for _ in 0..<60 {
+                guard FileManager.default.fileExists(atPath: "/proc/\(child)") else { return true }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let state = (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8)) ?? ""
+            Issue.record("process \(child) is still there: \(state)")
+            kill(child, SIGKILL)
+            return false
+        }
+        #expect(run.result)
+        #expect(run.status == 0)
+    }
+
     /// A hook's helper that left its process group (`setsid`), or whose parent exited, used to
     /// outlive the hook's time limit. Everything the hook started now ends at the limit, and
     /// nothing is left a zombie.

@@ -90,3 +90,77 @@ struct ReleaseCheckTests {
         #expect(try SetupScriptTests.bash(["scripts/release-check.sh", "v\(version)"]).status == 0)
     }
 }
+
+/// The release scripts never run their data and never publish a secret: the keyring
+/// package's address is a plain URL kept as data in its postinst, and `apt-repo.sh` refuses a
+/// GNUPGHOME, or any secret key, inside the folder it publishes.
+@Suite("Release scripts", .timeLimit(.minutes(2)))
+struct ReleaseScriptTests {
+    let folder: TemporaryDirectory
+    init() throws { folder = try TemporaryDirectory() }
+
+    /// `bash -c SCRIPT` from the repository, with GNUPGHOME in the test's folder.
+    func run(_ script: String) throws -> (status: Int32, said: String) {
+        try SetupScriptTests.bash(["-c", "export GNUPGHOME='\(folder.file("gnupg"))'; \(script)"])
+    }
+
+    @Test func theKeyringPackagesAddressIsAPlainURLKeptAsData() throws {
+        try FileManager.default.createDirectory(atPath: folder.file("gnupg"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let made = try run("gpg --batch --pinentry-mode loopback --passphrase '' --quick-generate-key 'test key' ed25519 sign never && gpg --batch --export 'test key' > '\(folder.file("key.pgp"))'")
+        #expect(made.status == 0, "\(made.said)")
+        let mark = folder.file("MARK")
+        for url in ["https://example.org/apt/$(touch \(mark))", "https://example.org/`touch \(mark)`", "https://example.org/$HOME", "https://example.org/a b", "ftp://example.org/apt", "https://example.org/it's"] {
+            let quoted = "'" + url.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+            let refused = try run("scripts/keyring-package.sh '\(folder.file("key.pgp"))' '\(folder.file("out"))' \(quoted)")
+            #expect(refused.status == 65, "\(url): \(refused.said)")
+            #expect(refused.said.contains("is not a plain http:// or https:// address"), "\(url): \(refused.said)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: mark), "nothing in an address ran")
+        // A plain address with an IPv6 host and a port goes into the source word for word,
+        // under DPKG_ROOT, and the postinst runs nothing of it.
+        let url = "https://[2001:db8::1]:8443/jukeboxd/apt"
+        let built = try run("scripts/keyring-package.sh '\(folder.file("key.pgp"))' '\(folder.file("out"))' '\(url)' | tail -n 1")
+        #expect(built.status == 0, "\(built.said)")
+        let deb = try #require(built.said.split(separator: "\n").last.map(String.init))
+        let root = folder.file("root")
+        try FileManager.default.createDirectory(atPath: root + "/etc/apt/sources.list.d", withIntermediateDirectories: true)
+        try folder.write("root/etc/os-release", text: "VERSION_CODENAME=bookworm\n")
+        let installed = try run("dpkg-deb -e '\(deb)' '\(folder.file("control"))' && DPKG_ROOT='\(root)' sh '\(folder.file("control/postinst"))' configure")
+        #expect(installed.status == 0, "\(installed.said)")
+        let sources = try String(contentsOfFile: root + "/etc/apt/sources.list.d/jukeboxd.sources", encoding: .utf8)
+        #expect(sources == "Types: deb\nURIs: \(url)\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/jukeboxd-archive-keyring.pgp\n", "\(sources)")
+    }
+
+    @Test func aSecretKeyIsNeverPublished() throws {
+        let repo = folder.file("repo")
+        try folder.write("dummy.deb", text: "")
+        // GNUPGHOME inside the published folder: refused before any key is made.
+        let inside = try SetupScriptTests.bash(["-c", "GNUPGHOME='\(repo)/gnupg' scripts/apt-repo.sh --new-key '\(repo)' '\(folder.file("dummy.deb"))'"])
+        #expect(inside.status == 78, "\(inside.said)")
+        #expect(inside.said.contains("is inside \(repo), which is published"), "\(inside.said)")
+        #expect(!FileManager.default.fileExists(atPath: repo + "/gnupg"), "no key was made")
+        // Secret key material left in the folder, in each of its forms.
+        try FileManager.default.createDirectory(atPath: folder.file("gnupg"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let made = try run("gpg --batch --pinentry-mode loopback --passphrase '' --quick-generate-key 'test key' ed25519 sign never && gpg --batch --pinentry-mode loopback --passphrase '' --export-secret-keys 'test key' > '\(folder.file("secret.gpg"))'")
+        #expect(made.status == 0, "\(made.said)")
+        let leftovers: [(String, String)] = [
+            ("backup/secret.asc", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nxx\n-----END PGP PRIVATE KEY BLOCK-----\n"),
+            ("old/private-keys-v1.d/ABC.key", "(private-key)"),
+            ("old/secring.gpg", ""),
+        ]
+        for (path, text) in leftovers {
+            try? FileManager.default.removeItem(atPath: repo)
+            try FileManager.default.createDirectory(atPath: repo + "/" + (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try text.write(toFile: repo + "/" + path, atomically: false, encoding: .utf8)
+            let refused = try run("scripts/apt-repo.sh --new-key '\(repo)' '\(folder.file("dummy.deb"))'")
+            #expect(refused.status == 78, "\(path): \(refused.said)")
+            #expect(refused.said.contains("\(repo)/\(path) holds a secret key"), "\(path): \(refused.said)")
+        }
+        // A keyring holding the secret key, named as a public one would be.
+        try? FileManager.default.removeItem(atPath: repo)
+        try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: folder.file("secret.gpg"), toPath: repo + "/extra-keyring.gpg")
+        let keyring = try run("scripts/apt-repo.sh --key 'test key' '\(repo)' '\(folder.file("dummy.deb"))'")
+        #expect(keyring.status == 78 && keyring.said.contains("extra-keyring.gpg holds a secret key"), "\(keyring.said)")
+    }
+}

@@ -127,6 +127,37 @@ struct MixingSinkTests {
         await rig.close()
     }
 
+    @Test("a stray byte a writer left is dropped once nothing follows it, and the next writer's music is heard at its level, as it was written")
+    func strayByteIsDropped() async throws {
+        let rig = try await Rig()
+        try await rig.connect()
+        // One byte of a two-byte frame, then nothing: after `partialFrameWait` it is dropped.
+        #expect(Glibc.write(rig.writer, [0x7F], 1) == 1)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while rig.sink.partialFramesDropped == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(rig.sink.partialFramesDropped == 1)
+        // The next writer's frames are whole: the music at its level, not noise.
+        try await rig.step(4)
+        let heard = rig.device.samples.suffix(Self.block)
+        #expect(heard.allSatisfy { Self.near($0, Self.music) }, "\(Array(heard.prefix(8)))")
+        await rig.close()
+    }
+
+    @Test("a frame split across two writes close together is kept whole")
+    func splitFrameIsKept() async throws {
+        let rig = try await Rig()
+        try await rig.connect()
+        let bytes = WAVFile.pcm16([Double](repeating: Double(Self.music), count: 3 * Self.block))
+        // The first write ends mid-frame; the second follows at once.
+        #expect(Glibc.write(rig.writer, Array(bytes[..<101]), 101) == 101)
+        #expect(Glibc.write(rig.writer, Array(bytes[101...]), bytes.count - 101) == bytes.count - 101)
+        try await rig.step(3)
+        #expect(rig.sink.partialFramesDropped == 0)
+        let heard = rig.device.samples.suffix(Self.block)
+        #expect(heard.allSatisfy { Self.near($0, Self.music) }, "\(Array(heard.prefix(8)))")
+        await rig.close()
+    }
+
     @Test("bed off fades the music out and on brings it back; clips play either way")
     func offAndOn() async throws {
         let rig = try await Rig()

@@ -69,12 +69,14 @@ extension Jukebox {
     public static func test(
         _ catalog: ClipCatalog, decoder: any ClipDecoder = Fixtures.decoder([]), makeSink: @escaping SinkFactory = { _, _ in FakeSink() },
         stateFile: StateFile? = nil, loadSession: SessionSource? = nil, time: TimeSource = TimeSource(clock: ManualClock(), wallClock: { 1_000 }),
-        seed: UInt64 = 1, speechFolder: String? = nil, queueLimit: Int = ClipPlayQueue.defaultCapacity, logger: Logger = .quiet
+        seed: UInt64 = 1, speechFolder: String? = nil, queueLimit: Int = ClipPlayQueue.defaultCapacity, logger: Logger = .quiet,
+        vetClientDevice: (@Sendable (String) async -> String?)? = nil
     ) -> Jukebox {
         let session = catalog.session
         return Jukebox(
             catalog: catalog, decoder: decoder, makeSink: makeSink, stateFile: stateFile, loadSession: loadSession ?? { session },
-            configuration: Configuration(queueLimit: queueLimit, generator: SeededGenerator(seed: seed), time: time, speechFolder: speechFolder),
+            configuration: Configuration(
+                queueLimit: queueLimit, generator: SeededGenerator(seed: seed), time: time, speechFolder: speechFolder, vetClientDevice: vetClientDevice),
             logger: logger)
     }
 }

@@ -34,11 +34,14 @@ struct JukeboxTests {
             interval: .seconds(10) ... .seconds(10), duration: duration, cue: cue, volume: volume, clips: clips)
     }
 
-    func make(_ catalog: ClipCatalog, decoder: FakeDecoder, logger: Logger = .quiet) -> Jukebox {
+    func make(
+        _ catalog: ClipCatalog, decoder: FakeDecoder, logger: Logger = .quiet, vetClientDevice: (@Sendable (String) async -> String?)? = nil
+    ) -> Jukebox {
         sessionFile.withLock { $0 = catalog.session }
         let outputs = outputs
         return Jukebox.test(
-            catalog, decoder: decoder, makeSink: { output, _ in outputs["\(output)"]! }, loadSession: { [sessionFile] in sessionFile.withLock { $0! } }, time: TimeSource(clock: clock, wallClock: { 1_000 }), logger: logger)
+            catalog, decoder: decoder, makeSink: { output, _ in outputs["\(output)"]! }, loadSession: { [sessionFile] in sessionFile.withLock { $0! } }, time: TimeSource(clock: clock, wallClock: { 1_000 }), logger: logger,
+            vetClientDevice: vetClientDevice)
     }
 
     /// The web remote and MQTT are set up at start-up: a reload that changes their sections

@@ -31,14 +31,38 @@ public actor ClipUpload {
     private let ticket: UploadGate.Ticket
     public private(set) var received = 0
     private var finished = false
+    /// Why it was dropped for coming too slowly (`Pace`); nil while it keeps pace.
+    public private(set) var droppedReason: String?
+    private let clock: ElapsedClock
+    private let startedAt: Duration
+    /// The window of `Pace.window` being counted (from the first byte), and its bytes.
+    private var windowStart: Duration?
+    private var windowBytes = 0
+
+    /// How fast an upload must come, in every front end: a client that sends a byte now and
+    /// then would otherwise hold one of the `UploadGate`'s places for as long as it likes.
+    /// Under the pace, the upload is dropped, its file removed and its place freed at once.
+    public enum Pace {
+        /// The first byte must come within this of the start.
+        public static let firstByteWithin: Duration = .seconds(30)
+        /// From the first byte, each whole window must bring `minimumBytesPerWindow`.
+        public static let window: Duration = .seconds(10)
+        /// 1 KiB/s over a window: a phone on a poor line sends far more.
+        public static let minimumBytesPerWindow = 10 * 1024
+    }
 
     /// The names of an upload's temporary files: `.upload-HEX.part`, and the `.flac` ffmpeg
     /// makes of it.
     static let temporaryPrefix = ".upload-"
 
     /// Starts an upload of `size` bytes (`exact`), or of at most `size`, into `clipsDirectory`.
-    init(name: String, size: Int, exact: Bool = true, clipsDirectory: String, ticket: UploadGate.Ticket, io: BlockingWorkQueue, logger: Logger) throws(JukeboxError) {
+    init(
+        name: String, size: Int, exact: Bool = true, clipsDirectory: String, ticket: UploadGate.Ticket, io: BlockingWorkQueue,
+        clock: ElapsedClock = ElapsedClock(ContinuousClock()), logger: Logger
+    ) throws(JukeboxError) {
         self.name = name
+        self.clock = clock
+        self.startedAt = clock.now
         self.logger = logger
         self.size = size
         self.exact = exact
@@ -58,6 +82,58 @@ public actor ClipUpload {
         self.descriptor = descriptor
         self.lock = lock
         self.temporaryPath = path
+        // Ends by itself once the upload has ended (it holds the upload only weakly).
+        Task { [weak self] in await self?.keepPace() }
+    }
+
+    /// Wakes every `Pace.window` from the start and drops the upload if its first byte is
+    /// late or a window that has ended fell short (windows are counted from the first byte,
+    /// so one is seen at most a window after it ends); ends once the upload has.
+    private func keepPace() async {
+        var check = startedAt
+        while descriptor >= 0, !finished, droppedReason == nil {
+            check += Pace.window
+            guard (try? await clock.sleep(until: check)) != nil else { return }
+            guard descriptor >= 0, !finished, droppedReason == nil else { return }
+            let now = clock.now
+            if windowStart == nil {
+                if now >= startedAt + Pace.firstByteWithin { await drop("no byte of it came within \(DurationText.format(Pace.firstByteWithin))") }
+            } else if let reason = closedWindowsProblem(at: now) {
+                await drop(reason)
+            }
+        }
+    }
+
+    /// Counts off the windows that have ended by `now`; the reason if one fell short.
+    private func closedWindowsProblem(at now: Duration) -> String? {
+        guard var start = windowStart else { return nil }
+        while now >= start + Pace.window {
+            if windowBytes < Pace.minimumBytesPerWindow {
+                return "it came at \(windowBytes) bytes in \(DurationText.format(Pace.window)), under the \(Pace.minimumBytesPerWindow / 1024) KiB an upload must bring in each"
+            }
+            start += Pace.window
+            windowBytes = 0
+        }
+        windowStart = start
+        return nil
+    }
+
+    /// Ends an upload that fell under the pace: its file goes, and its place is free for
+    /// another at once. The client is told why at its next bytes, or when it asks to add it.
+    private func drop(_ reason: String) async {
+        droppedReason = reason
+        let (descriptor, path) = (descriptor, temporaryPath)
+        self.descriptor = -1
+        await io.run {
+            if descriptor >= 0 { close(descriptor) }
+            unlink(path)
+        }
+        release()
+        logger.notice("the upload of \(name) was dropped after \(received) bytes: \(reason); its place is free for another", metadata: ["file": "\(name)"])
+    }
+
+    private var droppedError: JukeboxError? {
+        droppedReason.map { .uploadRefused("the upload of \(name) was dropped: \($0); nothing of it was kept, send it again") }
     }
 
     deinit {
@@ -106,6 +182,14 @@ public actor ClipUpload {
 
     /// Appends the next bytes; more than the announced size (or the most allowed) is refused.
     public func write(_ bytes: [UInt8]) async throws(JukeboxError) {
+        if let droppedError { throw droppedError }
+        let now = clock.now
+        if let reason = closedWindowsProblem(at: now) {
+            await drop(reason)
+            throw droppedError ?? .uploadRefused(reason)
+        }
+        if windowStart == nil, !bytes.isEmpty { windowStart = now }
+        windowBytes += bytes.count
         guard descriptor >= 0 else { throw .uploadRefused("the upload of \(name) was already ended") }
         guard received + bytes.count <= size else {
             if !exact { throw .uploadTooLarge(name: Self.safeName(name), size: received + bytes.count, limit: size) }
@@ -135,6 +219,7 @@ public actor ClipUpload {
 
     /// Closes the file once every byte is there; the path of what was received.
     func complete() async throws(JukeboxError) -> String {
+        if let droppedError { throw droppedError }
         guard isComplete else {
             throw .uploadRefused(exact ? "only \(received) of the \(size) bytes of \(name) arrived" : "\(name) is empty")
         }

@@ -14,7 +14,7 @@ extension SessionEditor {
         let limit = session.maxUploadSize
         guard size > 0 else { throw .invalidParameter("\"size\" must be the file's size in bytes, at least 1") }
         guard size <= limit else { throw .uploadTooLarge(name: ClipUpload.safeName(name), size: size, limit: limit) }
-        return try ClipUpload(name: name, size: size, clipsDirectory: session.clipsDirectory, ticket: try ticket(), io: io, logger: logger)
+        return try ClipUpload(name: name, size: size, clipsDirectory: session.clipsDirectory, ticket: try ticket(), io: io, clock: clock, logger: logger)
     }
 
     /// A place among the uploads received at once, or `uploadsBusy`.
@@ -26,7 +26,7 @@ extension SessionEditor {
     /// Starts an upload whose size is known only once it has all come (a file in a form): up
     /// to the session's `maxUploadSize` bytes may arrive, and more is refused as they come.
     func beginUpload(name: String, in session: Session) throws(JukeboxError) -> ClipUpload {
-        try ClipUpload(name: name, size: session.maxUploadSize, exact: false, clipsDirectory: session.clipsDirectory, ticket: try ticket(), io: io, logger: logger)
+        try ClipUpload(name: name, size: session.maxUploadSize, exact: false, clipsDirectory: session.clipsDirectory, ticket: try ticket(), io: io, clock: clock, logger: logger)
     }
 
     /// Takes a finished upload in: the file is decoded completely first; one the decoder

@@ -26,8 +26,14 @@ public struct SessionEditor: Sendable {
     let io = BlockingWorkQueue(label: "jukebox.session")
     /// How many uploads are under way, from every front end.
     let uploads = UploadGate()
+    /// What uploads keep their pace by (`ClipUpload.Pace`).
+    let clock: ElapsedClock
 
-    public init(decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, sessionOverrides: @escaping SessionOverrides = { $0 }, logger: Logger) {
+    public init(
+        decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, sessionOverrides: @escaping SessionOverrides = { $0 },
+        clock: ElapsedClock = ElapsedClock(ContinuousClock()), logger: Logger
+    ) {
+        self.clock = clock
         self.decoder = decoder
         self.converter = converter
         self.sessionOverrides = sessionOverrides

@@ -30,21 +30,83 @@ extension Jukebox {
     /// would open it, and closed after. A device that cannot be opened or played is the
     /// error, in its own words (`JukeboxError.soundTestFailed`).
     public func soundTest(device: String?) async throws(JukeboxError) -> SoundTest {
+        // One at a time: a device that does not answer keeps the slot until it does, so tests
+        // of a hung device never pile up threads and descriptors.
+        guard !soundTestRunning else { throw .soundTestBusy }
         let own = catalog.session.output
         if let device, own != .alsa(device: device) {
-            guard !device.isEmpty, device.utf8.count <= 256, !device.contains(where: \.isNewline) else {
+            guard !device.isEmpty, device.utf8.count <= ClientDeviceName.maxLength, !device.contains(where: \.isNewline) else {
                 throw .invalidParameter("\"device\" must be an ALSA device name such as plughw:CARD=Device,DEV=0 (`aplay -L` lists them)")
+            }
+            soundTestRunning = true
+            // A name from a client is ALSA configuration, which can write files and run
+            // programs: it is opened only once vetted (`ClientDeviceName`).
+            guard let vet = configuration.vetClientDevice else {
+                soundTestRunning = false
+                throw .deviceRefused(device: device, reason: "only the session's own device can be tested here")
+            }
+            if let reason = await vet(device) {
+                soundTestRunning = false
+                throw .deviceRefused(device: device, reason: reason)
             }
             return try await soundTestOpening(.alsa(device: device))
         }
+        soundTestRunning = true
+        defer { soundTestRunning = false }
         return try await soundTestThroughTheQueue()
     }
 
-    /// The tone on a device of its own, opened, played, drained and closed.
+    /// The tone on a device of its own, opened, played, drained and closed, in a task of its
+    /// own: the answer comes by `soundTestLimit` (or at a stop) even when the device never
+    /// answers, and the slot is given back when it does.
     private func soundTestOpening(_ output: OutputConfig) async throws(JukeboxError) -> SoundTest {
         let sink = ConvertingSink(makeSink(output, nil), makeRateConverter: configuration.makeRateConverter)
-        let format = TestTone.format
         let clock = ElapsedClock(configuration.time.clock)
+        let deadline = clock.now + Self.soundTestLimit
+        let outcome = await AbandonableCall.run {
+            try await clock.sleep(until: deadline)
+        } work: { [self] in
+            let played = await Self.playTestTone(on: sink, output: output, clock: clock)
+            await self.soundTestEnded()
+            return played
+        }
+        let played: (failure: AudioDeviceError?, took: Double, deviceFormat: AudioFormat?)
+        switch outcome {
+        case .finished(let result):
+            played = result
+        case .timedOut:
+            throw .soundTestFailed(AudioDeviceError(
+                code: .stalled, device: output.description, operation: "play the test tone",
+                reason: "it did not answer within \(DurationText.format(Self.soundTestLimit))",
+                hint: "it may be waiting for something that never comes (a FIFO nobody reads, a stuck driver); another test can run once it answers"))
+        case .stopping:
+            throw .stopping
+        case .cancelled:
+            throw .soundTestFailed(AudioDeviceError(code: .stalled, device: output.description, operation: "play the test tone", reason: "the request was withdrawn"))
+        }
+        var failure = played.failure
+        // A name that is not there: the one meant and the devices there are, as --check says.
+        if var problem = failure, problem.code == .notFound, case .alsa(let name) = output, let checkDevice = configuration.checkDevice {
+            let found = await checkDevice(name)
+            if found.problem?.code == .notFound {
+                problem.hint = DeviceCheck.hint(for: name, known: found.known)
+                failure = problem
+            }
+        }
+        if let failure { throw .soundTestFailed(failure) }
+        return SoundTest(device: output.description, format: TestTone.format, deviceFormat: played.deviceFormat, seconds: TestTone.seconds, took: played.took)
+    }
+
+    private func soundTestEnded() {
+        soundTestRunning = false
+    }
+
+    /// Opens `sink`, plays the tone, drains and closes it: what failed, how long it took,
+    /// and the device's own format when it is not the tone's.
+    private static func playTestTone(
+        on sink: ConvertingSink, output: OutputConfig, clock: ElapsedClock
+    ) async -> (failure: AudioDeviceError?, took: Double, deviceFormat: AudioFormat?) {
+        let format = TestTone.format
         let started = clock.now
         var failure: AudioDeviceError?
         do {
@@ -62,16 +124,7 @@ extension Jukebox {
         let deviceFormat = sink.deviceFormat.flatMap { $0 == format ? nil : $0 }
         await sink.close()
         await sink.retire()
-        // A name that is not there: the one meant and the devices there are, as --check says.
-        if var problem = failure, problem.code == .notFound, case .alsa(let name) = output, let checkDevice = configuration.checkDevice {
-            let found = await checkDevice(name)
-            if found.problem?.code == .notFound {
-                problem.hint = DeviceCheck.hint(for: name, known: found.known)
-                failure = problem
-            }
-        }
-        if let failure { throw .soundTestFailed(failure) }
-        return SoundTest(device: output.description, format: format, deviceFormat: deviceFormat, seconds: TestTone.seconds, took: took)
+        return (failure, took, deviceFormat)
     }
 
     /// The tone as an urgent entry of the client `test`: it waits for nothing but another

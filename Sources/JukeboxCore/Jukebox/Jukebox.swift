@@ -53,13 +53,19 @@ public actor Jukebox: Service {
         /// Opens an ALSA device for a moment: a reload that names a device that is not there
         /// is refused. nil: not checked.
         public var checkDevice: DeviceChecker?
+        /// Why a device name a client gave may not be opened (`ClientDeviceName`), or nil
+        /// when it may; the daemon's follows ALSA's configuration. nil: a client may test
+        /// only the session's own device.
+        public var vetClientDevice: (@Sendable (_ device: String) async -> String?)?
 
         public init(
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(), time: TimeSource = .system,
             speechFolder: String? = nil, speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil,
-            loudnessMeter: (any LoudnessMeter)? = nil, makeDuckTarget: DuckTargetFactory? = nil, checkDevice: DeviceChecker? = nil
+            loudnessMeter: (any LoudnessMeter)? = nil, makeDuckTarget: DuckTargetFactory? = nil, checkDevice: DeviceChecker? = nil,
+            vetClientDevice: (@Sendable (_ device: String) async -> String?)? = nil
         ) {
             self.checkDevice = checkDevice
+            self.vetClientDevice = vetClientDevice
             self.makeDuckTarget = makeDuckTarget
             self.loudnessMeter = loudnessMeter
             self.time = time
@@ -98,6 +104,8 @@ public actor Jukebox: Service {
     let loadSession: SessionSource
     /// Reloads and edits run one at a time (`lockSession`).
     var sessionBusy = false
+    /// A sound test is running, or its device has not answered yet.
+    var soundTestRunning = false
     var sessionWaiters: [CheckedContinuation<Void, Never>] = []
     let makeSink: SinkFactory
     let configuration: Configuration

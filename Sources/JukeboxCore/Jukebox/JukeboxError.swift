@@ -33,6 +33,13 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `jukebox test`: the device could not be opened or played; the error says why, with
     /// what to do.
     case soundTestFailed(AudioDeviceError)
+    /// `jukebox test DEVICE` from a client, with a name that is not opened for clients
+    /// (`ClientDeviceName`): `reason` says why.
+    case deviceRefused(device: String, reason: String)
+    /// Another sound test is running, or its device has not answered yet.
+    case soundTestBusy
+    /// A stop began while the request waited; nothing more will be done for it.
+    case stopping
 
     public var description: String {
         switch self {
@@ -65,6 +72,12 @@ public enum JukeboxError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the edit was not saved, so it was not made, and the session file is unchanged: \(reason)"
         case .soundTestFailed(let error):
             return "the test tone was not played: \(error)"
+        case .deviceRefused(let device, let reason):
+            return "jukeboxd does not open \"\(device)\" for a client: \(reason). Test a device `aplay -L` lists, such as plughw:CARD=Device,DEV=0, or make it the session's device"
+        case .soundTestBusy:
+            return "another sound test is running, or its device has not answered yet; try again once it has"
+        case .stopping:
+            return "jukeboxd is stopping, so the request was not finished; send it again once jukeboxd is back"
         case .revisionMismatch(let given, let current):
             return "the session has changed since revision \(given) (it is now \(current)); look at it again (`jukebox session`) and redo the edit"
         }

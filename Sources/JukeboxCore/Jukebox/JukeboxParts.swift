@@ -73,7 +73,8 @@ struct JukeboxParts {
         }
         return JukeboxParts(
             events: events, player: player, queue: queue, schedule: schedule, scheduler: scheduler, timetable: timetable, quiet: quiet,
-            volume: volume, loudness: loudness, editor: SessionEditor(decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, logger: logger),
+            volume: volume, loudness: loudness, editor: SessionEditor(
+                decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, clock: ElapsedClock(time.clock), logger: logger),
             hooks: hooks, ducker: ducker, speech: speech, writer: writer)
     }
 }

@@ -58,7 +58,10 @@ public actor Player {
     /// nil: it plays at `volume`.
     private var ownVolume: Double?
     /// What the clip playing now is played at.
-    var level: Double { ownVolume ?? volume }
+    var level: Double { min(ownVolume ?? volume, ceiling) }
+    /// The most any clip is played at: the session's `maxVolume`, set by `VolumeControl`.
+    /// It holds a clip's own level too, queued before the cap was lowered.
+    private var ceiling: Double = 1
     public private(set) var isPlaying = false
     /// What the device was last opened for: the format asked, and the device's own when it
     /// differs (converted to), for `jukebox test`.
@@ -228,9 +231,21 @@ public actor Player {
         // Paused, nothing plays: resuming fades in to the new volume. A clip at a level of
         // its own stays at it.
         let retake = progress != nil && ownVolume == nil
-        if retake, volumeBefore == nil { volumeBefore = self.volume }
+        if retake, volumeBefore == nil { volumeBefore = level }
         self.volume = volume
         if retake { sink.interrupt() }
+    }
+
+    /// Sets the most any clip is played at (`maxVolume`). A clip playing above a lowered
+    /// ceiling comes down to it at once, as a volume change does.
+    public func setCeiling(_ ceiling: Double) {
+        let ceiling = min(max(ceiling, 0), 1)
+        guard ceiling != self.ceiling else { return }
+        let before = level
+        self.ceiling = ceiling
+        guard progress != nil, level != before else { return }
+        if volumeBefore == nil { volumeBefore = before }
+        sink.interrupt()
     }
 
     /// How one call of `play` ended.

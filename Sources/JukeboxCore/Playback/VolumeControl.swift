@@ -60,6 +60,7 @@ public actor VolumeControl: Service {
     /// from the state file, if any. A volume saved after the step in force began (set by
     /// hand, or by that step) is kept; otherwise the step's level is used. Call before `run()`.
     public func start(saved: (volume: Double, stepSince: Int64?)?) async {
+        await player.setCeiling(session.maxVolume)
         guard let step = inForce() else {
             if let saved { await player.setVolume(min(saved.volume, session.maxVolume)) }
             return
@@ -95,6 +96,7 @@ public actor VolumeControl: Service {
             ramping?.cancel()
             await player.setVolume(session.volume)
         }
+        if session.maxVolume != old.maxVolume { await player.setCeiling(session.maxVolume) }
         if session.maxVolume < old.maxVolume, await player.volume > session.maxVolume {
             ramping?.cancel()
             await player.setVolume(session.maxVolume)

@@ -78,8 +78,19 @@ public struct StateFile: Sendable {
     /// cannot plant a file or a symlink where the daemon writes. `sharedFolder` is the one
     /// exception allowed to be group-writable: the folder systemd made for the service
     /// (`$STATE_DIRECTORY`). Call before the state is loaded.
-    public func checkFolder(sharedFolder: String? = nil, uid: uid_t = geteuid()) throws(StateLocationError) {
+    /// `creating` false (`--check`): a folder not there yet is not made; its nearest existing
+    /// parent must be a folder this user can make it in.
+    public func checkFolder(sharedFolder: String? = nil, uid: uid_t = geteuid(), creating: Bool = true) throws(StateLocationError) {
         let folder = FilePath.directory(of: FilePath.absolute(path))
+        if !creating, access(folder, F_OK) != 0 {
+            var parent = folder
+            while access(parent, F_OK) != 0, parent != "/" { parent = FilePath.directory(of: parent) }
+            var info = stat()
+            guard stat(parent, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, access(parent, W_OK | X_OK) == 0 else {
+                throw StateLocationError(message: "cannot create the state folder \(folder): \(parent) is not a folder this user can write in; choose another with --state", exitCode: 73)
+            }
+            return
+        }
         do { try Self.makeFolders(folder) } catch {
             throw StateLocationError(message: "cannot create the state folder \(folder): \(FileReadError(errno: error.errno)); choose another with --state", exitCode: 73)
         }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 import Synchronization
 
 /// Runs another program from an argument list, never through a shell: hooks, ffmpeg, a speech
@@ -22,8 +23,21 @@ public enum ChildProcess {
     /// through here: any child it did not start is then an orphan of one of them. (Not for a
     /// process that also starts children another way, whose exits this would take.)
     public static func adoptOrphans() {
-        adopting.withLock { $0 = becomeSubreaper() }
+        let adopted = becomeSubreaper()
+        adopting.withLock { $0 = adopted }
+        guard adopted else { return }
+        // An adopted orphan (a hook's background child) is reaped as it ends, not left a
+        // zombie until the next program runs. The daemon's own programs are left to the thread
+        // that waits for each (`orphans` never names them).
+        let source = DispatchSource.makeSignalSource(signal: SIGCHLD, queue: DispatchQueue(label: "jukeboxd.reaper"))
+        source.setEventHandler { reapOrphans() }
+        source.resume()
+        reaper = source
     }
+
+    /// The SIGCHLD source that reaps adopted orphans, kept for the life of the process.
+    /// Set once, at start-up, before any other thread could read it.
+    nonisolated(unsafe) private static var reaper: (any DispatchSourceSignal)?
 
     /// `prctl(PR_SET_CHILD_SUBREAPER, 1)`. Swift cannot call C's variadic `prctl`, so it is
     /// called through a pointer with its five arguments, as the kernel reads them (on x86-64
