@@ -308,3 +308,37 @@ extension JukeboxdCommandTests {
         #expect(both.outcome.stderr.contains(":3: volume: "), "\(both.outcome.stderr)")
     }
 }
+
+extension JukeboxdCommandTests {
+    /// `--check` makes every refusal the start makes, in the same words and with the same
+    /// status: it used to say OK to sessions the daemon then refused to start.
+    @Test func checkRefusesWhatTheStartRefuses() async throws {
+        mkdir(folder.file("shared"), 0o777)
+        chmod(folder.file("shared"), 0o1777)
+        let refusals: [(session: String, options: [String], status: Int32, words: String)] = [
+            (#""http": { "listen": "0.0.0.0:8080" }"#, [], 78, "without a password"),
+            (#""http": { "listen": "127.0.0.1:8080", "passwordFile": "missing-password" }"#, [], 78, "missing-password"),
+            (#""mqtt": { "broker": "mqtt://127.0.0.1:1", "passwordFile": "missing-mqtt" }"#, [], 78, "the MQTT password file"),
+            ("", ["--http", "0.0.0.0:8080"], 78, "without a password"),
+            ("", ["--http", "nonsense"], 64, "expected HOST:PORT"),
+            ("", ["--socket-group", "no-such-group-here"], 67, #"no group named "no-such-group-here""#),
+            ("", ["--state", folder.file("shared/state.json")], 78, "is writable by everyone"),
+        ]
+        for refusal in refusals {
+            let body = refusal.session.isEmpty ? "" : refusal.session + ", "
+            let path = try session(#"{ \#(body)"device": "null", "clips": [ { "file": "low.wav" } ] }"#)
+            let options = refusal.options.contains("--state") ? refusal.options : refusal.options + ["--state", folder.file("state/s.json")]
+            let start = try await outcome([path, "--socket", folder.file("control.sock")] + options)
+            let check = try await outcome([path, "--check"] + options)
+            #expect(start.0 == refusal.status, "\(refusal): \(start.2)")
+            #expect(check.0 == start.0, "\(refusal): --check \(check.0 ?? -1) \(check.2)")
+            #expect(start.2.contains(refusal.words) && check.2.contains(refusal.words), "\(refusal): \(start.2) | \(check.2)")
+            #expect(!check.1.contains("OK"), "\(refusal): \(check.1)")
+        }
+        // --check makes no state folder; the start makes it.
+        let path = try session(#"{ "device": "null", "clips": [ { "file": "low.wav" } ] }"#)
+        let check = try await outcome([path, "--check", "--state", folder.file("new/state.json")])
+        #expect(check.0 == 0, "\(check.2)")
+        #expect(!FileManager.default.fileExists(atPath: folder.file("new")))
+    }
+}

@@ -2,7 +2,8 @@
 """Mutation fuzzer for jukeboxd's two parsers of untrusted input, run against the built binaries.
 
   session  mutates the session files in corpus/session/ and runs `jukeboxd FILE --check` on
-           each: it must exit 0, 65 or 66 with a message, within the time limit, never die
+           each: it must exit 0 or a refusal the start also makes (65, 66, 69, 73, 78) with a
+           message, within the time limit, never die
            by a signal or print a Swift runtime error.
   control  starts one jukeboxd and sends it mutated JSON-RPC lines from corpus/control/ over
            many connections (some never read, some half-close, some cut the line short); the
@@ -169,7 +170,8 @@ def fuzz_sessions(binary, deadline, rng, out):
             stderr = result.stderr.decode(errors="replace")
             if result.returncode < 0:
                 fail("session", f"jukeboxd --check died by signal {-result.returncode}", sample, out)
-            if result.returncode not in (0, 65, 66, 69):
+            # 73, 78: the state folder or a password file, refused as the start refuses them.
+            if result.returncode not in (0, 65, 66, 69, 73, 78):
                 fail("session", f"jukeboxd --check exited {result.returncode}: {stderr[:300]}", sample, out)
             if "Fatal error" in stderr or "DecodingError" in stderr or "Stack dump" in stderr:
                 fail("session", f"a raw error reached the user: {stderr[:300]}", sample, out)
