@@ -37,7 +37,7 @@ enum DaemonProcess {
         let result = try await Subprocess.run(
             .path(.init(binaryDirectory + "/" + tool)), arguments: Arguments(arguments),
             environment: inheriting(environment), workingDirectory: folder.map { .init($0) },
-            output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
+            platformOptions: TestProcesses.options, output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
         return Outcome(status: status(result.terminationStatus), stdout: result.standardOutput, stderr: result.standardError)
     }
 }
@@ -57,7 +57,7 @@ extension DaemonProcess {
         let result = try await Subprocess.run(
             .path(.init(wrapper.first ?? daemon)), arguments: Arguments(wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [daemon] + arguments),
             environment: inheriting(environment),
-            input: .none, output: .discarded, error: .sequence
+            platformOptions: TestProcesses.options, input: .none, output: .discarded, error: .sequence
         ) { execution in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

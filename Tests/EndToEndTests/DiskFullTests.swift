@@ -17,7 +17,7 @@ struct DiskFullTests {
 
     @Test func aFullDiskIsNamedAndNothingIsLostOrLeftBehind() async throws {
         #expect(mkdir(disk, 0o700) == 0)
-        let mounted = try await Subprocess.run(.path("/usr/bin/mount"), arguments: ["-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs", .init(disk)], output: .discarded, error: .string(limit: 4096))
+        let mounted = try await Subprocess.run(.path("/usr/bin/mount"), arguments: ["-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs", .init(disk)], platformOptions: TestProcesses.options, output: .discarded, error: .string(limit: 4096))
         try #require(mounted.terminationStatus.isSuccess, "mount: \(mounted.standardError)")
         defer { _ = umount2(disk, Int32(MNT_DETACH)) }
         let tone = WAVFile.bytes(Array(repeating: 0.2, count: 800), encoding: .s16, rate: 8000, channels: 1)

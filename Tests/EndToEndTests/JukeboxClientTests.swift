@@ -394,7 +394,7 @@ struct JukeboxClientTests: DaemonSuite {
         let run = try await DaemonProcess.withDaemon(daemonArguments, ready: "control socket listening") { [self] log in
             try await Subprocess.run(
                 .path(.init(DaemonProcess.binaryDirectory + "/jukebox")), arguments: ["--socket", socket, "watch"],
-                input: .none, output: .sequence, error: .discarded
+                platformOptions: TestProcesses.options, input: .none, output: .sequence, error: .discarded
             ) { execution in
                 var seen: [String] = []
                 var asked = false

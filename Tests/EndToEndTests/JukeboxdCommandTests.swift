@@ -218,7 +218,7 @@ extension JukeboxdCommandTests {
             .path("/usr/bin/env"),
             arguments: ["-u", "HOME", "-u", "XDG_STATE_HOME", "-u", "STATE_DIRECTORY", DaemonProcess.binaryDirectory + "/jukeboxd",
                         path, "--socket", folder.file("control.sock"), "--device", fileDevice],
-            output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
+            platformOptions: TestProcesses.options, output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
         #expect(DaemonProcess.status(result.terminationStatus) == 78)
         #expect(result.standardError == "jukeboxd: no place for the state file: HOME, XDG_STATE_HOME and STATE_DIRECTORY are all unset; give one with --state PATH (in a folder of your own)\n")
         #expect(!FileManager.default.fileExists(atPath: "/tmp/.local/state/jukeboxd/session.json"))

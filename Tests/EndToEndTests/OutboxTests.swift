@@ -23,7 +23,7 @@ struct OutboxTests {
         let traced = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=3000000", DaemonProcess.binaryDirectory + "/jukeboxd"]
         let log = LogLines()
         let heard = try await Subprocess.run(
-            .path("/usr/bin/strace"), arguments: Arguments(traced + arguments), input: .none, output: .discarded, error: .sequence
+            .path("/usr/bin/strace"), arguments: Arguments(traced + arguments), platformOptions: TestProcesses.options, input: .none, output: .discarded, error: .sequence
         ) { [socket] execution in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

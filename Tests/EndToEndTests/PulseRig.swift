@@ -53,7 +53,7 @@ struct PulseRig {
     private func run(_ arguments: String...) async throws {
         let result = try await Subprocess.run(
             .path("/bin/sh"), arguments: Arguments([Self.script] + arguments.prefix(1) + [directory] + arguments.dropFirst()),
-            output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
+            platformOptions: TestProcesses.options, output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
         guard case .exited(0) = result.terminationStatus else {
             throw RigFailed(description: "pulse-rig.sh \(arguments.joined(separator: " ")): \(result.standardError)")
         }

@@ -19,12 +19,8 @@ struct ReloadByHangupTests: DaemonSuite {
     @Test func aSessionWithMistakesIsRefusedWithALogLineForEach() async throws {
         _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
             try folder.write("s.json", text: #"{ "interval": { "min": "soon", "max": "1h" }, "volume": 7, "clips": [ { "file": "a.wav" } ] }"#)
-            let hangup = Process()
-            hangup.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
-            hangup.arguments = ["-HUP", "-f", "jukeboxd \(folder.file("s.json"))"]
-            try hangup.run()
-            hangup.waitUntilExit()
-            #expect(hangup.terminationStatus == 0, "the daemon was sent SIGHUP")
+            let hangup = try TestProcesses.spawn("/usr/bin/pkill", ["-HUP", "-f", "jukeboxd \(folder.file("s.json"))"])
+            #expect(TestProcesses.wait(hangup) == 0, "the daemon was sent SIGHUP")
             #expect(await log.waitFor("SIGHUP: the session file was not reloaded; the running session is unchanged (2 problems follow)"))
             #expect(await log.waitUntil { $0.filter { $0.contains("SIGHUP: \(folder.file("s.json")):1: ") }.count == 2 })
             #expect(await log.lines.allSatisfy { !$0.contains("\\n") }, "no line break written out")

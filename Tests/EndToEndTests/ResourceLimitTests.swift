@@ -75,7 +75,7 @@ struct ResourceLimitTests: DaemonSuite {
         let log = LogLines()
         let arguments = ["-c", "ulimit -n \(openFiles) && exec \"$0\" \"$@\"", DaemonProcess.binaryDirectory + "/jukeboxd", folder.file("s.json"),
                          "--socket", socket, "--state", folder.file("state.json"), "--device", "file:FILE=\(folder.file("o.raw")),FORMAT=raw"] + extra
-        let result = try await Subprocess.run(.path("/bin/sh"), arguments: Arguments(arguments), input: .none, output: .discarded, error: .sequence) { execution in
+        let result = try await Subprocess.run(.path("/bin/sh"), arguments: Arguments(arguments), platformOptions: TestProcesses.options, input: .none, output: .discarded, error: .sequence) { execution in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for try await line in execution.standardError.strings() { await log.append(line) }

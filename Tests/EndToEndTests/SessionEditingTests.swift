@@ -44,7 +44,7 @@ struct SessionEditingTests: DaemonSuite {
         try home.write("tone.wav", tone)
         let made = try await Subprocess.run(
             .path(.init(ffmpeg)), arguments: Arguments(["-nostdin", "-loglevel", "error", "-i", home.file("tone.wav")] + codec + [home.file(name)]),
-            output: .discarded, error: .string(limit: 4096))
+            platformOptions: TestProcesses.options, output: .discarded, error: .string(limit: 4096))
         #expect(made.terminationStatus.isSuccess, "\(made.standardError)")
     }
 
@@ -120,7 +120,7 @@ struct SessionEditingTests: DaemonSuite {
             let made = try await Subprocess.run(
                 .path(.init(ffmpeg)),
                 arguments: Arguments(["-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", source] + codec + [home.file(name)]),
-                output: .discarded, error: .string(limit: 4096))
+                platformOptions: TestProcesses.options, output: .discarded, error: .string(limit: 4096))
             #expect(made.terminationStatus.isSuccess, "\(made.standardError)")
         }
         let webm = try #require(try? home.read("short.webm").count)

@@ -10,18 +10,20 @@ struct SetupScriptTests {
     /// `bash ARGUMENTS` from the repository: its exit status, and what it said on either output.
     /// `PATH` as given, when one is.
     static func bash(_ arguments: [String], path: String? = nil) throws -> (status: Int32, said: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: WebPageTests.repository)
-        if let path { process.environment = ["PATH": path] }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, said)
+        let folder = try TemporaryDirectory()
+        let said = folder.file("said")
+        let output = open(said, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw POSIXError(.EIO) }
+        var environment = ProcessInfo.processInfo.environment
+        if let path { environment = ["PATH": path] }
+        let pid: pid_t
+        do {
+            defer { close(output) }
+            // From the repository, as the README runs them.
+            pid = try TestProcesses.spawn("/usr/bin/env", ["-C", WebPageTests.repository, "/bin/bash"] + arguments, environment: environment, output: output)
+        }
+        let status = TestProcesses.wait(pid) ?? -1
+        return (status, try String(contentsOfFile: said, encoding: .utf8))
     }
 
     /// `source scripts/require-swift.sh` with `PATH` as given: its exit status and what it said.

@@ -107,12 +107,12 @@ struct SocketSecurityTests {
                 print(won)
                 """
             let (executable, arguments) = other.command(["/usr/bin/python3", "-c", connector, socket, stop])
-            async let connecting = Subprocess.run(executable, arguments: arguments, output: .string(limit: 4096), error: .string(limit: 4096))
+            async let connecting = Subprocess.run(executable, arguments: arguments, platformOptions: TestProcesses.options, output: .string(limit: 4096), error: .string(limit: 4096))
             for _ in 0..<15 {
                 let start = try await Subprocess.run(
                     .path("/bin/sh"), arguments: ["-c", "umask 000; exec \"$0\" \"$@\"", binaries + "/jukeboxd", folder.file("s.json"),
                                                   "--socket", socket, "--state", folder.file("state.json"), "--device", "null"],
-                    input: .none, output: .discarded, error: .sequence
+                    platformOptions: TestProcesses.options, input: .none, output: .discarded, error: .sequence
                 ) { execution in
                     for try await line in execution.standardError.strings() where line.contains("control socket listening") {
                         try execution.send(signal: .terminate)

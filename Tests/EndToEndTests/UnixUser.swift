@@ -16,7 +16,7 @@ struct UnixUser {
     static func create() async throws -> UnixUser {
         let name = "jbt\(UInt32.random(in: 10_000_000...99_999_999))"
         let made = try await Subprocess.run(.path("/usr/sbin/useradd"), arguments: ["--no-create-home", "--shell", "/usr/sbin/nologin", name],
-                                            output: .discarded, error: .string(limit: 4096))
+                                            platformOptions: TestProcesses.options, output: .discarded, error: .string(limit: 4096))
         guard case .exited(0) = made.terminationStatus, let entry = getpwnam(name) else {
             throw RigFailed(description: "useradd \(name): \(made.standardError)")
         }
@@ -24,7 +24,7 @@ struct UnixUser {
     }
 
     func remove() async {
-        _ = try? await Subprocess.run(.path("/usr/sbin/userdel"), arguments: [name], output: .discarded, error: .discarded)
+        _ = try? await Subprocess.run(.path("/usr/sbin/userdel"), arguments: [name], platformOptions: TestProcesses.options, output: .discarded, error: .discarded)
     }
 
     /// `arguments` run as this user, with no supplementary groups.
@@ -37,7 +37,7 @@ struct UnixUser {
     func withDaemon<T: Sendable>(_ arguments: [String], _ body: @Sendable () async throws -> T) async throws -> T {
         let (executable, arguments) = command(arguments)
         let log = LogLines()
-        let result = try await Subprocess.run(executable, arguments: arguments, input: .none, output: .discarded, error: .sequence) { execution in
+        let result = try await Subprocess.run(executable, arguments: arguments, platformOptions: TestProcesses.options, input: .none, output: .discarded, error: .sequence) { execution in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for try await line in execution.standardError.strings() { await log.append(line) }
@@ -57,7 +57,7 @@ struct UnixUser {
     func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> DaemonProcess.Outcome {
         let (executable, arguments) = command(arguments)
         let result = try await Subprocess.run(executable, arguments: arguments, environment: .custom(Dictionary(uniqueKeysWithValues: (["PATH": "/usr/bin:/bin"].merging(environment) { $1 }).map { (Environment.Key(stringLiteral: $0.key), $0.value) })),
-                                              output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
+                                              platformOptions: TestProcesses.options, output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
         return DaemonProcess.Outcome(status: DaemonProcess.status(result.terminationStatus), stdout: result.standardOutput, stderr: result.standardError)
     }
 }

@@ -78,7 +78,7 @@ struct UploadLimitTests: DaemonSuite {
         let ffmpeg = try #require(SessionEditingTests.ffmpeg, "ffmpeg is needed (scripts/test.sh installs it)")
         for arguments in [["-f", "lavfi", "-i", "anullsrc=r=8000:cl=mono", "-t", "60", "-c:a", "libopus", "-b:a", "6k", home.file("minute.webm")],
                           ["-stream_loop", "179", "-i", home.file("minute.webm"), "-c", "copy", home.file("long.webm")]] {
-            let made = try await Subprocess.run(.path(.init(ffmpeg)), arguments: Arguments(["-nostdin", "-loglevel", "error", "-y"] + arguments), output: .discarded, error: .string(limit: 4096))
+            let made = try await Subprocess.run(.path(.init(ffmpeg)), arguments: Arguments(["-nostdin", "-loglevel", "error", "-y"] + arguments), platformOptions: TestProcesses.options, output: .discarded, error: .string(limit: 4096))
             #expect(made.terminationStatus.isSuccess, "\(made.standardError)")
         }
         return home.file("long.webm")

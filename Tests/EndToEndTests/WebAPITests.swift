@@ -26,9 +26,9 @@ struct WebAPITests {
         let command = Arguments(["-s", "-i", "--max-time", "60"] + (WebDaemon.authority.map { ["--cacert", $0] } ?? []) + arguments)
         let output: [UInt8]
         if let input {
-            output = try await Subprocess.run(.path("/usr/bin/curl"), arguments: command, input: .array(input), output: .bytes(limit: 1 << 20), error: .discarded).standardOutput
+            output = try await Subprocess.run(.path("/usr/bin/curl"), arguments: command, platformOptions: TestProcesses.options, input: .array(input), output: .bytes(limit: 1 << 20), error: .discarded).standardOutput
         } else {
-            output = try await Subprocess.run(.path("/usr/bin/curl"), arguments: command, input: .none, output: .bytes(limit: 1 << 20), error: .discarded).standardOutput
+            output = try await Subprocess.run(.path("/usr/bin/curl"), arguments: command, platformOptions: TestProcesses.options, input: .none, output: .bytes(limit: 1 << 20), error: .discarded).standardOutput
         }
         let text = String(decoding: output, as: UTF8.self)
         let parts = text.components(separatedBy: "\r\n\r\n")
@@ -121,7 +121,7 @@ struct WebAPITests {
                                 labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
                                 print(f"{family.type} {s.name}{{{labels}}} {s.value}")
                         """],
-                    input: .string(reply.body), output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
+                    platformOptions: TestProcesses.options, input: .string(reply.body), output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
                 #expect(parsed.terminationStatus.isSuccess, "Prometheus' parser: \(parsed.standardError)")
                 var values: [String: Double] = [:]
                 for line in parsed.standardOutput.split(separator: "\n") {

@@ -17,7 +17,7 @@ struct WebHardeningTests {
     static func statuses(_ arguments: [String], count: Int, url: String) async throws -> [Int] {
         let output = try await Subprocess.run(
             .path("/usr/bin/curl"), arguments: Arguments(["-s", "--max-time", "20", "-w", "%{http_code}\\n"] + arguments + Array(repeating: [url, "-o", "/dev/null"], count: count).flatMap { $0 }),
-            input: .none, output: .string(limit: 1 << 16), error: .discarded)
+            platformOptions: TestProcesses.options, input: .none, output: .string(limit: 1 << 16), error: .discarded)
         return output.standardOutput.split(separator: "\n").compactMap { Int($0) }
     }
 
@@ -127,7 +127,7 @@ struct WebHardeningTests {
             // Another address is still served, while 127.0.0.1 holds its share.
             let other = try await Subprocess.run(
                 .path("/usr/bin/curl"), arguments: ["-s", "--max-time", "10", "--interface", "127.0.0.2", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/"],
-                input: .none, output: .string(limit: 100), error: .discarded)
+                platformOptions: TestProcesses.options, input: .none, output: .string(limit: 100), error: .discarded)
             #expect(other.standardOutput == "200")
         }
     }

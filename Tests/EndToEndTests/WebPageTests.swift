@@ -61,7 +61,7 @@ struct WebPageTests {
                             "--jukebox", DaemonProcess.binaryDirectory + "/jukebox", "--socket", folder.file("c.sock"),
                             "--wav", phone.file("reminder.wav"), "--state", folder.file("state.json"), "--screenshots", screenshots,
                             "--authority", web.authority],
-                output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
+                platformOptions: TestProcesses.options, output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
         }
         #expect(outcome.terminationStatus.isSuccess, "\(outcome.standardOutput)\n\(outcome.standardError)")
         #expect(outcome.standardOutput.contains("all flows passed"))
@@ -99,7 +99,7 @@ extension WebPageTests {
                 arguments: [Self.repository + "/scripts/web-test.py", "--flow", "restart", "--password", WebDaemon.password,
                             "--jukebox", DaemonProcess.binaryDirectory + "/jukebox", "--socket", socket,
                             "--authority", folder.file("state.tls/ca.crt")],
-                environment: .inherit, input: .inputWriter, output: .sequence, error: .string(limit: 1 << 16)
+                environment: .inherit, platformOptions: TestProcesses.options, input: .inputWriter, output: .sequence, error: .string(limit: 1 << 16)
             ) { execution in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -186,7 +186,7 @@ extension WebPageTests {
                                 "--password", WebDaemon.password, "--jukebox", DaemonProcess.binaryDirectory + "/jukebox",
                                 "--socket", folder.file("c.sock"), "--authority", folder.file("state.tls/ca.crt"),
                                 "--speech", folder.file("speech.wav"), "--screenshots", Self.repository + "/.build/web-screenshots/recorder"],
-                    output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
+                    platformOptions: TestProcesses.options, output: .string(limit: 1 << 16), error: .string(limit: 1 << 16))
                 let printed = page.standardOutput
                 #expect(page.terminationStatus.isSuccess, "\(printed)\n\(page.standardError)")
                 guard let id = printed.split(separator: "\n").first(where: { $0.hasPrefix("queued ") })?.dropFirst("queued ".count) else { return }

@@ -25,11 +25,7 @@ public struct Mosquitto: Sendable {
         } else {
             try folder.write("passwords", text: "")
             for (user, password) in users {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
-                process.arguments = ["-b", folder.file("passwords"), user, password]
-                try process.run()
-                process.waitUntilExit()
+                _ = TestProcesses.wait(try TestProcesses.spawn("/usr/bin/mosquitto_passwd", ["-b", folder.file("passwords"), user, password]))
             }
             config += "allow_anonymous false\npassword_file \(folder.file("passwords"))\n"
         }
@@ -56,7 +52,7 @@ public struct Mosquitto: Sendable {
         let result = try await Subprocess.run(
             .path("/usr/bin/mosquitto_sub"),
             arguments: Arguments(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-C", "\(count)", "-W", "\(wait)"] + (verbose ? ["-v"] : []) + credentials),
-            output: .string(limit: 1 << 20), error: .discarded)
+            platformOptions: TestProcesses.options, output: .string(limit: 1 << 20), error: .discarded)
         return result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
@@ -64,7 +60,7 @@ public struct Mosquitto: Sendable {
     public func messages(_ topic: String, until value: String) async throws -> [String] {
         let result = try await Subprocess.run(
             .path("/usr/bin/mosquitto_sub"), arguments: ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-W", "10"],
-            input: .none, output: .sequence, error: .discarded
+            platformOptions: TestProcesses.options, input: .none, output: .sequence, error: .discarded
         ) { execution in
             var seen: [String] = []
             for try await line in execution.standardOutput.strings() {
@@ -86,7 +82,7 @@ public struct Mosquitto: Sendable {
         _ = try await Subprocess.run(
             .path("/usr/bin/mosquitto_pub"),
             arguments: Arguments(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", message, "-q", "1"] + (retain ? ["-r"] : []) + credentials),
-            output: .discarded, error: .discarded)
+            platformOptions: TestProcesses.options, output: .discarded, error: .discarded)
     }
 
     /// `mosquitto_sub -v` on `topics` while `body` runs, writing what arrives to a file the
@@ -95,17 +91,17 @@ public struct Mosquitto: Sendable {
     public func subscribed<T: Sendable>(_ topics: [String], _ body: @Sendable (Subscriber) async throws -> T) async throws -> T {
         let file = folder.file("sub-\(UInt64.random(in: 0...UInt64.max)).txt")
         _ = FileManager.default.createFile(atPath: file, contents: nil)
-        let process = Process()
+        let output = open(file, O_WRONLY | O_CLOEXEC)
+        guard output >= 0 else { throw SubscriberFailed() }
+        defer { close(output) }
         // Line by line into the file, not in blocks: what arrived is there to read at once.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")
-        process.arguments = ["-oL", "/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", "\(port)", "-v", "-q", "1"] + (topics + [Self.readyTopic]).flatMap { ["-t", $0] }
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let pid = try TestProcesses.spawn(
+            "/usr/bin/stdbuf", ["-oL", "/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", "\(port)", "-v", "-q", "1"] + (topics + [Self.readyTopic]).flatMap { ["-t", $0] },
+            output: output)
         defer {
             // SIGKILL: a process started from a test's thread may have SIGTERM blocked.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            kill(pid, SIGKILL)
+            _ = TestProcesses.wait(pid)
         }
         let subscriber = Subscriber(file: file)
         try await publish(Self.readyTopic, "ready", retain: true)

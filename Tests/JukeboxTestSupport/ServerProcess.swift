@@ -30,7 +30,7 @@ public actor ServerProcess {
         let environment = Environment.inherit.updating(Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) }))
         task = Task { [executable, arguments] in
             _ = try? await Subprocess.run(
-                .path(.init(executable)), arguments: Arguments(arguments), environment: environment, input: .none, output: .discarded, error: .sequence
+                .path(.init(executable)), arguments: Arguments(arguments), environment: environment, platformOptions: TestProcesses.options, input: .none, output: .discarded, error: .sequence
             ) { execution in
                 signal.yield(execution.processIdentifier.value)
                 for try await line in execution.standardError.strings() { await log.append(line) }

@@ -15,7 +15,7 @@ public enum Tool {
         let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
         let path = folders.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/\(program)"
         let result = try await Subprocess.run(
-            .path(.init(path)), arguments: Arguments(arguments), input: .none,
+            .path(.init(path)), arguments: Arguments(arguments), platformOptions: TestProcesses.options, input: .none,
             output: .bytes(limit: 1 << 20), error: .bytes(limit: 1 << 20))
         let status: Int32 = switch result.terminationStatus {
         case .exited(let code): Int32(code)

@@ -111,17 +111,39 @@ public enum WAVFile {
     }
 }
 
-/// A fresh folder under the system temporary directory, removed when the test is done.
+/// A fresh folder under the system temporary directory, removed when the test is done. Its
+/// name holds the test process's pid (`jukebox-test-PID-…`), so the folders of a run that
+/// was killed before it could remove them are removed by the next (`sweep`).
 public final class TemporaryDirectory: Sendable {
     public let path: String
 
     public init() throws {
-        var template = Array((NSTemporaryDirectory() + "jukebox-test-XXXXXX").utf8CString)
+        _ = Self.swept
+        var template = Array((NSTemporaryDirectory() + "jukebox-test-\(getpid())-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         path = String(cString: made)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Done once a run, before its first folder.
+    private static let swept: Void = sweep()
+
+    /// Removes the test folders of runs whose process is gone; folders named the old way
+    /// (without a pid) once they are a day old.
+    static func sweep() {
+        let root = NSTemporaryDirectory()
+        let manager = FileManager.default
+        for name in (try? manager.contentsOfDirectory(atPath: root)) ?? [] where name.hasPrefix("jukebox-test-") {
+            let parts = name.dropFirst("jukebox-test-".count).split(separator: "-", maxSplits: 1)
+            let folder = root + name
+            if parts.count == 2, let pid = pid_t(parts[0]) {
+                if pid != getpid(), kill(pid, 0) != 0, errno == ESRCH { try? manager.removeItem(atPath: folder) }
+            } else if let modified = (try? manager.attributesOfItem(atPath: folder))?[.modificationDate] as? Date, modified < Date() - 86_400 {
+                try? manager.removeItem(atPath: folder)
+            }
+        }
+    }
 
     public func file(_ name: String) -> String { path + "/" + name }
 
