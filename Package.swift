@@ -163,7 +163,11 @@ let package = Package(
         // The music bed: music from a pipe, with the clips mixed over it.
         .target(
             name: "JukeboxBed",
-            dependencies: ["JukeboxAudio", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["JukeboxAudio", .product(name: "Logging", package: "swift-log")],
+            // The true-peak limiter measures 8 points between every two samples (7 × 32
+            // multiply-adds a sample) while the mix is near its ceiling: unoptimised, that
+            // takes half a core, and the debug daemon the tests run could not keep real time.
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         .executableTarget(
             name: "jukeboxd",

@@ -33,7 +33,9 @@ struct MixPartsTests {
         var limiter = MixLimiter(channels: 1, sampleRate: 8_000)
         var quiet = [Float](repeating: 0.5, count: 400)
         #expect(limiter.apply(&quiet) == 1)
-        #expect(quiet.allSatisfy { $0 == 0.5 })
+        // Delayed by the look-ahead, and otherwise untouched.
+        #expect(limiter.delayFrames == 32)
+        #expect(quiet.prefix(32).allSatisfy { $0 == 0 } && quiet.dropFirst(32).allSatisfy { $0 == 0.5 })
         // Alternating samples at 0.85: under the ceiling, but the wave between them is not.
         var between = (0..<400).map { $0 % 4 < 2 ? Float(0.85) : -0.85 }
         #expect(limiter.apply(&between) < 1)

@@ -35,6 +35,9 @@ final class FakePlayers: Sendable {
     func volume(_ name: String) -> Int? { players.withLock { $0[name]?.volume } }
     func set(_ name: String, volume: Int) { players.withLock { $0[name]?.volume = volume } }
     func setAway(_ name: String, _ away: Bool) { players.withLock { $0[name]?.away = away } }
+    /// Sets left before a player's connection is reset (the set fails; the next connection works).
+    let setsBeforeReset = Mutex<[String: Int]>([:])
+    func resetConnection(_ name: String, atSet count: Int) { setsBeforeReset.withLock { $0[name] = count } }
 
     struct Target: DuckTarget {
         let name: String
@@ -61,6 +64,13 @@ final class FakePlayers: Sendable {
 
         func setVolume(_ percent: Int) async throws {
             _ = try player()
+            let reset = players.setsBeforeReset.withLock { left -> Bool in
+                guard let count = left[name] else { return false }
+                if count <= 1 { left[name] = nil; return true }
+                left[name] = count - 1
+                return false
+            }
+            if reset { throw ConnectionReset() }
             players.note("set \(name) \(percent)")
             players.set(name, volume: percent)
         }
@@ -73,6 +83,7 @@ final class FakePlayers: Sendable {
     }
 
     struct Away: Error, CustomStringConvertible { var description: String { "refused the connection: is it running?" } }
+    struct ConnectionReset: Error, CustomStringConvertible { var description: String { "the connection was reset" } }
 
     var factory: DuckTargetFactory { { [self] player in Target(name: player.description, players: self) } }
 }

@@ -121,7 +121,8 @@ public actor ClipUpload {
     /// Ends an upload that fell under the pace: its file goes, and its place is free for
     /// another at once. The client is told why at its next bytes, or when it asks to add it.
     private func drop(_ reason: String) async {
-        droppedReason = reason
+        // Once: a write and the pace's own check may both find it short.
+        guard descriptor >= 0 else { return }
         let (descriptor, path) = (descriptor, temporaryPath)
         self.descriptor = -1
         await io.run {
@@ -129,6 +130,8 @@ public actor ClipUpload {
             unlink(path)
         }
         release()
+        // Told once it is true: the file is gone and the place free.
+        droppedReason = reason
         logger.notice("the upload of \(name) was dropped after \(received) bytes: \(reason); its place is free for another", metadata: ["file": "\(name)"])
     }
 

@@ -193,8 +193,8 @@ public actor Ducker {
             if let makeTarget {
                 work = Task {
                     await self.rampStarting(records)
-                    await self.ramp(records, down: true, over: settings.attack, makeTarget: makeTarget)
-                    await self.rampEnded(records)
+                    let ends = await self.ramp(records, down: true, over: settings.attack, makeTarget: makeTarget)
+                    await self.rampEnded(ends, down: true)
                 }
             }
             phase = .low
@@ -375,23 +375,52 @@ public actor Ducker {
         events.publish(.ducked(records.map(\.player)))
         let attack = settings.attack
         work = Task {
-            await self.ramp(lowered, down: true, over: attack, makeTarget: makeTarget)
-            await self.rampEnded(lowered)
+            let ends = await self.ramp(lowered, down: true, over: attack, makeTarget: makeTarget)
+            await self.rampEnded(ends, down: true)
         }
         phase = .low
     }
 
-    /// The ramp for these records is over: from now on only the exact level counts as ours.
-    /// Saved, so that a crash from here on is judged by it.
-    private func rampEnded(_ ended: [DuckRecord]) async {
+    /// How a ramp ended for one player.
+    enum RampEnd: Sendable, Equatable {
+        /// It reached its level.
+        case done
+        /// The player stopped answering part-way: it is somewhere between the two levels,
+        /// and its record stays `ramping`, so it is put back from anywhere between.
+        case failed
+        /// Someone set it to this level, which no step had set, part-way: it is theirs.
+        case changed(Int)
+        /// The ramp was cut short by another (a clip starting while it rose, a stop).
+        case cancelled
+    }
+
+    /// The ramps for these records are over. Those that reached their level count as ours
+    /// from now on only at that exact level; one someone changed part-way is theirs and is
+    /// forgotten; one that failed stays `ramping`. Saved, so that a crash from here on is
+    /// judged by it.
+    private func rampEnded(_ ends: [(record: DuckRecord, end: RampEnd)], down: Bool) async {
         guard !Task.isCancelled else { return }
-        let names = Set(ended.map(\.player))
+        let done = Set(ends.filter { $0.end == .done }.map(\.record.player))
         var changed = false
-        for index in records.indices where names.contains(records[index].player) && records[index].ramping == true {
+        for index in records.indices where done.contains(records[index].player) && records[index].ramping == true {
             records[index].ramping = nil
             changed = true
         }
-        if changed { try? await save?() }
+        let theirs = keepChanged(ends, down: down)
+        if changed || !theirs.isEmpty { try? await save?() }
+    }
+
+    /// Forgets the records whose player someone set part-way through a ramp, saying so once
+    /// each; returns them.
+    private func keepChanged(_ ends: [(record: DuckRecord, end: RampEnd)], down: Bool) -> [DuckRecord] {
+        var theirs: [DuckRecord] = []
+        for (record, end) in ends {
+            guard case .changed(let level) = end else { continue }
+            logger.info("duck: \(record.player) was set to \(level) while jukeboxd was \(down ? "lowering" : "raising") it; it is left there", metadata: ["player": "\(record.player)"])
+            theirs.append(record)
+        }
+        forget(theirs)
+        return theirs
     }
 
     /// These records are about to ramp (a raising, or a lowering again): saved first, so that
@@ -406,10 +435,14 @@ public actor Ducker {
         if changed { try? await save?() }
     }
 
-    /// Moves each player from its level to the lowered one (or back), in steps, over `length`.
-    private func ramp(_ records: [DuckRecord], down: Bool, over length: Duration, makeTarget: @escaping DuckTargetFactory) async {
+    /// Moves each player from its level to the lowered one (or back), in steps, over `length`;
+    /// how it ended for each. Before each step the level is read: one the last step did not
+    /// set was someone's (they turned it up or down meanwhile), and the ramp stops there.
+    private func ramp(
+        _ records: [DuckRecord], down: Bool, over length: Duration, makeTarget: @escaping DuckTargetFactory
+    ) async -> [(record: DuckRecord, end: RampEnd)] {
         let clock = time.clock
-        await withTaskGroup(of: Void.self) { group in
+        return await withTaskGroup(of: (DuckRecord, RampEnd)?.self) { group in
             for record in records {
                 guard let player = record.target else { continue }
                 let target = makeTarget(player)
@@ -417,33 +450,45 @@ public actor Ducker {
                     do {
                         if record.mode == DuckSettings.Mode.pause.rawValue {
                             try await target.setPaused(down)
-                            return
+                            return (record, .done)
                         }
-                        guard let volume = record.volume, let lowered = record.lowered else { return }
+                        guard let volume = record.volume, let lowered = record.lowered else { return (record, .done) }
                         // One connection for the whole ramp, where the player keeps one.
-                        try await target.holding(for: length) { target in
-                            // Down from where a raising cut short left it; up from the lowered level.
-                            let from = down ? try await target.read().volume ?? volume : lowered
+                        let end = try await target.holding(for: length) { target -> RampEnd in
+                            // From where the player is: a raising cut short, or a lowering
+                            // that failed part-way, left it between the two levels.
+                            let from = try await target.read().volume ?? (down ? volume : lowered)
                             let to = down ? lowered : volume
                             let steps = max(1, Int(length / Self.step))
-                            var last: Int?
+                            var last = from
                             for step in 1...steps {
-                                if Task.isCancelled { return }
+                                if Task.isCancelled { return .cancelled }
+                                if step > 1, let now = try await target.read().volume, !Self.sameLevel(now, last) { return .changed(now) }
                                 let level = Self.level(from: from, to: to, at: Double(step) / Double(steps))
                                 if level != last { try await target.setVolume(level) }
                                 last = level
                                 if step < steps { try await clock.sleep(for: Self.step) }
                             }
+                            return .done
                         }
+                        return (record, end)
                     } catch is CancellationError {
-                        return
+                        return (record, .cancelled)
                     } catch {
                         await self.wentAway(player.description, "\(error)")
+                        return (record, .failed)
                     }
                 }
             }
+            var ends: [(record: DuckRecord, end: RampEnd)] = []
+            for await end in group { if let end { ends.append(end) } }
+            return ends
         }
     }
+
+    /// A mixer may read back a level a step from the one set (a hardware mixer's own steps):
+    /// that is still ours, and only a level further off is someone's.
+    static func sameLevel(_ read: Int, _ set: Int) -> Bool { abs(read - set) <= 1 }
 
     /// The level a ramp from `from` to `to` sets `fraction` of the way: in equal steps of
     /// decibels (each step the same factor), as the ear hears a fade, rather than of percent,
@@ -475,13 +520,17 @@ public actor Ducker {
         forget(kept)
         await rampStarting(ours)
         if Task.isCancelled { return }
-        await ramp(ours, down: false, over: release, makeTarget: makeTarget)
+        let ends = await ramp(ours, down: false, over: release, makeTarget: makeTarget)
         if Task.isCancelled { return }
-        forget(ours)
+        let theirs = keepChanged(ends, down: false)
+        // Those that failed part-way stay, `ramping`, and are put back in the background.
+        let failed = Set(ends.filter { $0.end == .failed }.map(\.record.player))
+        let back = ours.filter { !failed.contains($0.player) && !theirs.contains($0) }
+        forget(back)
         phase = .idle
         try? await save?()
-        events.publish(.restored((ours + kept).map(\.player)))
-        if !unreachable.isEmpty { leftOver = Task { await self.putBackLeftOver() } }
+        events.publish(.restored((back + kept + theirs).map(\.player)))
+        if !unreachable.isEmpty || !failed.isEmpty { leftOver = Task { await self.putBackLeftOver() } }
     }
 
     /// Puts back the records no clip is using, trying each player again every few seconds
