@@ -1,4 +1,5 @@
 @testable import JukeboxCore
+import Logging
 import JukeboxCoreTestSupport
 import JukeboxTestSupport
 import Synchronization
@@ -354,5 +355,36 @@ struct DuckerTests {
         moving.ramping = true
         #expect(moving.isOurs(DuckTargetState(volume: 30, playing: true)), "left there by a ramp that a crash cut short")
         #expect(!moving.isOurs(DuckTargetState(volume: 56, playing: true)))
+    }
+
+    /// A state file edited by hand: levels out of range are held to 0–100 (not a number: none),
+    /// and a record naming no player is dropped with a warning; the rest of the state stays.
+    @Test func aHandEditedRecordIsHeldToItsRangeAndNeverCostsTheState() async throws {
+        let folder = try TemporaryDirectory()
+        let file = StateFile(path: folder.file("state.json"))
+        _ = try await file.save(PersistedState(nextTicket: 7))
+        var text = String(decoding: try folder.read("state.json"), as: UTF8.self)
+        let records = #""ducked":[{"player":"mpd kitchen:6600","kind":"mpd","address":"kitchen:6600","mode":"lower","volume":1e30,"lowered":-5},"#
+            + #"{"player":"mpd hall:6600","kind":"mpd","address":"hall:6600","mode":"lower","volume":999,"lowered":"loud"},"#
+            + #"{"player":"mystery","address":"x:1","mode":"lower","volume":50,"lowered":10}],"#
+        text = text.replacingOccurrences(of: #""history""#, with: records + #""history""#)
+        try folder.write("state.json", text: text)
+        guard case .loaded(let state) = await file.load() else {
+            Issue.record("the state was set aside")
+            return
+        }
+        #expect(state.nextTicket == 7)
+        let ducked = try #require(state.ducked)
+        #expect(ducked.map(\.volume) == [100, 100, 50])
+        #expect(ducked.map(\.lowered) == [0, nil, 10])
+        let log = LogCollector()
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 0), "mpd hall:6600": .init(volume: 30)])
+        var session = Session(name: "t", sourcePath: "/clips/s.json", clipsDirectory: "/clips", clips: [])
+        session.duck = DuckSettings(level: 0.25, attack: .zero, release: .zero, mode: .lower, players: [Self.kitchen])
+        let ducker = Ducker(schedule: ScheduleBoard(session), makeTarget: players.factory, events: events, time: TimeSource(wallClock: { 1_000 }), logger: Logger(label: "t") { _ in log })
+        await ducker.restore(saved: ducked)
+        #expect(log.contains("duck: the state file's record of a lowered player (mystery) names no player jukeboxd can reach; it is dropped"), "\(log.lines)")
+        // The kitchen is at the held level it was lowered to (0): back at 100, not 1e30.
+        #expect(players.volume("mpd kitchen:6600") == 100)
     }
 }

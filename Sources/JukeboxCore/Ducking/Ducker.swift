@@ -71,6 +71,30 @@ public struct DuckRecord: Codable, Sendable, Equatable {
         self.lowered = lowered
     }
 
+    private enum CodingKeys: String, CodingKey { case player, kind, address, client, passwordFile, mode, volume, lowered, ramping }
+
+    /// Read leniently: the state file may have been edited by hand. A level is held to 0–100
+    /// (a level out of range, or not a number, is none), and a record with fields missing is
+    /// read as far as it goes: `Ducker.restore` drops one that names no player, with a
+    /// warning, rather than the whole state being set aside.
+    public init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        func text(_ key: CodingKeys) -> String? { (try? fields.decodeIfPresent(String.self, forKey: key)) ?? nil }
+        func level(_ key: CodingKeys) -> Int? {
+            guard let value = (try? fields.decodeIfPresent(Double.self, forKey: key)) ?? nil, value.isFinite else { return nil }
+            return Int(min(max(value, 0), 100).rounded())
+        }
+        player = text(.player) ?? ""
+        kind = text(.kind) ?? ""
+        address = text(.address) ?? ""
+        client = text(.client)
+        passwordFile = text(.passwordFile)
+        mode = text(.mode) ?? DuckSettings.Mode.lower.rawValue
+        volume = level(.volume)
+        lowered = level(.lowered)
+        ramping = (try? fields.decodeIfPresent(Bool.self, forKey: .ramping)) ?? nil
+    }
+
     /// The player it names, to reach it again after a restart.
     public var target: DuckSettings.Player? {
         let port = kind == "mpd" ? DuckSettings.defaultMPDPort : DuckSettings.defaultSnapcastPort
@@ -255,6 +279,11 @@ public actor Ducker {
     /// records): each player that still has the level jukeboxd set. A player that does not
     /// answer is tried again in the background until it does.
     public func restore(saved: [DuckRecord]) async {
+        let saved = saved.filter { record in
+            guard record.target == nil else { return true }
+            logger.warning("duck: the state file's record of a lowered player (\(record.player.isEmpty ? "no name" : record.player)) names no player jukeboxd can reach; it is dropped, and nothing is put back for it")
+            return false
+        }
         guard !saved.isEmpty else { return }
         records = saved
         phase = .idle

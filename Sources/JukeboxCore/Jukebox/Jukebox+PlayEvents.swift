@@ -8,6 +8,12 @@ extension Jukebox {
         let told = await queue.playEventsTold
         let plays = Array(await queue.history.filter { $0.seq > told && $0.seq <= through })
         guard !plays.isEmpty else { return [] }
+        // Plays that ended while nobody was told, more than the history keeps: said once, as
+        // the follower goes on from the oldest it can still tell.
+        if told > 0, let first = plays.first, first.seq > told + 1, !missedPlaysLogged.contains(first.seq) {
+            missedPlaysLogged.insert(first.seq)
+            logger.warning("\(Plural.count(Int(first.seq - told - 1), "play")) ended while MQTT could not be told, more than the \(ClipPlayQueue.historyLimit) the history keeps; the oldest of them are not told as Playback events")
+        }
         if let writer {
             do {
                 try await writer.save(through: await writer.markChange())

@@ -106,6 +106,8 @@ public actor Jukebox: Service {
     var sessionBusy = false
     /// A sound test is running, or its device has not answered yet.
     var soundTestRunning = false
+    /// The plays after which older ones went untold (`playsToTell`), each logged once.
+    var missedPlaysLogged: Set<UInt64> = []
     var sessionWaiters: [CheckedContinuation<Void, Never>] = []
     let makeSink: SinkFactory
     let configuration: Configuration
