@@ -240,6 +240,20 @@ if [ -n "$native" ]; then
     wait_until "the queue was not played in its order: $(journal | tail -n +"$((mark + 1))")" played_all
     [ -s "$test_root$heard" ] || fail "nothing reached ALSA's file plugin"
     played=$(wc -c < "$test_root$heard")
+    # The music bed under the unit, as docs/music.md sets it up: jukeboxd makes the FIFO for
+    # "audio" (mode 0660, in /run/jukeboxd, 0755), and MPD's user (a system user in "audio",
+    # as Debian's mpd package makes it) writes music into it.
+    inside "id -u mpd >/dev/null 2>&1 || useradd --system --no-create-home --groups audio mpd"
+    inside "sed -i 's|\"http\": {|\"bed\": { \"pipe\": \"/run/jukeboxd/bed\", \"group\": \"audio\" }, \"http\": {|' /etc/jukeboxd/session.json"
+    grep -q '"group": "audio"' "$test_root/etc/jukeboxd/session.json" || fail "the session's bed could not be added"
+    inside "systemctl restart jukeboxd"
+    fifo_shared() { [ "$(inside "stat -c '%F %G %a' /run/jukeboxd/bed" 2>/dev/null)" = "fifo audio 660" ]; }
+    wait_until "the bed's FIFO is not audio's, 0660: $(inside "ls -la /run/jukeboxd" || true)" fifo_shared
+    # Two seconds of CD audio (silence counts: the bed says music is playing while any comes in).
+    inside "timeout 20 runuser -u mpd -- sh -c 'head -c 352800 /dev/zero > /run/jukeboxd/bed'" \
+        || fail "MPD's user could not write the bed's FIFO: $(inside "ls -la /run/jukeboxd" || true)"
+    bed=$(as_pi bed) || fail "jukebox bed failed: $bed"
+    echo "$bed" | grep -q "music playing" || fail "the bed did not hear MPD's user: $bed"
     # Swift's Dispatch asks a nice of -4 for its most urgent threads, and logs to the journal
     # when it may not: the unit allows it (LimitNICE=-4). systemd applies that where it may
     # raise the limit, which it may not in a sandbox without CAP_SYS_RESOURCE.

@@ -24,6 +24,7 @@ final class BedPipe: @unchecked Sendable {
     private let wakeWriter: Int32
     private let shared: Mutex<Shared>
     private let makeRateConverter: RateConverterFactory?
+    private let group: gid_t?
 
     struct Shared: ~Copyable {
         var ring: FrameRing
@@ -68,8 +69,10 @@ final class BedPipe: @unchecked Sendable {
     static let quietAfter: Duration = .seconds(1)
 
     /// `format`: what the writer writes; `mix`: the rate and channels the mixer runs at.
-    init(path: String, format: StreamFormat, mix: AudioFormat, makeRateConverter: RateConverterFactory?) {
+    /// `group`: the group the FIFO is given to, mode 0660, so a writer in it may write.
+    init(path: String, format: StreamFormat, group: gid_t? = nil, mix: AudioFormat, makeRateConverter: RateConverterFactory?) {
         self.path = path
+        self.group = group
         self.format = format
         self.mix = mix
         self.makeRateConverter = makeRateConverter
@@ -262,6 +265,7 @@ final class BedPipe: @unchecked Sendable {
         } else if info.st_mode & S_IFMT != S_IFIFO {
             return .failure(Problem(text: "\(path) is not a named pipe (FIFO); give bed.pipe a path where one can be made, or make it with mkfifo"))
         }
+        if let problem = share() { return .failure(problem) }
         var canWrite = true
         var descriptor = Glibc.open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         if descriptor < 0, errno == EACCES {
@@ -283,6 +287,24 @@ final class BedPipe: @unchecked Sendable {
         while size < bytes { size *= 2 }
         _ = fcntl(descriptor, Self.setPipeSize, Int32(size))
         return .success((descriptor, canWrite))
+    }
+
+    /// Gives the FIFO to `group`, mode 0660: jukeboxd's own FIFO is changed; another user's
+    /// must already let the group write, or the reason is the bed's problem, with what to do.
+    private func share() -> Problem? {
+        guard let group else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        if info.st_uid == geteuid() {
+            guard chown(path, uid_t.max, group) == 0, chmod(path, 0o660) == 0 else {
+                return Problem(text: "\(path) cannot be given to its group (bed.group): \(FileReadError(errno: errno)); jukeboxd's user must be in the group")
+            }
+            return nil
+        }
+        if info.st_gid != group || info.st_mode & 0o060 != 0o060 {
+            return Problem(text: "\(path) belongs to \(UserName.of(info.st_uid)), and its group may not read and write it as bed.group says; remove it so jukeboxd makes it, or run chgrp and chmod g+rw on it")
+        }
+        return nil
     }
 
     /// `F_SETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE + 7`), which Swift's Glibc module leaves out.

@@ -36,8 +36,11 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
         public var level: Double
         public var attack: Duration
         public var release: Duration
+        /// The group the FIFO is given to (mode 0660); nil: left as made.
+        public var group: gid_t?
 
-        public init(pipe: String, format: StreamFormat, level: Double, attack: Duration, release: Duration) {
+        public init(pipe: String, format: StreamFormat, level: Double, attack: Duration, release: Duration, group: gid_t? = nil) {
+            self.group = group
             self.pipe = pipe
             self.format = format
             self.level = level
@@ -276,7 +279,7 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
                             state.clip = FrameRing(capacityFrames: mix.frames(in: Self.ringHolds), channels: mix.channels)
                         }
                         guard state.pipe == nil else { return nil }
-                        state.pipe = BedPipe(path: settings.pipe, format: settings.format, mix: mix, makeRateConverter: makeRateConverter)
+                        state.pipe = BedPipe(path: settings.pipe, format: settings.format, group: settings.group, mix: mix, makeRateConverter: makeRateConverter)
                         return state.pipe
                     }
                     pipe?.start()

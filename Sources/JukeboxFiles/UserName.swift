@@ -26,4 +26,26 @@ public enum UserName {
             return String(cString: name)
         }
     }
+
+    /// The number of the group named `name`, or nil when there is none. Safe from any thread
+    /// (`getgrnam_r`).
+    public static func groupID(_ name: String) -> gid_t? {
+        var entry = group()
+        var found: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        return buffer.withUnsafeMutableBufferPointer { storage in
+            guard let base = storage.baseAddress, getgrnam_r(name, &entry, base, storage.count, &found) == 0, found != nil else { return nil }
+            return entry.gr_gid
+        }
+    }
+
+    /// Whether this process is in group `gid` (its own group, or a supplementary one).
+    public static func isMember(of gid: gid_t) -> Bool {
+        if getegid() == gid { return true }
+        let count = getgroups(0, nil)
+        guard count > 0 else { return false }
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        let got = getgroups(count, &groups)
+        return got > 0 && groups.prefix(Int(got)).contains(gid)
+    }
 }

@@ -161,7 +161,7 @@ struct Daemon {
         let latency: Duration = if case .alsa = config { bedDeviceBuffer } else { .zero }
         return MixingSink(
             device: device,
-            settings: .init(pipe: bed.pipe, format: bed.format, level: bed.level, attack: bed.attack, release: bed.release),
+            settings: .init(pipe: bed.pipe, format: bed.format, level: bed.level, attack: bed.attack, release: bed.release, group: bed.group.flatMap(UserName.groupID)),
             outputLatency: latency, makeRateConverter: makeRateConverter, logger: logger)
     }
 

@@ -1,7 +1,9 @@
 import ArgumentParser
+import Glibc
 import JukeboxControl
 import JukeboxHTTP
 import JukeboxCore
+import JukeboxFiles
 import JukeboxProtocol
 import Logging
 
@@ -172,9 +174,21 @@ extension Jukeboxd {
             let statePath = try daemon.statePath(for: session, environment: environment)
             try StateFile(path: statePath).checkFolder(sharedFolder: StateFile.serviceFolder(environment), creating: creating)
             if let socketGroup { _ = try SocketFile.groupID(socketGroup) }
+            if let group = session.bed?.group, let gid = UserName.groupID(group), !UserName.isMember(of: gid) {
+                let words = "\(UserName.of(geteuid())) is not in the group \"\(group)\" that bed.group gives the music bed's FIFO to, so it could not share it: add it (sudo usermod -aG \(group) \(UserName.name(of: geteuid()))), or name a group it is in"
+                // The packaged service gets `audio` from its unit (SupplementaryGroups=), which
+                // `--check` run by hand does not have: there it is a warning.
+                guard creating else {
+                    printError("\(session.sourcePath): warning: \(words)")
+                    return StartSettings(web: web, mqtt: mqtt, statePath: statePath)
+                }
+                throw StartRefusal(description: words, exitCode: 77)
+            }
             return StartSettings(web: web, mqtt: mqtt, statePath: statePath)
         } catch let error as any StartFailure {
             throw StartRefusal(description: "\(error)", exitCode: error.exitCode)
+        } catch let refusal as StartRefusal {
+            throw refusal
         } catch {
             throw StartRefusal(description: "\(error)", exitCode: 78)
         }

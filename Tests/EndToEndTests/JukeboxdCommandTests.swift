@@ -342,3 +342,26 @@ extension JukeboxdCommandTests {
         #expect(!FileManager.default.fileExists(atPath: folder.file("new")))
     }
 }
+
+extension JukeboxdCommandTests {
+    /// `bed.group` names a group the FIFO is given to: one that does not exist is refused with
+    /// its line; one jukeboxd's user is not in refuses the start (it could not share the
+    /// FIFO), and `--check`, run by hand outside the unit that adds the group, warns.
+    @Test(.enabled(if: UnixUser.isPossible, Comment(rawValue: UnixUser.impossible)))
+    func theBedsGroupMustExistAndHoldTheDaemonsUser() async throws {
+        let missing = try session(#"{ "device": "null", "bed": { "pipe": "bed", "group": "no-such-group-here" }, "clips": [ { "file": "low.wav" } ] }"#)
+        let check = try await outcome([missing, "--check"])
+        #expect(check.0 == 65 && check.2.contains(#"bed.group: no group named "no-such-group-here""#), "\(check.2)")
+        // A group this process is not in: made for the test, removed after.
+        let name = "jbt\(UInt32.random(in: 10_000_000...99_999_999))"
+        let made = try await Tool.run("groupadd", [name])
+        try #require(made.status == 0, "groupadd: \(made.stderr)")
+        let path = try session(#"{ "device": "null", "bed": { "pipe": "bed", "group": "\#(name)" }, "clips": [ { "file": "low.wav" } ] }"#)
+        let start = try await outcome([path] + socket)
+        let warned = try await outcome([path, "--check"])
+        _ = try await Tool.run("groupdel", [name])
+        #expect(start.0 == 77 && start.2.contains(#"is not in the group "\#(name)" that bed.group gives the music bed's FIFO to"#), "\(start.2)")
+        #expect(warned.0 == 0 && warned.2.contains("warning: ") && warned.2.contains("is not in the group"), "\(warned.2)")
+    }
+}
+

@@ -22,12 +22,15 @@ struct MixingSinkTests {
         let sink: MixingSink
         var writer: Int32 = -1
 
-        init(level: Double = 0.5, attack: Duration = .milliseconds(100), release: Duration = .milliseconds(100), device: SteppedDevice = SteppedDevice()) async throws {
+        init(
+            level: Double = 0.5, attack: Duration = .milliseconds(100), release: Duration = .milliseconds(100), device: SteppedDevice = SteppedDevice(),
+            group: gid_t? = nil
+        ) async throws {
             folder = try TemporaryDirectory()
             self.device = device
             sink = MixingSink(
                 device: device,
-                settings: .init(pipe: folder.file("bed"), format: MixingSinkTests.format, level: level, attack: attack, release: release),
+                settings: .init(pipe: folder.file("bed"), format: MixingSinkTests.format, level: level, attack: attack, release: release, group: group),
                 outputLatency: .zero, makeRateConverter: nil, logger: Logger(label: "test"))
         }
 
@@ -143,6 +146,17 @@ struct MixingSinkTests {
         try await rig.step(5)
         let heard = rig.device.samples.suffix(Self.block)
         #expect(heard.allSatisfy { Self.near($0, Self.music) }, "\(Array(heard.prefix(8)))")
+        await rig.close()
+    }
+
+    @Test("with a group, the FIFO the bed makes is that group's, mode 0660; without, as the umask leaves it")
+    func theFIFOIsGivenToItsGroup() async throws {
+        let group = getegid()
+        let rig = try await Rig(group: group)
+        try await rig.connect()
+        var info = stat()
+        #expect(stat(rig.folder.file("bed"), &info) == 0)
+        #expect(info.st_gid == group && info.st_mode & 0o777 == 0o660, "mode \(String(info.st_mode & 0o777, radix: 8))")
         await rig.close()
     }
 

@@ -12,6 +12,9 @@ public struct BedSettings: Sendable, Equatable {
     public var attack: Duration
     /// How long the raising takes, after the clip.
     public var release: Duration
+    /// The group the FIFO is made for (mode 0660), so that a player running as another user
+    /// in that group (MPD's user is in `audio`) may write it; nil: made 0666 less the umask.
+    public var group: String?
 
     /// MPD's fifo output, librespot and shairport-sync all write CD audio unless told otherwise.
     public static let defaultFormat = StreamFormat(sampleRate: 44_100, bits: 16, channels: 2)
@@ -30,7 +33,7 @@ public struct BedSettings: Sendable, Equatable {
 
 // The session's section: its reader, its checks and its messages.
 extension SessionReader {
-    static let bedKeys = ["pipe", "format", "level", "attack", "release"]
+    static let bedKeys = ["pipe", "format", "level", "attack", "release", "group"]
 
     /// `bed: {"pipe": "/run/jukeboxd/bed", "format": "44100:16:2", "level": "-18dB",
     /// "attack": "300ms", "release": "1s"}`.
@@ -45,6 +48,13 @@ extension SessionReader {
             switch StreamFormat.parse(text) {
             case .success(let format): settings.format = format
             case .failure(let problem): self.problem("bed.format", "\(value.shortDescription) \(problem.text); it is the format the player writes, as MPD's fifo output's \"format\"")
+            }
+        }
+        if let value = fields["group"], let group = nonEmptyString(value, at: "bed.group") {
+            if UserName.groupID(group) == nil {
+                problem("bed.group", "no group named \"\(group)\" (see `getent group`; MPD's user is in \"audio\")")
+            } else {
+                settings.group = group
             }
         }
         if let value = fields["level"] {
