@@ -18,6 +18,8 @@ say breathe   "Breathe in slowly. And out."
 say posture   "Check your posture. Shoulders down, back straight."
 say walk      "If you can, take a short walk."
 say gratitude "Name one thing that went well today."
+# A long one (25 s), to try skip and pause on by hand.
+say slow      "Let us slow down for a little while. Drop your shoulders, and unclench your jaw. Breathe in through your nose, slowly, counting to four. Hold it for a moment. Now breathe out through your mouth, counting to six. Once more: in, slowly, and out, even slower. Notice how your body feels now. When you are ready, open your eyes and carry on."
 
 # The cue: two soft bell tones, 0.6 seconds.
 sox -n -r 22050 -c 1 -b 16 chime.wav \

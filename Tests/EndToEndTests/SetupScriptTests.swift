@@ -166,3 +166,37 @@ struct ReleaseScriptTests {
         #expect(keyring.status == 78 && keyring.said.contains("extra-keyring.gpg holds a secret key"), "\(keyring.said)")
     }
 }
+
+/// The README's demo takes its options in any order and checks them before the long build;
+/// its list of jukeboxd's options is jukeboxd's own.
+@Suite("Demo options", .timeLimit(.minutes(1)))
+struct DemoOptionTests {
+    @Test func theDemoKnowsJukeboxdsOptionsAndChecksThemFirst() async throws {
+        let help = try await DaemonProcess.run(["--help"])
+        // jukeboxd's options, as its help lists them ("--name <value>" or "--name").
+        var theirs: [String] = []
+        // The option lines of its OPTIONS section ("  --name <value>  what it does").
+        let section = help.stdout.components(separatedBy: "OPTIONS:").last ?? ""
+        for line in section.split(separator: "\n") where line.drop(while: { $0 == " " }).hasPrefix("-") {
+            let words = line.split(separator: " ")
+            guard let first = words.first(where: { $0.hasPrefix("--") }) else { continue }
+            let name = String(first.trimmingCharacters(in: CharacterSet(charactersIn: ",")))
+            guard !["--help", "--version"].contains(name) else { continue }
+            let takes = words.dropFirst(words.firstIndex(of: first)! - words.startIndex + 1).first?.hasPrefix("<") ?? false
+            theirs.append(takes ? name + "=" : name)
+        }
+        let script = try String(contentsOfFile: WebPageTests.repository + "/scripts/demo.sh", encoding: .utf8)
+        let line = try #require(script.split(separator: "\n").first { $0.hasPrefix("jukeboxd_options=") })
+        let ours = line.dropFirst("jukeboxd_options=\"".count).dropLast().split(separator: " ").map(String.init)
+        #expect(Set(ours) == Set(theirs), "demo.sh: \(ours); jukeboxd --help: \(theirs)")
+        // Help, and a wrong option, are answered before anything is installed or built.
+        let usage = try SetupScriptTests.bash(["scripts/demo.sh", "--help"])
+        #expect(usage.status == 0 && usage.said.contains("scripts/demo.sh [--no-sound-card] [SESSION]"), "\(usage.said)")
+        let wrong = try SetupScriptTests.bash(["scripts/demo.sh", "--duration", "10s", "--no-such-option"])
+        #expect(wrong.status == 64 && wrong.said.contains("jukeboxd has no option --no-such-option"), "\(wrong.said)")
+        let short = try SetupScriptTests.bash(["scripts/demo.sh", "--no-sound-card", "--duration"])
+        #expect(short.status == 64 && short.said.contains("--duration needs a value"), "\(short.said)")
+        let missing = try SetupScriptTests.bash(["scripts/demo.sh", "nowhere.json", "--no-sound-card"])
+        #expect(missing.status == 66 && missing.said.contains("nowhere.json: no such session file"), "\(missing.said)")
+    }
+}
