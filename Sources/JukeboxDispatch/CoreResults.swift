@@ -196,6 +196,6 @@ extension ClipInfo {
         self.init(
             id: state.clip.id, title: state.clip.title, file: state.clip.source.file, duration: state.duration?.secondsDouble,
             enabled: state.clip.enabled, windowOpen: state.windowOpen, timesPlayed: state.stats.timesPlayed,
-            lastPlayed: state.stats.lastPlayed, problem: state.problem)
+            lastPlayed: state.stats.lastPlayed, problem: state.problem, randomPicks: state.clip.isShuffled ? nil : false)
     }
 }

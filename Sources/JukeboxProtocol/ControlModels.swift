@@ -322,8 +322,15 @@ public struct ClipInfo: Sendable, Equatable, Codable {
     public var lastPlayed: Double?
     /// Why the clip cannot be played (missing, corrupt…), or nil.
     public var problem: String?
+    /// false for a clip the scheduler never picks at random (one with `at` times and no
+    /// `weight`): it plays only at its times. nil: it is picked.
+    public var randomPicks: Bool?
 
-    public init(id: String, title: String, file: String, duration: Double? = nil, enabled: Bool, windowOpen: Bool, timesPlayed: Int, lastPlayed: Double? = nil, problem: String? = nil) {
+    public init(
+        id: String, title: String, file: String, duration: Double? = nil, enabled: Bool, windowOpen: Bool, timesPlayed: Int, lastPlayed: Double? = nil,
+        problem: String? = nil, randomPicks: Bool? = nil
+    ) {
+        self.randomPicks = randomPicks
         self.id = id
         self.title = title
         self.file = file

@@ -14,6 +14,32 @@ enum Format {
         return "\(minutes):" + secondsText
     }
 
+    /// A place in a clip: `clock`, with tenths of a second when there are any (`0:00.5`, where
+    /// a clip cut half a second in goes on from).
+    static func position(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e12 else { return "?" }
+        let tenths = Int((seconds * 10).rounded()) % 10
+        let whole = (seconds * 10).rounded() / 10
+        return clock(whole) + (tenths == 0 ? "" : ".\(tenths)")
+    }
+
+    /// Rows in columns two spaces apart, each as wide as its widest cell (counted in
+    /// characters); the last cell of a row is never padded.
+    static func columns(_ rows: [[String]]) -> String {
+        var widths: [Int] = []
+        for row in rows {
+            for (index, cell) in row.enumerated().dropLast() {
+                if index >= widths.count { widths.append(0) }
+                widths[index] = max(widths[index], cell.count)
+            }
+        }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
     /// `45s`, `3m`, `1h30m`, `0.25s`: a duration as a session file writes it.
     static func seconds(_ seconds: Double) -> String {
         guard seconds == seconds.rounded(), seconds >= 1, seconds < 1e12 else { return "\(seconds)s" }
@@ -73,9 +99,10 @@ enum Format {
     /// ` now` for an urgent entry; ` cut, goes on from 0:12` (or `from its start`) for one
     /// an urgent entry cut; ` at volume 40` and ` for 10s` for one asked for at a volume of
     /// its own or to stop early.
-    static func details(_ entry: EntryInfo) -> String {
+    /// `ended`: the entry has finished, so where it would have gone on from is no longer said.
+    static func details(_ entry: EntryInfo, ended: Bool = false) -> String {
         var text = entry.now == true ? " now" : ""
-        if let resumeAt = entry.resumeAt { text += resumeAt > 0 ? " cut, goes on from \(clock(resumeAt))" : " cut, plays again from its start" }
+        if !ended, let resumeAt = entry.resumeAt { text += resumeAt > 0 ? " cut, goes on from \(position(resumeAt))" : " cut, plays again from its start" }
         if let volume = entry.volume { text += " at volume \(volume)" }
         if let stopAfter = entry.stopAfter { text += " for \(seconds(stopAfter))" }
         return text
@@ -105,7 +132,7 @@ enum Format {
         if let session = params?.session { text += " \"\(session)\" (\(params?.clips ?? 0) clips)" }
         if let volume = params?.volume { text += " \(volume)" }
         if params?.entry?.afterQuiet == true { text += " until quiet ends" }
-        if let entry = params?.entry { text += details(entry) }
+        if let entry = params?.entry { text += details(entry, ended: event.method == "finished") }
         if let quiet = params?.quiet { text += " " + Self.quiet(quiet) }
         if let players = params?.players { text += " " + players.joined(separator: ", ") }
         return text

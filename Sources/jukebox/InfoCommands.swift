@@ -138,13 +138,14 @@ extension JukeboxCLI {
 
         static func run(_ options: ClientSettings) throws {
             try options.run("clips", as: ClipsResult.self) { result in
-                result.clips.map { clip in
-                    var parts = [clip.id, "\"\(clip.title)\"", clip.duration.map { Format.clock($0) } ?? "-"]
-                    parts.append(!clip.enabled ? "disabled" : clip.windowOpen ? "window open" : "window closed")
-                    parts.append("played \(clip.timesPlayed)×" + (clip.lastPlayed.map { ", last \(Format.time($0))" } ?? ""))
-                    if let problem = clip.problem { parts.append("UNPLAYABLE: \(problem)") }
-                    return parts.joined(separator: "  ")
-                }.joined(separator: "\n")
+                let rows = result.clips.map { clip -> [String] in
+                    let when = !clip.enabled ? "disabled" : clip.randomPicks == false ? "only at its times" : clip.windowOpen ? "window open" : "window closed"
+                    var row = [clip.id, "\"\(clip.title)\"", clip.duration.map { Format.clock($0) } ?? "-", when,
+                               "played \(clip.timesPlayed)×" + (clip.lastPlayed.map { ", last \(Format.time($0))" } ?? "")]
+                    if let problem = clip.problem { row.append("UNPLAYABLE: \(problem)") }
+                    return row
+                }
+                return Format.columns(rows)
             }
         }
     }

@@ -130,7 +130,7 @@ struct JukeboxdCommandTests {
         #expect(stdout.isEmpty)
         // In the order of the file's lines, whatever order they were found in.
         #expect(stderr == """
-            \(path):2: clips[0].windows[0].from: "25:00" is not a time (expected HH:MM such as 07:55, or sunrise, sunset, dawn or dusk with an optional offset such as sunset-15m)
+            \(path):2: clips[0].windows[0].from: "25:00" is not a time: the hour must be 0 to 23 (00:00 is midnight)
             \(path):3: volume: 3 is out of range (expected 0 to 1, or a list of steps such as [{\"from\": \"07:00\", \"level\": 0.8}])
 
             """)

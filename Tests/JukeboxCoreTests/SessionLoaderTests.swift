@@ -314,7 +314,7 @@ struct SessionLoaderTests {
             { "clips": [ { "file": "a.wav" }, { "file": "b.wav" }, { "file": "c.wav" },
               { "file": "d.wav", "windows": [ { "from": "25:00", "to": "02:00" } ] } ] }
             """
-        #expect(problems(text) == [#"/srv/jukebox/session.json:2: clips[3].windows[0].from: "25:00" is not a time (expected HH:MM such as 07:55, or sunrise, sunset, dawn or dusk with an optional offset such as sunset-15m)"#])
+        #expect(problems(text) == [#"/srv/jukebox/session.json:2: clips[3].windows[0].from: "25:00" is not a time: the hour must be 0 to 23 (00:00 is midnight)"#])
     }
 
     @Test func everyProblemIsReportedWithItsLineInLineOrder() {

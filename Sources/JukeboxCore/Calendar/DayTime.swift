@@ -40,6 +40,16 @@ public enum DayTime: Sendable, Hashable, CustomStringConvertible {
             return .success(.sun(event, offset: sign == "-" ? .zero - offset : offset))
         }
         if let time = TimeOfDay(written), written.count >= 4 { return .success(.clock(time)) }
+        // HH:MM with numbers out of range: say which.
+        let parts = written.split(separator: ":", omittingEmptySubsequences: false)
+        if parts.count == 2, let hour = Int(parts[0]), let minute = Int(parts[1]), parts[1].count == 2 {
+            if !(0...23).contains(hour) {
+                return .failure(Invalid(description: "\"\(written)\" is not a time: the hour must be 0 to 23 (00:00 is midnight)"))
+            }
+            if !(0...59).contains(minute) {
+                return .failure(Invalid(description: "\"\(written)\" is not a time: the minutes must be 00 to 59"))
+            }
+        }
         return .failure(Invalid(description: "\"\(written)\" is not a time (expected HH:MM such as 07:55, or sunrise, sunset, dawn or dusk with an optional offset such as sunset-15m)"))
     }
 
