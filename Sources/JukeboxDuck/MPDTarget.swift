@@ -52,13 +52,13 @@ public struct MPDTarget: DuckTarget {
         }
     }
 
-    private func readPassword() async throws -> String? {
+    func readPassword() async throws -> String? {
         guard let passwordFile else { return nil }
         return try await Self.files.run { try Self.password(passwordFile) }
     }
 
     /// MPD's greeting, then the password if it has one.
-    private static func greet(_ lines: LineExchange.Lines, password: String?) async throws {
+    static func greet(_ lines: LineExchange.Lines, password: String?) async throws {
         let greeting = try await lines.nextText()
         guard greeting.hasPrefix("OK MPD ") else { throw PlayerProblem("is not MPD (it greeted with \"\(greeting.prefix(40))\")") }
         if let password {
@@ -68,13 +68,13 @@ public struct MPDTarget: DuckTarget {
     }
 
     /// One command on a connection MPD has greeted on, and its answer's lines.
-    private static func exchange(_ lines: LineExchange.Lines, _ line: String) async throws -> [String] {
+    static func exchange(_ lines: LineExchange.Lines, _ line: String) async throws -> [String] {
         try await lines.send(line)
         return try await answer(lines, to: String(line.prefix { $0 != " " }))
     }
 
     /// MPD on a connection held open: its calls are commands on it, one after another.
-    private struct Held: DuckTarget {
+    struct Held: DuckTarget {
         let lines: LineExchange.Lines
 
         func read() async throws -> DuckTargetState { try MPDTarget.state(try await MPDTarget.exchange(lines, "status")) }
@@ -115,3 +115,42 @@ public struct MPDTarget: DuckTarget {
         }
     }
 }
+
+/// Claims on MPD, for jukeboxds that duck the same one: a claim is a channel,
+/// `jukeboxd.duck.LEVEL.ID`, that a connection of the claiming daemon subscribes to and holds
+/// open, waiting in `idle` (where MPD's connection timeout does not apply). `channels` lists
+/// the channels someone is subscribed to; MPD drops a channel with its last subscriber, so a
+/// daemon that crashes leaves no claim behind.
+extension MPDTarget: DuckClaims {
+    static let claimPrefix = "jukeboxd.duck."
+
+    public func claims(except id: String) async throws -> [Int] {
+        try await holding(for: .zero) { target in
+            guard let held = target as? Held else { return [] }
+            return try await MPDTarget.exchange(held.lines, "channels").compactMap { line -> Int? in
+                guard line.hasPrefix("channel: " + Self.claimPrefix) else { return nil }
+                let rest = line.dropFirst(("channel: " + Self.claimPrefix).count)
+                let parts = rest.split(separator: ".", maxSplits: 1)
+                guard parts.count == 2, parts[1] != id, let level = Int(parts[0]), (0...100).contains(level) else { return nil }
+                return level
+            }
+        }
+    }
+
+    public func holdClaim(level: Int, id: String) async throws {
+        let password = try await readPassword()
+        let channel = "\(Self.claimPrefix)\(min(max(level, 0), 100)).\(id)"
+        // Held until cancelled: the exchange's own limit is a year.
+        try await LineExchange.run(address, timeout: .seconds(365 * 86_400)) { lines in
+            try await Self.greet(lines, password: password)
+            _ = try await Self.exchange(lines, "subscribe \(channel)")
+            while !Task.isCancelled {
+                // Nobody writes to the channel; a message that comes is read and let go.
+                try await lines.send("idle message")
+                while try await lines.nextText() != "OK" {}
+                _ = try await Self.exchange(lines, "readmessages")
+            }
+        }
+    }
+}
+

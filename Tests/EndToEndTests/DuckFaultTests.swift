@@ -59,3 +59,80 @@ struct DuckFaultTests: DaemonSuite {
         }
     }
 }
+
+/// Two jukeboxds (two cards, two rooms on one Pi) ducking the same MPD, their clips
+/// overlapping: each daemon's afterPlaying hook waits on a FIFO the test writes to, so the
+/// music stays lowered for that daemon until the test lets it go. The second takes the level
+/// to go back to from the first one's claim on MPD, the one that finishes first leaves the
+/// raising to the other, and MPD ends where it was: 80, in either order.
+@Suite("Ducking: two jukeboxds on one MPD", .timeLimit(.minutes(1)))
+struct SharedDuckTests {
+    struct Daemon: DaemonSuite {
+        let folder: TemporaryDirectory
+        var socket: String { folder.file("c.sock") }
+        var arguments: [String] { [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "null"] }
+
+        init(mpd: MPDServer) throws {
+            folder = try TemporaryDirectory()
+            try folder.write("a.wav", WAVFile.bytes(Array(repeating: 0.2, count: 800), encoding: .s16, rate: 8000, channels: 1))
+            #expect(mkfifo(folder.file("hold"), 0o600) == 0)
+            let hook = #"["/bin/sh", "-c", "cat \#(folder.file("hold")) > /dev/null"]"#
+            try folder.write("s.json", text: """
+                { "interval": { "min": "1h", "max": "1h" }, "duck": { "mpd": ["\(mpd.socket)"], "level": 0.25, "attack": "0s", "release": "0s" },
+                  "hooks": { "afterPlaying": \(hook), "timeLimit": "60s" }, "clips": [ { "file": "a.wav" } ] }
+                """)
+        }
+
+        /// Lets the clip's afterPlaying hook end: it reads the FIFO until the test has opened
+        /// and closed its write end.
+        func letGo() async throws {
+            for _ in 0..<500 {
+                let end = open(folder.file("hold"), O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                if end >= 0 {
+                    close(end)
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            Issue.record("the hook never opened its FIFO")
+        }
+    }
+
+    func volume(_ mpd: MPDServer, is level: Int) async throws -> Bool {
+        for _ in 0..<500 {
+            if try await mpd.status()["volume"] == "\(level)" { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)), arguments: [true, false])
+    func theMusicComesBackWhenTheLastClipEnds(firstEndsFirst: Bool) async throws {
+        let mpd = try MPDServer(device: nil)
+        let (first, second) = (try Daemon(mpd: mpd), try Daemon(mpd: mpd))
+        try await mpd.run { _ in
+            let tone = WAVFile.tone(frequency: 200, frames: 44_100 * 60, rate: 44_100, channels: 2)
+            _ = try mpd.folder.write("music/music.wav", WAVFile.bytes(tone, encoding: .s16, rate: 44_100, channels: 2))
+            _ = try await mpd.command(["update", "idle database"])
+            _ = try await mpd.command(["add music.wav", "play", "setvol 80"])
+            #expect(try await volume(mpd, is: 80))
+            _ = try await DaemonProcess.withDaemon(first.arguments, ready: "control socket listening") { firstLog in
+                #expect(try await first.jukebox("play", "a").status == 0)
+                #expect(await firstLog.waitFor("played a"))
+                #expect(try await volume(mpd, is: 20), "lowered by the first")
+                _ = try await DaemonProcess.withDaemon(second.arguments, ready: "control socket listening") { secondLog in
+                    #expect(try await second.jukebox("play", "a").status == 0)
+                    #expect(await secondLog.waitFor("is lowered by another jukeboxd too; the level to go back to is the one it keeps, 80"))
+                    #expect(await secondLog.waitFor("played a"))
+                    let (early, late, earlyLog) = firstEndsFirst ? (first, second, firstLog) : (second, first, secondLog)
+                    try await early.letGo()
+                    #expect(await earlyLog.waitFor("is lowered by another jukeboxd too; it is left for that one to raise"))
+                    #expect(try await mpd.status()["volume"] == "20", "still low while the other's clip sounds")
+                    try await late.letGo()
+                    #expect(try await volume(mpd, is: 80), "back at 80 once both are done")
+                }
+            }
+            #expect(try await mpd.status()["volume"] == "80")
+        }
+    }
+}

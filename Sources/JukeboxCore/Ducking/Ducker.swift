@@ -23,6 +23,18 @@ extension DuckTarget {
     }
 }
 
+/// A player that jukeboxds sharing it coordinate through: each that has it lowered holds a
+/// claim on the player itself, naming the level to go back to (MPD: a channel its connection
+/// subscribes to, which MPD forgets when the connection goes, so a crash leaves no claim).
+/// Two daemons on one Pi, each with its own card and room, may duck the same MPD.
+public protocol DuckClaims: Sendable {
+    /// The levels to go back to that other jukeboxds (not `id`) claim now.
+    func claims(except id: String) async throws -> [Int]
+    /// Claims the player for `id`, with the level to go back to, until the task is cancelled
+    /// (or the player goes).
+    func holdClaim(level: Int, id: String) async throws
+}
+
 /// A player's volume (0–100; nil when it has none that can be set) and whether it is playing.
 public struct DuckTargetState: Sendable, Equatable {
     public var volume: Int?
@@ -159,6 +171,10 @@ public actor Ducker {
     private var leftOver: Task<Void, Never>?
     /// Players that did not answer lately, by name, and when: skipped until a retry reaches them.
     private var away: [String: Double] = [:]
+    /// The claims held on players that keep them (`DuckClaims`), by player.
+    private var claimsHeld: [String: Task<Void, Never>] = [:]
+    /// How other jukeboxds know this one's claims from their own: the process and a random part.
+    let claimID = "\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
 
     /// How often a ramp sets the level (20 steps a second).
     static let step: Duration = .milliseconds(50)
@@ -302,11 +318,12 @@ public actor Ducker {
         leftOver?.cancel()
         guard let makeTarget, !records.isEmpty else { return }
         let records = records
+        let claimID = claimID
         let done = await withTaskGroup(of: DuckRecord?.self) { group in
             for record in records {
                 group.addTask {
                     guard let player = record.target else { return record }
-                    return (try? await Self.putBack(record, on: makeTarget(player))) != nil ? record : nil
+                    return (try? await Self.putBack(record, on: makeTarget(player), claimID: claimID)) != nil ? record : nil
                 }
             }
             var done: [DuckRecord] = []
@@ -341,20 +358,30 @@ public actor Ducker {
             guard let since = away[player.description] else { return true }
             return time.wallClock() - since >= Self.retryAfter.secondsDouble
         }
-        let read = await withTaskGroup(of: (DuckSettings.Player, DuckTargetState?, String?).self) { group in
+        let claimID = claimID
+        let read = await withTaskGroup(of: (DuckSettings.Player, DuckTargetState?, String?, Int?).self) { group in
             for player in players {
                 group.addTask {
-                    do { return (player, try await makeTarget(player).read(), nil) } catch { return (player, nil, "\(error)") }
+                    do {
+                        let target = makeTarget(player)
+                        let state = try await target.read()
+                        // Another jukeboxd that has it lowered knows the level to go back to;
+                        // the level now is that one's lowered level.
+                        let theirs = try await (target as? any DuckClaims)?.claims(except: claimID).max()
+                        return (player, state, nil, theirs)
+                    } catch {
+                        return (player, nil, "\(error)", nil)
+                    }
                 }
             }
-            var read: [(DuckSettings.Player, DuckTargetState?, String?)] = []
+            var read: [(DuckSettings.Player, DuckTargetState?, String?, Int?)] = []
             for await answer in group { read.append(answer) }
             return read
         }
         // Paused (or stopped) while the levels were read: nothing has been touched yet.
         guard stillLowering(lowering) else { return }
         var lowered: [DuckRecord] = []
-        for (player, state, problem) in read {
+        for (player, state, problem, claimed) in read {
             guard let state else {
                 wentAway(player.description, problem ?? "no answer")
                 continue
@@ -368,10 +395,14 @@ public actor Ducker {
             }
             switch settings.mode {
             case .lower:
-                guard let volume = state.volume else {
+                guard let current = state.volume else {
                     logger.warning("duck: \(player) has no volume jukeboxd can set (MPD without a mixer: set mixer_type \"software\" in its audio_output); it is not lowered", metadata: ["player": "\(player)"])
                     continue
                 }
+                if let claimed {
+                    logger.info("duck: \(player) is lowered by another jukeboxd too; the level to go back to is the one it keeps, \(claimed)", metadata: ["player": "\(player)"])
+                }
+                let volume = claimed ?? current
                 let low = Int((Double(volume) * settings.level).rounded())
                 guard low < volume else { continue }
                 lowered.append(DuckRecord(player, mode: .lower, volume: volume, lowered: low, ramping: true))
@@ -402,6 +433,7 @@ public actor Ducker {
             return
         }
         events.publish(.ducked(records.map(\.player)))
+        holdClaims(lowered, makeTarget: makeTarget)
         let attack = settings.attack
         work = Task {
             let ends = await self.ramp(lowered, down: true, over: attack, makeTarget: makeTarget)
@@ -531,11 +563,17 @@ public actor Ducker {
     /// Raises the players back (each that still has the level jukeboxd set), forgets them, and
     /// saves. Those that do not answer are tried again in the background.
     private func raise(_ raising: [DuckRecord], over release: Duration, makeTarget: @escaping DuckTargetFactory) async {
-        var ours: [DuckRecord] = [], kept: [DuckRecord] = [], unreachable: [DuckRecord] = []
+        var ours: [DuckRecord] = [], kept: [DuckRecord] = [], unreachable: [DuckRecord] = [], shared: [DuckRecord] = []
         for record in raising {
             guard let player = record.target else { continue }
             do {
-                if record.isOurs(try await makeTarget(player).read()) { ours.append(record) } else { kept.append(record) }
+                let target = makeTarget(player)
+                // Another jukeboxd still has it lowered: that one raises it when its clip ends.
+                if let others = try await (target as? any DuckClaims)?.claims(except: claimID), !others.isEmpty {
+                    shared.append(record)
+                    continue
+                }
+                if record.isOurs(try await target.read()) { ours.append(record) } else { kept.append(record) }
             } catch {
                 wentAway(record.player, "\(error)")
                 unreachable.append(record)
@@ -545,6 +583,10 @@ public actor Ducker {
         for record in kept {
             logger.info("duck: \(record.player) was changed while lowered; it is left as it is", metadata: ["player": "\(record.player)"])
         }
+        for record in shared {
+            logger.info("duck: \(record.player) is lowered by another jukeboxd too; it is left for that one to raise", metadata: ["player": "\(record.player)"])
+        }
+        forget(shared)
         // Someone's level is theirs from now on, even if a clip lowers the others again.
         forget(kept)
         await rampStarting(ours)
@@ -558,7 +600,7 @@ public actor Ducker {
         forget(back)
         phase = .idle
         try? await save?()
-        events.publish(.restored((back + kept + theirs).map(\.player)))
+        events.publish(.restored((back + kept + theirs + shared).map(\.player)))
         if !unreachable.isEmpty || !failed.isEmpty { leftOver = Task { await self.putBackLeftOver() } }
     }
 
@@ -575,11 +617,12 @@ public actor Ducker {
     /// Tries once to put back every record, all players at once.
     private func putBackOnce() async {
         guard let makeTarget else { return }
+        let claimID = claimID
         let attempts = await withTaskGroup(of: (DuckRecord, Result<Bool, PutBackFailure>).self) { group in
             for record in records {
                 group.addTask {
                     guard let player = record.target else { return (record, .success(false)) }
-                    do { return (record, .success(try await Self.putBack(record, on: makeTarget(player)))) } catch {
+                    do { return (record, .success(try await Self.putBack(record, on: makeTarget(player), claimID: claimID))) } catch {
                         return (record, .failure(PutBackFailure(description: "\(error)")))
                     }
                 }
@@ -612,7 +655,9 @@ public actor Ducker {
 
     /// Sets a player back as the record says, if it still has the level jukeboxd set; returns
     /// whether it did.
-    private static func putBack(_ record: DuckRecord, on target: any DuckTarget) async throws -> Bool {
+    private static func putBack(_ record: DuckRecord, on target: any DuckTarget, claimID: String) async throws -> Bool {
+        // Another jukeboxd has it lowered now: it puts it back when its clip ends.
+        if let others = try await (target as? any DuckClaims)?.claims(except: claimID), !others.isEmpty { return true }
         guard record.isOurs(try await target.read()) else { return false }
         if record.mode == DuckSettings.Mode.pause.rawValue {
             try await target.setPaused(false)
@@ -625,6 +670,24 @@ public actor Ducker {
     private func forget(_ done: [DuckRecord]) {
         let names = Set(done.map(\.player))
         records.removeAll { names.contains($0.player) }
+        for name in names { claimsHeld.removeValue(forKey: name)?.cancel() }
+    }
+
+    /// Claims each of these players that keeps claims, with its level to go back to, for as
+    /// long as its record lasts (`forget` ends it).
+    private func holdClaims(_ lowered: [DuckRecord], makeTarget: @escaping DuckTargetFactory) {
+        let claimID = claimID
+        for record in lowered where record.mode == DuckSettings.Mode.lower.rawValue {
+            guard let player = record.target, let volume = record.volume, let claims = makeTarget(player) as? any DuckClaims else { continue }
+            claimsHeld[record.player]?.cancel()
+            claimsHeld[record.player] = Task {
+                // Held again if the player drops it (a restart of MPD), until cancelled.
+                while !Task.isCancelled {
+                    do { try await claims.holdClaim(level: volume, id: claimID) } catch {}
+                    try? await Task.sleep(for: Ducker.retryAfter)
+                }
+            }
+        }
     }
 
     /// Logged once while the player stays away.
