@@ -16,15 +16,6 @@ struct DuckFaultTests: DaemonSuite {
         try folder.write("a.wav", WAVFile.bytes(Array(repeating: 0.2, count: 8000), encoding: .s16, rate: 8000, channels: 1))
     }
 
-    /// Polls MPD's volume (every 20 ms, for up to 20 s) until `condition` holds.
-    func mpdVolume(_ mpd: MPDServer, until condition: (Int) -> Bool) async throws -> Int? {
-        for _ in 0..<1000 {
-            if let volume = try await mpd.status()["volume"].flatMap(Int.init), condition(volume) { return volume }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return nil
-    }
-
     @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)), arguments: [true, false])
     func aVolumeSetDuringARampIsKept(lowering: Bool) async throws {
         let mpd = try MPDServer(device: nil)
@@ -35,16 +26,13 @@ struct DuckFaultTests: DaemonSuite {
         let arguments = [folder.file("s.json"), "--socket", socket, "--state", folder.file("state.json"), "--device", "null"]
         let theirs = lowering ? 95 : 10
         try await mpd.run { _ in
-            let tone = WAVFile.tone(frequency: 200, frames: 44_100 * 60, rate: 44_100, channels: 2)
-            _ = try mpd.folder.write("music/music.wav", WAVFile.bytes(tone, encoding: .s16, rate: 44_100, channels: 2))
-            _ = try await mpd.command(["update", "idle database"])
-            _ = try await mpd.command(["add music.wav", "play", "setvol 80"])
-            #expect(try await mpdVolume(mpd) { $0 == 80 } == 80, "MPD plays at 80")
+            try await mpd.playTone(seconds: 60, volume: 80)
+            #expect(try await mpd.volume { $0 == 80 } == 80, "MPD plays at 80")
             let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
                 #expect(try await jukebox("play", "a").status == 0)
                 // Part-way down (under 70), or part-way back up (down at 20 first, then over 30).
-                if !lowering { #expect(try await mpdVolume(mpd) { $0 == 20 } == 20, "lowered to 20") }
-                let seen = try await mpdVolume(mpd) { lowering ? $0 < 70 : $0 > 30 && $0 < 70 }
+                if !lowering { #expect(try await mpd.volume { $0 == 20 } == 20, "lowered to 20") }
+                let seen = try await mpd.volume { lowering ? $0 < 70 : $0 > 30 && $0 < 70 }
                 #expect(seen != nil, "the ramp was never seen under way")
                 _ = try await mpd.command(["setvol \(theirs)"])
                 let phase = lowering ? "lowering" : "raising"
@@ -98,28 +86,17 @@ struct SharedDuckTests {
         }
     }
 
-    func volume(_ mpd: MPDServer, is level: Int) async throws -> Bool {
-        for _ in 0..<500 {
-            if try await mpd.status()["volume"] == "\(level)" { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return false
-    }
-
     @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)), arguments: [true, false])
     func theMusicComesBackWhenTheLastClipEnds(firstEndsFirst: Bool) async throws {
         let mpd = try MPDServer(device: nil)
         let (first, second) = (try Daemon(mpd: mpd), try Daemon(mpd: mpd))
         try await mpd.run { _ in
-            let tone = WAVFile.tone(frequency: 200, frames: 44_100 * 60, rate: 44_100, channels: 2)
-            _ = try mpd.folder.write("music/music.wav", WAVFile.bytes(tone, encoding: .s16, rate: 44_100, channels: 2))
-            _ = try await mpd.command(["update", "idle database"])
-            _ = try await mpd.command(["add music.wav", "play", "setvol 80"])
-            #expect(try await volume(mpd, is: 80))
+            try await mpd.playTone(seconds: 60, volume: 80)
+            #expect(try await mpd.volume { $0 == 80 } == 80)
             _ = try await DaemonProcess.withDaemon(first.arguments, ready: "control socket listening") { firstLog in
                 #expect(try await first.jukebox("play", "a").status == 0)
                 #expect(await firstLog.waitFor("played a"))
-                #expect(try await volume(mpd, is: 20), "lowered by the first")
+                #expect(try await mpd.volume { $0 == 20 } == 20, "lowered by the first")
                 _ = try await DaemonProcess.withDaemon(second.arguments, ready: "control socket listening") { secondLog in
                     #expect(try await second.jukebox("play", "a").status == 0)
                     #expect(await secondLog.waitFor("is lowered by another jukeboxd too; the level to go back to is the one it keeps, 80"))
@@ -129,7 +106,7 @@ struct SharedDuckTests {
                     #expect(await earlyLog.waitFor("is lowered by another jukeboxd too; it is left for that one to raise"))
                     #expect(try await mpd.status()["volume"] == "20", "still low while the other's clip sounds")
                     try await late.letGo()
-                    #expect(try await volume(mpd, is: 80), "back at 80 once both are done")
+                    #expect(try await mpd.volume { $0 == 80 } == 80, "back at 80 once both are done")
                 }
             }
             #expect(try await mpd.status()["volume"] == "80")

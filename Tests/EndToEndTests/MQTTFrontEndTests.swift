@@ -159,6 +159,30 @@ struct MQTTFrontEndTests: DaemonSuite {
         }
     }
 
+    /// A burst over MQTT waits at the broker rather than being dropped: 150 siren ONs and an
+    /// OFF back to back (`mosquitto_pub -l`, one message a line), then a volume; once the
+    /// volume is heard, the OFF was too, and no siren entry is left.
+    @Test func anOffAfterABurstIsObeyed() async throws {
+        let mosquitto = try Mosquitto()
+        try session(port: mosquitto.port)
+        try await mosquitto.run { _ in
+            _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+                #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
+                #expect(try await jukebox("pause").status == 0)
+                let burst = Array(repeating: #"{"state": "ON", "tone": "walk"}"#, count: 150) + [#"{"state": "OFF"}"#]
+                let sent = try await Subprocess.run(
+                    .path("/usr/bin/mosquitto_pub"), arguments: ["-h", "127.0.0.1", "-p", "\(mosquitto.port)", "-t", "jukeboxd/desk/command/siren", "-q", "1", "-l"],
+                    platformOptions: TestProcesses.options, input: .string(burst.joined(separator: "\n") + "\n"), output: .discarded, error: .string(limit: 4096))
+                #expect(sent.terminationStatus.isSuccess, "\(sent.standardError)")
+                try await mosquitto.publish("jukeboxd/desk/command/volume", "37")
+                #expect(try await mosquitto.messages("jukeboxd/desk/volume", until: "37").last == "37")
+                let queue = try await jukebox("queue")
+                #expect(!queue.stdout.contains("siren"), "every siren entry went with the OFF: \(queue.stdout.prefix(300))")
+                #expect(!(await log.lines.contains { $0.contains("dropped") }), "nothing was dropped")
+            }
+        }
+    }
+
     /// Home Assistant's siren: `siren.turn_on` as Home Assistant publishes it queues the clip
     /// with that title at its level and length, under the client `siren`; `turn_off` ends
     /// only what the siren queued; its tones follow the session at once; and payloads that are

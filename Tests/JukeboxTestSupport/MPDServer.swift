@@ -80,6 +80,24 @@ public struct MPDServer: Sendable {
         return try await Loopback.offThePool { Result { try Self.exchange(socket, lines) } }.get()
     }
 
+    /// MPD's volume once `condition` holds of it (asked every 20 ms, for up to 20 s); nil if it
+    /// never does.
+    public func volume(until condition: (Int) -> Bool) async throws -> Int? {
+        for _ in 0..<1000 {
+            if let volume = try await status()["volume"].flatMap(Int.init), condition(volume) { return volume }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    /// Plays `seconds` of a 200 Hz tone from its music folder, at `volume`.
+    public func playTone(seconds: Int, volume: Int) async throws {
+        let tone = WAVFile.tone(frequency: 200, frames: 44_100 * seconds, rate: 44_100, channels: 2)
+        _ = try folder.write("music/tone.wav", WAVFile.bytes(tone, encoding: .s16, rate: 44_100, channels: 2))
+        _ = try await command(["update", "idle database"])
+        _ = try await command(["add tone.wav", "play", "setvol \(volume)"])
+    }
+
     /// `status` as key → value.
     public func status(password: String? = nil) async throws -> [String: String] {
         var fields: [String: String] = [:]
