@@ -38,8 +38,9 @@ struct OutboxTests {
                 // The enqueue's answer waits for the write, which waits in fsync.
                 let enqueue = ThreadTask { RawControl.exchange(socket, #"{"jsonrpc":"2.0","id":2,"method":"enqueue","params":{"clips":["a"]}}"#) }
                 #expect(try await Loopback.offThePool { Strace.waitUntilInFsync(daemon) }, "the daemon began its write")
-                // Were the event sent before the write, it would come now, 3 s ahead of it.
-                let early = try await Loopback.offThePool { watcher.readLine(within: 2) }
+                // Were the event sent before the write, it would come now, 3 s ahead of it (a
+                // second is plenty to hear it, and leaves two before the write could end).
+                let early = try await Loopback.offThePool { watcher.readLine(within: 1) }
                 kill(daemon, SIGKILL)
                 var lines = early.map { [$0] } ?? []
                 while let line = try await Loopback.offThePool({ watcher.readLine(within: 10) }) { lines.append(line) }
