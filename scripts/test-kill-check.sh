@@ -11,7 +11,14 @@ tmp=${tmp%/}
 log=$(mktemp)
 runner=
 # However this ends, the test run it started ends with it.
-trap 'rm -f "$log"; [ -z "$runner" ] || pkill -KILL -P "$runner" 2>/dev/null; [ -z "$runner" ] || kill -KILL "$runner" 2>/dev/null; true' EXIT
+finish() {
+    rm -f "$log"
+    if [ -n "$runner" ]; then
+        pkill -KILL -P "$runner" 2>/dev/null || true
+        kill -KILL "$runner" 2>/dev/null || true
+    fi
+}
+trap finish EXIT
 
 # The descendants of PID, one per line (not PID itself).
 descendants() {
