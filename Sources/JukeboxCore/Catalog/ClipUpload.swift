@@ -82,6 +82,7 @@ public actor ClipUpload {
         self.descriptor = descriptor
         self.lock = lock
         self.temporaryPath = path
+        ticket.holds(path)
         // Ends by itself once the upload has ended (it holds the upload only weakly).
         Task { [weak self] in await self?.keepPace() }
     }
@@ -315,6 +316,9 @@ public final class UploadGate: Sendable {
 
     private let count = Mutex(0)
     let limit: Int
+    /// The temporary files of the uploads holding a place, by place: removed at a stop
+    /// (`removeUnfinished`), so an upload cut off by it leaves nothing in the clips folder.
+    private let files = Mutex<(next: UInt64, paths: [UInt64: String])>((0, [:]))
 
     public init(limit: Int = UploadGate.limit) { self.limit = limit }
 
@@ -328,17 +332,49 @@ public final class UploadGate: Sendable {
         return entered ? Ticket(self) : nil
     }
 
-    fileprivate func leave() { count.withLock { $0 = max(0, $0 - 1) } }
+    fileprivate func leave(_ number: UInt64) {
+        _ = files.withLock { $0.paths.removeValue(forKey: number) }
+        count.withLock { $0 = max(0, $0 - 1) }
+    }
+
+    fileprivate func number() -> UInt64 {
+        files.withLock { files in
+            files.next += 1
+            return files.next
+        }
+    }
+
+    fileprivate func hold(_ path: String, for number: UInt64) { files.withLock { $0.paths[number] = path } }
+
+    /// At a stop: removes the temporary files of the uploads still under way (and of their
+    /// conversions). Blocking, briefly (unlink).
+    public func removeUnfinished() {
+        let paths = files.withLock { files in
+            defer { files.paths = [:] }
+            return Array(files.paths.values)
+        }
+        for path in paths {
+            unlink(path)
+            unlink(path + ".flac")
+        }
+    }
 
     /// One upload's place; given back once, at the end of the upload or when it is dropped.
     final class Ticket: Sendable {
         private let gate: UploadGate
         private let held = Mutex(true)
+        private let number: UInt64
 
-        fileprivate init(_ gate: UploadGate) { self.gate = gate }
+        fileprivate init(_ gate: UploadGate) {
+            self.gate = gate
+            number = gate.number()
+        }
+
+        /// The upload's temporary file, removed at a stop if the upload is still under way.
+        func holds(_ path: String) { gate.hold(path, for: number) }
 
         func release() {
-            if held.withLock({ let was = $0; $0 = false; return was }) { gate.leave() }
+            if held.withLock({ let was = $0; $0 = false; return was }) { gate.leave(number) }
         }
 
         deinit { release() }

@@ -106,6 +106,9 @@ extension Jukebox {
             for await schedulerEnded in tasks where schedulerEnded { break }
             tasks.cancelAll()
         }
+        // An upload the stop cut off leaves no file behind (the front ends have stopped).
+        let uploads = editor.uploads
+        await BlockingWorkQueue(label: "jukeboxd.uploads").run { uploads.removeUnfinished() }
         // The other players go back up before the last save.
         await ducker.shutdown()
         // The last word: how the last clip ended, cut short (it stays first and plays again
