@@ -61,7 +61,6 @@ public actor MQTTClient {
 
     public nonisolated let configuration: MQTTConfiguration
     public nonisolated let messages: MQTTMessages
-    private nonisolated var deliver: MQTTMessages { messages }
     private let logger: Logger
     private let onConnected: @Sendable () async -> Void
     /// The connection's writer while connected.
@@ -176,7 +175,7 @@ public actor MQTTClient {
             try? await Task.sleep(for: backoff)
             backoff = min(backoff * 2, Self.maxBackoff)
         }
-        deliver.finish()
+        messages.finish()
     }
 
     private enum Outcome {
@@ -240,7 +239,7 @@ public actor MQTTClient {
                     if heard.held || heard.since >= keepAlive / 2 { try await send(.pingRequest) }
                 }
             }
-            group.addTask { [deliver, logger, signal, subscriptions = configuration.subscriptions] in
+            group.addTask { [messages, logger, signal, subscriptions = configuration.subscriptions] in
                 // A pause for room is logged at most once a minute, so a long burst writes
                 // one line.
                 var pauseLoggedAt: ContinuousClock.Instant?
@@ -264,7 +263,7 @@ public actor MQTTClient {
                         let acknowledge: @Sendable () async -> Void = { [id = message.packetID] in
                             if let id { try? await send(.publishAcknowledged(packetID: id)) }
                         }
-                        if deliver.isFull {
+                        if messages.isFull {
                             if pauseLoggedAt.map({ ContinuousClock.now - $0 >= .seconds(60) }) ?? true {
                                 logger.notice("MQTT: \(Self.messageBuffer) messages are waiting to be handled; the rest wait at the broker until there is room")
                                 pauseLoggedAt = .now
@@ -272,7 +271,7 @@ public actor MQTTClient {
                             // Not reading is not the broker going silent.
                             heard.hold(true)
                         }
-                        let taken = await deliver.put(MQTTMessage(publish: message, acknowledge: acknowledge))
+                        let taken = await messages.put(MQTTMessage(publish: message, acknowledge: acknowledge))
                         heard.hold(false)
                         guard taken else { return .closed("stopped") }
                     case .subscribeAcknowledged(_, let granted):
