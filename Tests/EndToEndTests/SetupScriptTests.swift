@@ -30,8 +30,11 @@ struct SetupScriptTests {
     @Test func swiftMissingOrTooOldIsSaidInOneLineWithWhatToDo() async throws {
         let folder = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: folder.file("old"), withIntermediateDirectories: true)
-        try folder.write("old/swift", text: "#!/bin/sh\necho 'Swift version 6.1.2 (swift-6.1.2-RELEASE)'\n")
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.file("old/swift"))
+        // Written by a child, never by this process: a file this process held open for writing
+        // could be inherited by a child another test forks at that moment, and running it would
+        // then fail with "text file busy".
+        let made = try await Self.bash(["-c", #"printf '#!/bin/sh\necho "Swift version 6.1.2 (swift-6.1.2-RELEASE)"\n' > "$1" && chmod 755 "$1""#, "make", folder.file("old/swift")])
+        #expect(made.status == 0, "\(made.said)")
         // A PATH with nothing on it: wherever this machine's swift is, it is not found.
         let missing = try await check(path: folder.file("nothing"))
         #expect(missing.status == 69)
