@@ -37,18 +37,26 @@ final class SndFileHandle: DecodedClip, @unchecked Sendable {
     /// (`AudioFormat.maxBlockFrames`), whatever it asks for, so a file claiming 1 024 channels cannot make
     /// one read allocate gigabytes.
     static let readAhead: Duration = .seconds(1)
+    /// Held while a file is opened: see `init`.
+    private static let opening = Mutex(())
 
     init(source: ClipSource, queue: BlockingWorkQueue) throws {
         self.file = source.file
         self.queue = queue
         let descriptor = try Self.openChecked(source)
         var info = SF_INFO()
-        // libsndfile reads the descriptor that was checked, and closes it.
-        guard let handle = sf_open_fd(descriptor, Int32(SFM_READ), &info, Int32(SF_TRUE)) else {
-            Glibc.close(descriptor)
-            let reason = String(cString: sf_strerror(nil))
-            throw ClipDecodeError(file: source.file, reason: Self.explain(reason))
+        // libsndfile reads the descriptor that was checked, and closes it: on sf_close, and
+        // also when the open fails, so it is never closed here (a second close would close
+        // whatever another thread had opened under that number meanwhile). Why an open
+        // failed is kept in one variable for the whole process, so opens take turns, and the
+        // reason read is this open's.
+        let opened = Self.opening.withLock { _ -> Result<OpaquePointer, ClipDecodeError> in
+            guard let handle = sf_open_fd(descriptor, Int32(SFM_READ), &info, Int32(SF_TRUE)) else {
+                return .failure(ClipDecodeError(file: source.file, reason: Self.explain(String(cString: sf_strerror(nil)))))
+            }
+            return .success(handle)
         }
+        let handle = try opened.get()
         guard info.channels > 0, info.samplerate > 0 else {
             sf_close(handle)
             throw ClipDecodeError(file: source.file, reason: "has no audio channels or no sample rate")

@@ -135,3 +135,50 @@ struct SndFileDecoderTests {
         #expect(probe.duration == .seconds(2))
     }
 }
+
+/// Files that are not audio, opened while good ones are opened beside them on other threads:
+/// each bad one is refused with its own reason, and each good one decodes whole. (libsndfile
+/// closes the descriptor of an open that fails; closing it again could close another file
+/// opened under the same number meanwhile, and its reason is kept for the whole process.)
+@Suite("libsndfile decoder, opened side by side", .timeLimit(.minutes(1)))
+struct SndFileSideBySideTests {
+    @Test func badFilesRefusedBesideGoodOnesLeaveTheGoodOnesWhole() async throws {
+        let folder = try TemporaryDirectory()
+        let samples = WAVFile.tone(frequency: 440, frames: 4000, rate: 8000, channels: 1)
+        let good = try folder.write("good.wav", WAVFile.bytes(samples, encoding: .s16, rate: 8000, channels: 1))
+        let bad = try folder.write("bad.wav", Array("this is not audio at all, just text".utf8))
+        let rounds = 150
+        let (refusals, decoded) = try await withThrowingTaskGroup(of: (refused: [String], frames: [Int]).self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    var reasons: [String] = []
+                    for _ in 0..<rounds {
+                        do {
+                            _ = try await SndFileDecoder().open(ClipSource(file: "bad.wav", path: bad))
+                            reasons.append("opened")
+                        } catch let error as ClipDecodeError {
+                            reasons.append(error.reason)
+                        }
+                    }
+                    return (reasons, [])
+                }
+                group.addTask {
+                    var frames: [Int] = []
+                    for _ in 0..<rounds {
+                        let clip = try await SndFileDecoder().open(ClipSource(file: "good.wav", path: good))
+                        var count = 0
+                        while let block = try await clip.read(maxFrames: 4000) { count += block.frames }
+                        await clip.close()
+                        frames.append(count)
+                    }
+                    return ([], frames)
+                }
+            }
+            return try await group.reduce(into: ([String](), [Int]())) { $0.0 += $1.refused; $0.1 += $1.frames }
+        }
+        #expect(refusals.count == 3 * rounds)
+        #expect(refusals.allSatisfy { $0.hasPrefix("not an audio file libsndfile can read") }, "\(Set(refusals))")
+        #expect(decoded.count == 3 * rounds)
+        #expect(decoded.allSatisfy { $0 == 4000 }, "\(Set(decoded))")
+    }
+}
