@@ -9,6 +9,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 
 /// The web front end as one more service of the daemon: Hummingbird's HTTP/1 server on the
 /// configured address, over HTTPS unless the session says plain HTTP, shut down with the rest.
@@ -84,10 +85,10 @@ public struct WebServer: Service {
         } else {
             webCertificate.publish(.plainHTTP)
         }
-        let authority = tls?.identity.authority?.path
+        let authority = ServedAuthority(tls?.identity)
         let api = WebAPI(
             core: core, webCertificate: webCertificate, auth: auth, hosts: WebHosts(settings: settings), secure: settings.https,
-            authority: { authority.flatMap { try? FilePath.read($0, limit: 65536) } }, logger: logger)
+            authority: { authority.pem }, logger: logger)
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
         // Hummingbird's HTTP/1 server without its `Application`, which adds a date cache that
@@ -130,7 +131,7 @@ public struct WebServer: Service {
             // Run as a service of the daemon's group, so it stops when that group asks.
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 if let tls {
-                    tasks.addTask { await self.renew(tls.box, tls.identity, io: io) }
+                    tasks.addTask { await self.renew(tls.box, tls.identity, authority: authority, io: io) }
                 }
                 try await server.run()
                 tasks.cancelAll()
@@ -190,7 +191,7 @@ public struct WebServer: Service {
     /// Every `certificateCheck`: a certificate due for renewal, or one that no longer covers
     /// the machine's names and addresses, is made again; the user's own is read again when
     /// its files change. New connections get the new one.
-    private func renew(_ box: TLSContextBox, _ first: WebIdentity, io: BlockingWorkQueue) async {
+    private func renew(_ box: TLSContextBox, _ first: WebIdentity, authority: ServedAuthority, io: BlockingWorkQueue) async {
         var current = first
         while (try? await Task.sleep(for: Self.certificateCheck)) != nil {
             let previous = current
@@ -207,6 +208,7 @@ public struct WebServer: Service {
                 }
                 do {
                     try box.replace(with: identity)
+                    authority.serve(identity)
                     current = identity
                     logIdentity(identity)
                 } catch {
@@ -262,4 +264,21 @@ public struct WebServerError: StartFailure, Sendable {
         }
         return "cannot listen for the web remote on \(settings.listen): \(reason)"
     }
+}
+
+/// The certificate authority's certificate (PEM) that `/ca.crt` serves, in memory: set when
+/// the certificate is made and each time it is made again, so a request never reads a file
+/// on the event loop.
+final class ServedAuthority: Sendable {
+    private let current = Mutex<[UInt8]?>(nil)
+
+    init(_ identity: WebIdentity?) { serve(identity) }
+
+    /// The authority's certificate is the chain's last; a certificate of the user's own has none.
+    func serve(_ identity: WebIdentity?) {
+        let pem = identity.flatMap { identity in identity.authority == nil ? nil : identity.chainPEM.last.map { Array($0.utf8) } }
+        current.withLock { $0 = pem }
+    }
+
+    var pem: [UInt8]? { current.withLock { $0 } }
 }
