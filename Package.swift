@@ -227,7 +227,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"), .product(name: "Subprocess", package: "swift-subprocess"),
         ]),
         .testTarget(name: "JukeboxSnapcastTests", dependencies: ["JukeboxSnapcast", "JukeboxResample", "JukeboxCore", "JukeboxTestSupport"]),
-        .testTarget(name: "JukeboxBedTests", dependencies: ["JukeboxBed", "JukeboxTestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "JukeboxBedTests", dependencies: [
+            "JukeboxBed", "JukeboxCore", "JukeboxCoreTestSupport", "JukeboxTestSupport", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxDuckTests", dependencies: [
             "JukeboxDuck", "JukeboxCore", "JukeboxTestSupport",

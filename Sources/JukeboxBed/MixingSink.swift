@@ -19,14 +19,15 @@ import Synchronization
 /// The mixer is a task of its own that writes a block at a time to the device, which paces
 /// it; the device's blocking calls stay on the device's own thread, and the pipe is read on
 /// the pipe's (`BedPipe`). A bed that stops writing is silence here, never a wait.
-public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
-    // @unchecked: the mutable state is in `state`, a Mutex; `pump` is set once at init.
+///
+/// Making one opens nothing: the mixer starts when the player takes the output up (`start`)
+/// and closes the device when it is retired, so the device has one owner at a time.
+public final class MixingSink: AudioSink, MusicBed, Sendable {
     public let device: any AudioSink
     public let settings: Settings
     private let makeRateConverter: RateConverterFactory?
     private let logger: Logger
     private let state: Mutex<State>
-    private var pump: Task<Void, Never>?
 
     /// What the session's `bed` section says, in the audio layer's terms.
     public struct Settings: Sendable, Equatable {
@@ -67,6 +68,14 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
     private struct State: ~Copyable {
         enum Phase { case starting, running(mix: AudioFormat, device: AudioFormat), failed(AudioDeviceError), retired }
         var phase: Phase = .starting
+        /// The mixer's task, from `start` on.
+        var pump: Task<Void, Never>?
+        /// Retired before it was started: it never starts.
+        var retiredEarly = false
+        /// Failures in a row since the device was last open.
+        var failures = 0
+        /// Told each time the device's state changes.
+        var deviceChanged: (@Sendable () -> Void)?
         var pipe: BedPipe?
         var clip: FrameRing?
         var on = true
@@ -98,7 +107,32 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
         self.logger = logger
         self.outputLatency = outputLatency
         state = Mutex(State())
-        pump = Task { [self] in await self.run() }
+    }
+
+    public func start(musicOn: Bool, deviceChanged: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            guard state.pump == nil, !state.retiredEarly else { return }
+            state.on = musicOn
+            // Off from the start: silent from the first block, not faded down.
+            if !musicOn { state.decibels = Self.silentDecibels }
+            state.deviceChanged = deviceChanged
+            state.pump = Task { [self] in await self.run() }
+        }
+    }
+
+    public var deviceState: MixerDeviceState {
+        state.withLock { state in
+            switch state.phase {
+            case .starting: .opening
+            case .running: .open
+            case .failed(let error): .failed(error, retryIn: Self.retryEvery, missingFor: Self.retryEvery * max(state.failures - 1, 0))
+            case .retired: .closed
+            }
+        }
+    }
+
+    private func tellDeviceChanged() {
+        state.withLock { $0.deviceChanged }?()
     }
 
     public let outputLatency: Duration
@@ -112,7 +146,7 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
     public func open(_ requested: AudioFormat) async throws -> AudioFormat {
         await withCheckedContinuation { waiting in
             let ready = state.withLock { state -> Bool in
-                guard case .starting = state.phase else { return true }
+                guard case .starting = state.phase, state.pump != nil else { return true }
                 state.openers.append(waiting)
                 return false
             }
@@ -126,7 +160,9 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
                 state.sinceClip = 0
                 return mix
             case .failed(let error): throw error
-            case .starting, .retired:
+            case .starting:
+                throw AudioDeviceError(code: .ioError, device: deviceName, operation: "open", reason: "the music bed's mixer has not been started")
+            case .retired:
                 throw AudioDeviceError(code: .ioError, device: deviceName, operation: "open", reason: "the output is shutting down")
             }
         }
@@ -222,12 +258,23 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
     }
 
     public func retire() async {
-        let pump = self.pump
-        pump?.cancel()
+        let pump = state.withLock { state -> Task<Void, Never>? in
+            if state.pump == nil {
+                state.retiredEarly = true
+                state.phase = .retired
+            }
+            return state.pump
+        }
+        guard let pump else {
+            failWaiters(AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output was closed"))
+            wakeOpeners()
+            return
+        }
+        pump.cancel()
         // A device write waiting for room ends at once; the mixer then sees it is cancelled.
         device.interrupt()
         interrupt()
-        await pump?.value
+        await pump.value
     }
 
     // MARK: - The music bed
@@ -275,6 +322,7 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
                     let mix = AudioFormat(sampleFormat: .float32, sampleRate: opened.sampleRate, channels: opened.channels)
                     let pipe = state.withLock { state -> BedPipe? in
                         state.phase = .running(mix: mix, device: opened)
+                        state.failures = 0
                         if state.clip?.channels != mix.channels {
                             state.clip = FrameRing(capacityFrames: mix.frames(in: Self.ringHolds), channels: mix.channels)
                         }
@@ -289,6 +337,7 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
                         reportedFailure = false
                     }
                     wakeOpeners()
+                    tellDeviceChanged()
                     pace = nil
                 } catch {
                     let failure = error as? AudioDeviceError
@@ -343,6 +392,7 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
         }
         failWaiters(AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output was closed"))
         wakeOpeners()
+        tellDeviceChanged()
         // The reader is waited for off the cooperative pool: it may be in a poll of its own.
         if let pipe { await BlockingWorkQueue(label: "jukebox.bed.stop").run { pipe.stop() } }
         await device.cancel()
@@ -369,8 +419,8 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
     /// may be mixed in it: not while the music is still on its way down.
     private func envelope(mix: AudioFormat, frames: Int) -> (Float, Float, Bool, BedPipe?) {
         state.withLock { state in
-            let hold = mix.frames(in: settings.release)
-            let active = (state.clip?.frames ?? 0) > 0 || (state.clipOpen && !state.drainRequested && state.sinceClip < hold)
+            let releaseFrames = mix.frames(in: settings.release)
+            let active = (state.clip?.frames ?? 0) > 0 || (state.clipOpen && !state.drainRequested && state.sinceClip < releaseFrames)
             let target = !state.on ? Self.silentDecibels : active ? levelDecibels : 0
             let seconds = Double(frames) / Double(max(mix.sampleRate, 1))
             let before = state.decibels
@@ -421,9 +471,13 @@ public final class MixingSink: AudioSink, MusicBed, @unchecked Sendable {
     }
 
     private func fail(_ error: AudioDeviceError) {
-        state.withLock { $0.phase = .failed(error) }
+        state.withLock { state in
+            state.phase = .failed(error)
+            state.failures += 1
+        }
         failWaiters(error)
         wakeOpeners()
+        tellDeviceChanged()
     }
 
     private func failWaiters(_ error: any Error) {

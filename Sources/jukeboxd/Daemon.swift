@@ -144,11 +144,11 @@ struct Daemon {
 
     /// Builds the output a session's configuration names, with the music bed mixed in when
     /// the session has one.
-    static func makeSink(_ config: OutputConfig, bed: BedSettings?, logger: Logger) -> any AudioSink {
+    static func makeOutput(_ config: OutputConfig, bed: BedSettings?, logger: Logger) -> AudioOutput {
         guard let bed else {
             return switch config {
-            case .alsa(let device): AlsaSink(device: device)
-            case .snapcast(let pipe, let format): SnapcastSink(path: pipe, format: format, deviceName: config.description)
+            case .alsa(let device): AudioOutput(AlsaSink(device: device))
+            case .snapcast(let pipe, let format): AudioOutput(SnapcastSink(path: pipe, format: format, deviceName: config.description))
             }
         }
         // Under a bed the device never rests, so its buffer can be short: a clip is mixed in
@@ -159,10 +159,10 @@ struct Daemon {
         }
         // A Snapcast stream counts a clip as played once it is in the pipe, as without a bed.
         let latency: Duration = if case .alsa = config { bedDeviceBuffer } else { .zero }
-        return MixingSink(
+        return AudioOutput(bed: MixingSink(
             device: device,
             settings: .init(pipe: bed.pipe, format: bed.format, level: bed.level, attack: bed.attack, release: bed.release, group: bed.group.flatMap(UserName.groupID)),
-            outputLatency: latency, makeRateConverter: makeRateConverter, logger: logger)
+            outputLatency: latency, makeRateConverter: makeRateConverter, logger: logger))
     }
 
     /// The ALSA buffer under a music bed.
@@ -195,7 +195,7 @@ struct Daemon {
             logger.notice("removed \(Plural.count(leftovers, "unfinished upload file")) that an earlier run left in the clips folder \(folder)")
         }
         let core = Jukebox(
-            catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeSink: { [logger] output, bed in Self.makeSink(output, bed: bed, logger: logger) },
+            catalog: catalog, decoder: decoder, converter: FFmpegConverter.find(), makeOutput: { [logger] output, bed in Self.makeOutput(output, bed: bed, logger: logger) },
             stateFile: StateFile(path: statePath), loadSession: { () throws(SessionLoadError) -> Session in try self.loadSession() },
             sessionOverrides: { session in self.applyOverrides(session) },
             configuration: Jukebox.Configuration(

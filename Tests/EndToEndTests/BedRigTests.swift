@@ -86,3 +86,66 @@ extension RealTimeTests {
         #expect(music.suffix(20).allSatisfy { abs(decibels($0)) <= 1 }, "the music is back at its level")
     }
 }
+
+/// A reload that changes only the bed's level while a clip plays: the clip ends on the old
+/// bed, then the old bed lets the device go and the new one takes it. PulseAudio's own events
+/// (`pactl subscribe`) show every stream made and removed on the rig, so an overlap of any
+/// length would be seen; on an `hw:` card, a second stream is "device busy".
+extension RealTimeTests {
+    /// `pactl subscribe` on the rig, ready once it has seen an event: the sink is muted and
+    /// unmuted every 200 ms for 2 s to make one.
+    func streamWatcher() -> ServerProcess {
+        let script = """
+            stdbuf -oL pactl subscribe >&2 & watcher=$!
+            trap 'kill $watcher; exit 0' TERM
+            for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.2; pactl set-sink-mute jbsink toggle; pactl set-sink-mute jbsink toggle; done
+            wait $watcher
+            """
+        return ServerProcess("/bin/sh", ["-c", script], environment: rig.environment) { $0.contains("on sink #") }
+    }
+
+    /// From `pactl subscribe`'s lines: how many playback streams were made, and the most open at once.
+    static func streams(_ lines: [String]) -> (made: Int, most: Int) {
+        var open: Set<Substring> = []
+        var (made, most) = (0, 0)
+        for line in lines {
+            if let new = line.firstMatch(of: /Event 'new' on sink-input #(\d+)/) {
+                open.insert(new.1)
+                made += 1
+                most = max(most, open.count)
+            } else if let removed = line.firstMatch(of: /Event 'remove' on sink-input #(\d+)/) {
+                open.remove(removed.1)
+            }
+        }
+        return (made, most)
+    }
+
+    @Test func aReloadThatChangesTheBedsLevelWhileAClipPlaysKeepsOneStreamOnTheDevice() async throws {
+        let arguments = try bedSession(clips: [3])
+        let (events, daemon) = try await rig.with {
+            let watcher = streamWatcher()
+            return try await watcher.whileRunning { watcher in
+                let run = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening", environment: rig.environment) { log in
+                    #expect(try await bed(says: "no music coming in"))
+                    try await expectSuccess(jukebox("play", "c0"))
+                    #expect(await played(0.5))
+                    let session = try String(decoding: folder.read("s.json"), as: UTF8.self)
+                    try folder.write("s.json", text: session.replacingOccurrences(of: #""level": "-18dB""#, with: #""level": "-12dB""#))
+                    try await expectSuccess(jukebox("reload"))
+                    #expect(await log.waitFor("played c0"))
+                    #expect(await log.waitFor("output is now \"pulse\""))
+                    // The new bed's stream is made once the old one's is gone.
+                    #expect(await watcher.log.waitUntil { Self.streams($0).made >= 2 })
+                    #expect(try await bed(says: "no music coming in"))
+                }
+                return (await watcher.log.lines, run.lines)
+            }
+        }
+        let streams = Self.streams(events)
+        let opens = daemon.filter { $0.contains("opened") || $0.contains("output is now") || $0.contains("audio device") }
+        print("bed rig: a reload of the bed's level mid-clip: \(streams.made) streams made, at most \(streams.most) at once")
+        #expect(streams.made >= 2, "the old bed's stream and the new one's: \(events)")
+        #expect(streams.most == 1, "never two jukeboxd streams on the device at once: \(events)\n\(opens)")
+        print("bed rig: \(opens)")
+    }
+}

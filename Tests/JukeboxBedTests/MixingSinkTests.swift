@@ -32,6 +32,7 @@ struct MixingSinkTests {
                 device: device,
                 settings: .init(pipe: folder.file("bed"), format: MixingSinkTests.format, level: level, attack: attack, release: release, group: group),
                 outputLatency: .zero, makeRateConverter: nil, logger: Logger(label: "test"))
+            sink.start(musicOn: true) {}
         }
 
         /// Opens the FIFO's write end, once the bed has made and opened it.

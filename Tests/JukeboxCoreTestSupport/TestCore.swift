@@ -66,6 +66,9 @@ extension Jukebox {
     /// clock and a wall clock that stands at 1 000 s, a fixed seed, and nothing saved,
     /// unless the test says otherwise. `reload` reads the catalog's session again, unless
     /// `loadSession` says otherwise.
+    /// Builds a test's output without a bed.
+    public typealias SinkFactory = @Sendable (OutputConfig, BedSettings?) -> any AudioSink
+
     public static func test(
         _ catalog: ClipCatalog, decoder: any ClipDecoder = Fixtures.decoder([]), makeSink: @escaping SinkFactory = { _, _ in FakeSink() },
         stateFile: StateFile? = nil, loadSession: SessionSource? = nil, time: TimeSource = TimeSource(clock: ManualClock(), wallClock: { 1_000 }),
@@ -74,7 +77,7 @@ extension Jukebox {
     ) -> Jukebox {
         let session = catalog.session
         return Jukebox(
-            catalog: catalog, decoder: decoder, makeSink: makeSink, stateFile: stateFile, loadSession: loadSession ?? { session },
+            catalog: catalog, decoder: decoder, makeOutput: { AudioOutput(makeSink($0, $1)) }, stateFile: stateFile, loadSession: loadSession ?? { session },
             configuration: Configuration(
                 queueLimit: queueLimit, generator: SeededGenerator(seed: seed), time: time, speechFolder: speechFolder, vetClientDevice: vetClientDevice),
             logger: logger)

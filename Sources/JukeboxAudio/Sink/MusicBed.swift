@@ -1,10 +1,31 @@
-/// An output that plays music under the clips (the session's `bed`): what `status` shows of
-/// it, and the switch `jukebox bed off|on` turns. The player finds it on the output it is
-/// given; an output without a bed is not one.
+/// The music under the clips (the session's `bed`), as the player drives it: the mixer is a
+/// stage of the output, between the conversion stage and the device, and the only one that
+/// opens that device. It is started when the player takes the output up (`start`), and lets
+/// the device go when the output is retired (`AudioSink.retire`), so a new output (a reload
+/// that changes the device or the bed) opens the device only after the old one closed it.
 public protocol MusicBed: Sendable {
     var bedState: MusicBedState { get }
+    /// Whether the mixer has the device open, or is trying it again after a failure.
+    var deviceState: MixerDeviceState { get }
     /// Off mutes the music (over a short fade) and on brings it back; clips play either way.
+    /// The player owns the switch, and sets it here.
     func setMusicOn(_ on: Bool)
+    /// Starts the mixer, which opens the device and keeps it until the output is retired.
+    /// `musicOn`: the switch as the player has it. `deviceChanged` is called, from the
+    /// mixer's task, each time `deviceState` changes.
+    func start(musicOn: Bool, deviceChanged: @escaping @Sendable () -> Void)
+}
+
+/// The mixer's hold on the device.
+public enum MixerDeviceState: Sendable, Equatable {
+    /// Not started yet, or started and not yet open.
+    case opening
+    case open
+    /// The device failed or could not be opened; it is tried again in `retryIn`. `missingFor`
+    /// is how long it has been failing, near enough (the retries' waits so far).
+    case failed(AudioDeviceError, retryIn: Duration, missingFor: Duration)
+    /// Retired: the device is let go.
+    case closed
 }
 
 /// The music bed as `status` shows it.

@@ -50,11 +50,11 @@ extension Jukebox {
         if session.hooks != old.hooks { await hooks.configure(session.hooks) }
         if session.speech != old.speech { await speech?.configure(session.speech) }
         if session.output != old.output || session.bed != old.bed {
-            await player.useSink(makeSink(session.output, session.bed))
+            await player.useOutput(makeOutput(session.output, session.bed))
         }
         // Quiet hours, the volume, the scheduler and the timetable take it up before this returns.
         await schedule.replace(with: Schedule(session, playable: fresh.playableClips))
-        await queue.configure(latestStart: session.latestStart, afterCut: session.afterCut)
+        await queue.configure(grace: session.grace, afterCut: session.afterCut)
         await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(fresh))
         // The front ends listen from start-up: a change to theirs waits for a restart.
         for (section, changed) in [("http", session.web != old.web), ("mqtt", session.mqtt != old.mqtt)] where changed {

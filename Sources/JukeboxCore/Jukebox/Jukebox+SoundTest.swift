@@ -60,7 +60,7 @@ extension Jukebox {
     /// own: the answer comes by `soundTestLimit` (or at a stop) even when the device never
     /// answers, and the slot is given back when it does.
     private func soundTestOpening(_ output: OutputConfig) async throws(JukeboxError) -> SoundTest {
-        let sink = ConvertingSink(makeSink(output, nil), makeRateConverter: configuration.makeRateConverter)
+        let sink = ConvertingSink(makeOutput(output, nil).sink, makeRateConverter: configuration.makeRateConverter)
         let clock = ElapsedClock(configuration.time.clock)
         let deadline = clock.now + Self.soundTestLimit
         let outcome = await AbandonableCall.run {

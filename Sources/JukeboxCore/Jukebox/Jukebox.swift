@@ -23,10 +23,10 @@ public actor Jukebox: Service {
     /// Reads the session again, for `reload` (the daemon applies its command-line overrides).
     public typealias SessionSource = @Sendable () async throws(SessionLoadError) -> Session
     public typealias SessionOverrides = SessionEditor.SessionOverrides
-    /// Builds an output from the session's configuration (the daemon knows ALSA; tests pass
-    /// their fake).
-    /// The output a session names, with its music bed when it has one.
-    public typealias SinkFactory = @Sendable (OutputConfig, BedSettings?) -> any AudioSink
+    /// Builds the output a session names, with its music bed when it has one (the daemon
+    /// knows ALSA, Snapcast and the bed; tests pass their fake). What it builds opens nothing
+    /// until the player takes it up.
+    public typealias OutputFactory = @Sendable (OutputConfig, BedSettings?) -> AudioOutput
 
     /// The longest `client` name. It is copied into every entry it queues and into the state
     /// file, so without a bound a few requests could make the state file gigabytes long.
@@ -109,7 +109,7 @@ public actor Jukebox: Service {
     /// The plays after which older ones went untold (`playsToTell`), each logged once.
     var missedPlaysLogged: Set<UInt64> = []
     var sessionWaiters: [CheckedContinuation<Void, Never>] = []
-    let makeSink: SinkFactory
+    let makeOutput: OutputFactory
     let configuration: Configuration
     let logger: Logger
     let startedAt: Double
@@ -122,12 +122,12 @@ public actor Jukebox: Service {
 
     /// Builds the jukebox's parts (`JukeboxParts.wire`) and serves commands with them.
     public init(
-        catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, makeSink: @escaping SinkFactory,
+        catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)? = nil, makeOutput: @escaping OutputFactory,
         stateFile: StateFile? = nil, loadSession: @escaping SessionSource, sessionOverrides: @escaping SessionOverrides = { $0 },
         configuration: Configuration = Configuration(), logger: Logger
     ) {
         let parts = JukeboxParts.wire(
-            catalog: catalog, decoder: decoder, converter: converter, makeSink: makeSink, stateFile: stateFile, sessionOverrides: sessionOverrides,
+            catalog: catalog, decoder: decoder, converter: converter, makeOutput: makeOutput, stateFile: stateFile, sessionOverrides: sessionOverrides,
             configuration: configuration, logger: logger)
         events = parts.events
         player = parts.player
@@ -145,7 +145,7 @@ public actor Jukebox: Service {
         speech = parts.speech
         self.catalog = catalog
         self.decoder = decoder
-        self.makeSink = makeSink
+        self.makeOutput = makeOutput
         self.loadSession = loadSession
         self.configuration = configuration
         self.logger = logger

@@ -24,7 +24,7 @@ struct JukeboxParts {
     let writer: StateWriter?
 
     static func wire(
-        catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)?, makeSink: Jukebox.SinkFactory, stateFile: StateFile?,
+        catalog: ClipCatalog, decoder: any ClipDecoder, converter: (any AudioConverter)?, makeOutput: Jukebox.OutputFactory, stateFile: StateFile?,
         sessionOverrides: @escaping Jukebox.SessionOverrides, configuration: Jukebox.Configuration, logger: Logger
     ) -> JukeboxParts {
         let session = catalog.session
@@ -35,7 +35,7 @@ struct JukeboxParts {
         let loudness = ClipLoudness(
             meter: configuration.loudnessMeter, decoder: decoder, file: stateFile.map { ClipLoudness.file(besideState: $0.path) }, logger: logger)
         let player = Player(
-            sink: makeSink(session.output, session.bed), makeRateConverter: configuration.makeRateConverter, decoder: decoder, clock: time.clock,
+            output: makeOutput(session.output, session.bed), makeRateConverter: configuration.makeRateConverter, decoder: decoder, clock: time.clock,
             volume: session.volume, options: session.playback, events: events, loudness: loudness, logger: logger)
         let hooks = HookRunner(session.hooks, logger: logger)
         let speech = (configuration.speechFolder ?? stateFile.map { SpeechCache.folder(besideState: $0.path) }).map { folder in

@@ -16,22 +16,23 @@ public actor Player {
     /// names another device) is taken up between clips: see `useSink(_:)`.
     private(set) var sink: ConvertingSink
     /// The output to switch to once the clip playing now has ended.
-    private var pendingSink: (watched: WatchedSink, converting: ConvertingSink)?
+    private var pendingSink: Stages?
     /// The output `sink` plays through, for the watchdog: it is read without waiting for
     /// the actor, and changes only when `sink` does.
     private nonisolated let watched: Mutex<WatchedSink>
     private let makeRateConverter: RateConverterFactory?
-    /// The music under the clips, when the output has a bed (the session's `bed`).
+    /// The music under the clips, when the output has a bed (the session's `bed`): a stage
+    /// of the output that holds the device itself, from `start()` until the output is retired.
     private var bed: (any MusicBed)?
+    /// Whether the output's stages that run by themselves (the bed's mixer) have been started:
+    /// from `start()`, or the first clip, on.
+    private var started = false
     /// Whether the bed's music is on (`jukebox bed on|off`): the player's to keep, and the
-    /// state file's, so it holds across a new output and a restart.
+    /// state file's, so it holds across a new output and a restart. The bed follows it.
     public private(set) var musicOn = true
     /// The device's problem while the queue waits for it to come back, and when it is tried
     /// again (`waitForDevice`).
     private var deviceProblem: (error: AudioDeviceError, retryIn: Duration)?
-    /// How long the queue has been waiting for the device since it went missing (the retries'
-    /// waits so far), for the health check.
-    public private(set) var missingFor: Duration = .zero
     /// The device's state as `status` and the `device` event show it; see `deviceChanged`.
     public private(set) var device: DeviceState = .closed
     private let events: EventBus?
@@ -82,17 +83,17 @@ public actor Player {
         return max(min(format.frames(in: duration), cap), min(64, cap))
     }
 
-    /// `sink`: the output (an ALSA device, a Snapcast pipe); the player puts it behind the
-    /// watchdog's watch and the conversion stage, which converts rates with
-    /// `makeRateConverter` (without one, only sample formats and channels).
+    /// `output`: the output (an ALSA device, a Snapcast pipe, with a bed or without); the
+    /// player puts it behind the watchdog's watch and the conversion stage, which converts
+    /// rates with `makeRateConverter` (without one, only sample formats and channels).
     public init(
-        sink: any AudioSink, makeRateConverter: RateConverterFactory? = nil, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
+        output: AudioOutput, makeRateConverter: RateConverterFactory? = nil, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
         volume: Double = 1, options: PlaybackOptions = PlaybackOptions(), events: EventBus? = nil, loudness: ClipLoudness? = nil, logger: Logger
     ) {
         self.loudness = loudness
         self.makeRateConverter = makeRateConverter
-        let output = Self.output(sink, makeRateConverter: makeRateConverter)
-        self.bed = sink as? any MusicBed
+        let output = Self.stages(output, makeRateConverter: makeRateConverter)
+        self.bed = output.bed
         self.sink = output.converting
         self.watched = Mutex(output.watched)
         self.events = events
@@ -101,6 +102,37 @@ public actor Player {
         self.volume = volume
         self.options = options
         self.logger = logger
+    }
+
+    /// An output without a bed.
+    public init(
+        sink: any AudioSink, makeRateConverter: RateConverterFactory? = nil, decoder: any ClipDecoder, clock: any Clock<Duration> = ContinuousClock(),
+        volume: Double = 1, options: PlaybackOptions = PlaybackOptions(), events: EventBus? = nil, loudness: ClipLoudness? = nil, logger: Logger
+    ) {
+        self.init(
+            output: AudioOutput(sink), makeRateConverter: makeRateConverter, decoder: decoder, clock: clock, volume: volume, options: options, events: events,
+            loudness: loudness, logger: logger)
+    }
+
+    /// Takes the output up: a bed's mixer opens the device and plays the music from now on,
+    /// with no clip needed. Called once the daemon runs (and by the first clip, if earlier).
+    public func start() {
+        guard !started else { return }
+        started = true
+        startBed()
+    }
+
+    /// Starts the bed of the output in use, if it has one; what it says of its device reaches
+    /// the player's device state.
+    private func startBed() {
+        bed?.start(musicOn: musicOn) { [weak self] in
+            Task { await self?.bedDeviceChanged() }
+        }
+    }
+
+    /// The bed's mixer opened the device, or it failed: the device's state follows.
+    private func bedDeviceChanged() {
+        deviceChanged()
     }
 
     /// Applies new options (session reload). Lead-in applies from the next device open.
@@ -131,9 +163,20 @@ public actor Player {
     /// device shows as retrying until it opens, or until `deviceWaitEnded`.
     public func waitForDevice(_ error: AudioDeviceError, retryIn: Duration) {
         // The waits before this one: how long the device has been missing, near enough.
-        if let before = deviceProblem { missingFor += before.retryIn }
+        if let before = deviceProblem { queueMissingFor += before.retryIn }
         deviceProblem = (error, retryIn)
         deviceChanged(always: true)
+    }
+
+    /// How long the queue has been waiting for the device, as `waitForDevice` counts it.
+    private var queueMissingFor: Duration = .zero
+
+    /// How long the device has been missing: while the queue waits for it, or while the
+    /// bed's mixer tries it again, whichever is longer.
+    public var missingFor: Duration {
+        var bedMissing: Duration = .zero
+        if started, case .failed(_, _, let missing) = bed?.deviceState { bedMissing = missing }
+        return max(queueMissingFor, bedMissing)
     }
 
     /// The queue stopped waiting for the device (the entry was skipped, failed, or the
@@ -141,15 +184,19 @@ public actor Player {
     public func deviceWaitEnded() {
         guard deviceProblem != nil else { return }
         deviceProblem = nil
-        missingFor = .zero
+        queueMissingFor = .zero
         deviceChanged()
     }
 
     /// Works out the device's state from what the player holds, and publishes it when it
-    /// changed (a retry is published each time, with its new delay).
+    /// changed (a retry is published each time, with its new delay). Open and closed are the
+    /// clips' use of it; under a bed, a device the mixer tries again shows as retrying too.
     private func deviceChanged(always: Bool = false) {
+        let mixer = started ? bed?.deviceState : nil
         let state: DeviceState = if let deviceProblem {
             .retrying(after: deviceProblem.retryIn, error: deviceProblem.error)
+        } else if case .failed(let error, let retryIn, _) = mixer {
+            .retrying(after: retryIn, error: error)
         } else if openFormat != nil {
             .open
         } else {
@@ -192,19 +239,30 @@ public actor Player {
         events?.publish(.music(on: on))
     }
 
-    /// Plays through `sink` from now on. While a clip plays, it finishes on the old output;
-    /// the switch happens before the next clip or when the player goes idle.
-    public func useSink(_ sink: any AudioSink) async {
+    /// Plays through `output` from now on. While a clip plays, it finishes on the old output;
+    /// the switch happens before the next clip or when the player goes idle. The new output
+    /// opens nothing until then: the old one has let the device go first.
+    public func useOutput(_ output: AudioOutput) async {
         if let waiting = pendingSink { await waiting.converting.retire() }
-        pendingSink = Self.output(sink, makeRateConverter: makeRateConverter)
-        (sink as? any MusicBed)?.setMusicOn(musicOn)
+        pendingSink = Self.stages(output, makeRateConverter: makeRateConverter)
         if !isPlaying { await switchOutputIfPending() }
     }
 
-    /// `sink` watched, behind the conversion stage.
-    private static func output(_ sink: any AudioSink, makeRateConverter: RateConverterFactory?) -> (watched: WatchedSink, converting: ConvertingSink) {
-        let watched = WatchedSink(sink)
-        return (watched, ConvertingSink(watched, makeRateConverter: makeRateConverter))
+    /// An output without a bed.
+    public func useSink(_ sink: any AudioSink) async {
+        await useOutput(AudioOutput(sink))
+    }
+
+    /// The output's stages: the bed (if any), the watchdog's watch, and the conversion stage.
+    private struct Stages {
+        var watched: WatchedSink
+        var converting: ConvertingSink
+        var bed: (any MusicBed)?
+    }
+
+    private static func stages(_ output: AudioOutput, makeRateConverter: RateConverterFactory?) -> Stages {
+        let watched = WatchedSink(output.sink)
+        return Stages(watched: watched, converting: ConvertingSink(watched, makeRateConverter: makeRateConverter), bed: output.bed)
     }
 
     private func switchOutputIfPending() async {
@@ -215,11 +273,14 @@ public actor Player {
             try? await sink.drain()
             await closeDevice()
         }
+        // The old output lets the device go before the new one is started.
         await sink.retire()
         logger.notice("output is now \"\(next.converting.deviceName)\" (was \"\(sink.deviceName)\")", metadata: ["device": "\(next.converting.deviceName)"])
         sink = next.converting
-        bed = next.watched.output as? any MusicBed
+        bed = next.bed
         watched.withLock { $0 = next.watched }
+        if started { startBed() }
+        deviceChanged()
     }
 
     /// Sets the volume. While a clip plays, what the device holds but has not played yet is
@@ -272,6 +333,7 @@ public actor Player {
     public func play(_ clip: PlayableClip, from frame: Int = 0, pause: PauseSwitch? = nil, playing: QueueEntry.Playing = .asIs) async throws -> Played {
         cancelIdleClose()
         await switchOutputIfPending()
+        start()
         await stopSilence()
         drained = false
         stopRequested = false
@@ -386,7 +448,7 @@ public actor Player {
         if let recovered = deviceProblem?.error {
             logger.notice("audio device \"\(recovered.device)\" is working again", metadata: ["device": "\(recovered.device)"])
             deviceProblem = nil
-            missingFor = .zero
+            queueMissingFor = .zero
         }
         deviceChanged()
         let device = sink.deviceFormat.map { $0 == format ? "" : " as \($0)" } ?? ""
@@ -424,13 +486,13 @@ public actor Player {
                 if Task.isCancelled { try? await sink.drain() }
                 return .ended(.stopped)
             }
-            if let hold = pauseRequested, hold.stops {
+            if let pause = pauseRequested, pause.stops {
                 // Nothing of it written yet (paused before it began): nothing to cut.
                 if frames > start {
                     frames = await cutShort(decoded, at: frames, gain: gain, fadeFrames: fadeFrames)
                 }
                 // Cut for an urgent entry, which follows at once: the fade runs on into it.
-                if hold.cutRequested, !hold.isOn { return .cut(atFrame: frames, elapsed: decoded.format.duration(frames: frames)) }
+                if pause.cutRequested, !pause.isOn { return .cut(atFrame: frames, elapsed: decoded.format.duration(frames: frames)) }
                 // Let the fade play out rather than underrun; or keep the device fed.
                 if options.keepDeviceOpen == .always { startSilence() } else { try await sink.drain() }
                 let format = decoded.format
