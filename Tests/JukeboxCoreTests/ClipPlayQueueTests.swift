@@ -136,7 +136,7 @@ struct ClipPlayQueueTests {
         let player = Player(sink: sink, decoder: Fixtures.decoder([("bell", 1, 100), ("b", 2, 100)]), clock: ManualClock(), logger: .quiet)
         let queue = ClipPlayQueue(
             player: player, events: events, time: TimeSource(clock: clock, wallClock: { 1_000_000 + clock.now.offset.secondsDouble }), logger: .quiet)
-        await queue.configure(latestStart: .seconds(5), afterCut: .resume)
+        await queue.configure(grace: StartGrace(onTime: .seconds(5), missed: .skip), afterCut: .resume)
         let consumer = Task { try await queue.run() }
         defer { consumer.cancel() }
         try await queue.enqueue(Fixtures.clip("bell"), origin: .fixedTime(1_000_000))
@@ -148,7 +148,7 @@ struct ClipPlayQueueTests {
         }
         let record = try #require(await queue.history.first)
         #expect(record.entry.clip.id == "bell")
-        #expect(record.outcome == .missed(reason: "the audio device was missing for longer after its time than a fixed time may still play (5s: atGrace, or playLateWithin with missed: play-late)"))
+        #expect(record.outcome == .missed(reason: "the audio device was missing for longer after its time than a fixed time may still play: atGrace (5s)"))
         #expect(await queue.missedCount == 1)
         #expect(await queue.outcomes["missed"] == 1)
         await sink.wait(until: frames([2], each: 100))

@@ -202,8 +202,8 @@ struct SessionLoaderTests {
         for (within, seconds) in [("1m", 60), ("7d", 0), ("168h", 7 * 86_400), ("90", 90)] where seconds > 0 {
             #expect(try load(session(#""missed": "play-late", "playLateWithin": "\#(within)""#)).missed == .playLate(within: .seconds(seconds)))
         }
-        #expect(try load(session(#""missed": "play-late", "atGrace": "10m""#)).latestStart == .seconds(3600))
-        #expect(try load(session(#""missed": "play-late", "atGrace": "1h", "playLateWithin": "5m""#)).latestStart == .seconds(3600), "never less than atGrace")
+        #expect(try load(session(#""missed": "play-late", "atGrace": "10m""#)).grace.latest == .seconds(3600))
+        #expect(try load(session(#""missed": "play-late", "atGrace": "1h", "playLateWithin": "5m""#)).grace.latest == .seconds(3600), "never less than atGrace")
         #expect(problems(session(#""missed": "late""#)) == [
             #"/srv/jukebox/session.json:1: missed: "late" is not "skip" or "play-late" (what becomes of a fixed time that could not play on time)"#])
         for over in ["59s", "168h1s", "10y"] {

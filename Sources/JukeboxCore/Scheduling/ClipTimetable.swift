@@ -215,15 +215,16 @@ public actor ClipTimetable: Service {
             await queue.recordNotPlayed(PlayableClip(clip), due: due, outcome: .notPlayed(reason: "quiet at its time; it is not saved up for afterwards"))
             return
         }
-        let playsLate = late > session.atGrace.components.seconds
-        guard late <= session.latestStart.components.seconds, !(playsLate && again) else {
+        let grace = session.grace
+        let playsLate = grace.startsLate(late: .seconds(late))
+        guard !grace.isMissed(late: .seconds(late)), !(playsLate && again) else {
             missed += 1
             // Beyond the first few (the clock set forward by days) they are counted only, all
             // at once by the caller.
             guard missed <= Self.missesLogged else { return }
-            let reason = playsLate && again && late <= session.latestStart.components.seconds
+            let reason = playsLate && again && !grace.isMissed(late: .seconds(late))
                 ? "it was due \(DurationText.format(.seconds(late))) ago, and a later time of it is played late instead"
-                : "it was due \(DurationText.format(.seconds(late))) ago (jukeboxd was not running, or the clock jumped), longer than \(Jukebox.latestStartWords(session)); not played late"
+                : "it was due \(DurationText.format(.seconds(late))) ago (jukeboxd was not running, or the clock jumped), longer than \(grace.words); not played late"
             logger.warning("missed \(clip.id) at \(when): \(reason)", metadata: ["clip": "\(clip.id)"])
             await queue.recordNotPlayed(PlayableClip(clip), due: due, outcome: .missed(reason: reason))
             return

@@ -67,14 +67,9 @@ public struct Session: Sendable, Equatable {
     public static let defaultPlayLateWithin: Duration = .seconds(3600)
     public static let playLateWithinRange: ClosedRange<Duration> = .seconds(60) ... .seconds(7 * 86_400)
 
-    /// How late a fixed time may still start: `atGrace`, or with `play-late` the longer of it
-    /// and `playLateWithin`.
-    public var latestStart: Duration {
-        switch missed {
-        case .skip: atGrace
-        case .playLate(let within): max(atGrace, within)
-        }
-    }
+    /// How late a fixed time may still start, and when it is missed: `atGrace`, `missed`
+    /// and `playLateWithin` as one rule.
+    public var grace: StartGrace { StartGrace(onTime: atGrace, missed: missed) }
     /// `atGrace` may be set from 0 s to an hour.
     public static let atGraceRange: ClosedRange<Duration> = .zero ... .seconds(3600)
     public static let defaultMaxUploadSize = 50 << 20

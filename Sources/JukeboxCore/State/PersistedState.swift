@@ -228,11 +228,6 @@ extension PersistedState.Entry {
                   volume: entry.playing.volume, stopAfter: entry.playing.stopAfter?.secondsDouble)
     }
 
-    /// Queued at a fixed time more than `grace` seconds before `now`.
-    func isLate(now: Double, grace: Double) -> Bool {
-        at.map { now - Double($0) > grace } ?? false
-    }
-
     public var queueEntry: QueueEntry {
         QueueEntry(
             ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? at.map { .fixedTime($0) } ?? .scheduler,
