@@ -115,7 +115,7 @@ struct UrgentClipTests {
     @Test(arguments: [AfterCut.restart, .drop])
     func theCutClipIsPlayedAgainFromItsStartOrDroppedAsTheSessionSays(afterCut: AfterCut) async throws {
         let queue = makeQueue([("long", 0, 1000), ("bell", 7, 100), ("next", 9, 100)], counting: ["long"])
-        await queue.configure(latestStart: .seconds(120), afterCut: afterCut)
+        await queue.configure(grace: StartGrace(onTime: .seconds(120), missed: .skip), afterCut: afterCut)
         let consumer = Task { try await queue.run() }
         _ = try await cutLongByBell(queue)
         try await queue.enqueue(Fixtures.clip("next"), origin: .scheduler)
@@ -203,5 +203,31 @@ struct UrgentClipTests {
         #expect(await runs([7: "bell", 3: "later"], of: restarted) == ["bell", "long", "later"])
         #expect(Array(await writes(restarted).prefix(4)) == [[7, 64], [7, 36], [0, 10], [226, 64]])
         second.cancel()
+    }
+}
+
+/// A request of several urgent clips goes in in one step: two such requests at once, while
+/// a clip plays, each stay together, before the clip they cut.
+@Suite("Urgent requests of several clips", .timeLimit(.minutes(1)))
+struct UrgentRequestTests {
+    @Test func twoRequestsOfSeveralUrgentClipsAtOnceEachStayTogether() async throws {
+        let sink = FakeSink()
+        let player = Player(sink: sink, decoder: Fixtures.decoder([("long", 0, 100_000)]), clock: ManualClock(), logger: .quiet)
+        let queue = ClipPlayQueue(player: player, time: TimeSource(clock: ManualClock(), wallClock: { 1_000 }), logger: .quiet)
+        await sink.gateWrites(true)
+        let consumer = Task { try await queue.run() }
+        try await queue.enqueue(Fixtures.clip("long"), origin: .client("cli"))
+        await sink.waitForGatedWrite()
+        async let first = queue.enqueue(contentsOf: ["a1", "a2", "a3"].map(Fixtures.clip), origin: .client("a"), urgent: true)
+        async let second = queue.enqueue(contentsOf: ["b1", "b2", "b3"].map(Fixtures.clip), origin: .client("b"), urgent: true)
+        let (a, b) = try await (first, second)
+        let waiting = await queue.persisted().entries.map(\.clip.id)
+        #expect(waiting == ["a1", "a2", "a3", "b1", "b2", "b3", "long"] || waiting == ["b1", "b2", "b3", "a1", "a2", "a3", "long"], "\(waiting)")
+        // Each request's positions run on from its first.
+        #expect(a.map(\.position) == Array(a[0].position..<(a[0].position + 3)))
+        #expect(b.map(\.position) == Array(b[0].position..<(b[0].position + 3)))
+        consumer.cancel()
+        await sink.gateWrites(false)
+        _ = try? await consumer.value
     }
 }
