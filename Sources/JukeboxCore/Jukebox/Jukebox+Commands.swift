@@ -186,11 +186,16 @@ extension Jukebox {
     public static let noBed = JukeboxError.invalidParameter(
         "the session has no music bed: add a \"bed\" section naming the pipe the music comes in through (see docs/music.md)")
 
-    /// Everything there is to show, at one moment.
+    /// Everything there is to show, read part by part in one call: each part (the queue, the
+    /// player, the scheduler, quiet hours, the ducker) is read whole at its own moment, a
+    /// few awaits apart. The queue's part is one moment, so what plays, what waits and the
+    /// history always agree; the player's position may be a block further on than the
+    /// queue's view of the clip, and a change between two reads shows in the next snapshot,
+    /// with its event.
     public func snapshot() async -> JukeboxSnapshot {
         let queueNow = await queue.snapshot()
         let playerNow = await player.snapshot()
-        let nextPick = queueNow.pickHold == nil ? await scheduler.nextPickWallTime : nil
+        let nextPick = queueNow.pickBlock == nil ? await scheduler.nextPickWallTime : nil
         return JukeboxSnapshot(
             catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick, quiet: await quiet.statusNow(),
             uptime: configuration.time.wallClock() - startedAt, localTime: configuration.time.localNow(), ducked: await ducker.ducked, ducking: await ducker.isDucking)

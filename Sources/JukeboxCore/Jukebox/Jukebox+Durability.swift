@@ -22,6 +22,21 @@ extension Jukebox {
         }
     }
 
+    /// Returns once what is in memory now is on disk, through the same writes as the answers
+    /// to commands: for the parts of the core that must not go on before (a first start after
+    /// a restart, the levels a lowering will put back, a volume step, the plays MQTT tells
+    /// of). Throws when the state cannot be saved.
+    nonisolated func saveNow() async throws(JukeboxError) {
+        guard let writer else { return }
+        try await waitUntilDurable(Acknowledged((), durableMark: await writer.markChange()))
+    }
+
+    /// `saveNow`, with a failure logged (by `waitUntilDurable`) rather than thrown: for a
+    /// part that goes on either way.
+    nonisolated func saveNowOrLog() async {
+        try? await saveNow()
+    }
+
     /// Carries out a command and waits until it is durable: for front ends that answer one
     /// request at a time.
     public nonisolated func durable<Value>(_ acknowledged: Acknowledged<Value>) async throws(JukeboxError) -> Value {

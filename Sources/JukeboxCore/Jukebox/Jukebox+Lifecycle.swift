@@ -7,12 +7,8 @@ extension Jukebox {
     /// before `run()`.
     public func restoreState() async {
         guard let stateFile, let writer else { return }
-        await queue.setRiskyStartHook { [logger] in
-            do { try await writer.save() } catch { logger.error("\(error)") }
-        }
-        await volume.setChangeHook { [logger] in
-            do { try await writer.save() } catch { logger.error("\(error)") }
-        }
+        await queue.setRiskyStartHook { [weak self] in await self?.saveNowOrLog() }
+        await volume.setChangeHook { [weak self] in await self?.saveNowOrLog() }
         switch await stateFile.load(now: configuration.time.wallClock()) {
         case .missing:
             logger.info("no saved state at \(stateFile.path); starting with an empty queue")
@@ -33,14 +29,14 @@ extension Jukebox {
             }
             // A clip queued at its fixed time that did not start before the daemon stopped is
             // not played later than it may be (`atGrace`, or `playLateWithin`): it is missed.
-            let now = configuration.time.wallClock(), grace = session.latestStart.secondsDouble
+            let now = configuration.time.wallClock(), grace = session.grace
             var waiting: [PersistedState.Entry] = [], held: [PersistedState.Entry] = [], late: [PersistedState.Entry] = []
             for entry in state.waiting {
                 if entry.afterQuiet == true {
                     held.append(entry)
                     continue
                 }
-                guard entry.isLate(now: now, grace: grace) else {
+                guard let due = entry.at, grace.isMissed(due: Double(due), now: now) else {
                     waiting.append(entry)
                     continue
                 }
@@ -50,7 +46,7 @@ extension Jukebox {
                 entries: waiting.map(\.queueEntry), held: held.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
                 history: state.history.map(\.record), started: state.started, paused: state.paused, playEventsTold: state.playEventsTold ?? 0)
             for entry in late {
-                let reason = "it was queued at its time, but jukeboxd stopped before it played, longer ago than \(Self.latestStartWords(session)); not played late"
+                let reason = "it was queued at its time, but jukeboxd stopped before it played, longer ago than \(session.grace.words); not played late"
                 await queue.recordNotPlayed(entry.queueEntry, outcome: .missed(reason: reason))
             }
             if let bag = state.bag { await scheduler.restoreBag(bag) }
@@ -69,7 +65,9 @@ extension Jukebox {
     }
 
     public func run() async throws {
-        await queue.configure(latestStart: catalog.session.latestStart, afterCut: catalog.session.afterCut)
+        // The output is taken up: a music bed plays from now on.
+        await player.start()
+        await queue.configure(grace: catalog.session.grace, afterCut: catalog.session.afterCut)
         await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(catalog))
         if !volumeStarted {
             // Nothing saved: the volume schedule's step in force, if there is one.
@@ -77,7 +75,7 @@ extension Jukebox {
             volumeStarted = true
         }
         let (queue, scheduler, timetable, quiet, volume) = (queue, scheduler, timetable, quiet, volume)
-        if let writer { await ducker.setSaver { try await writer.save() } }
+        if writer != nil { await ducker.setSaver { [weak self] in try await self?.saveNow() } }
         await ducker.setNextStart { [weak self] in await self?.plan(limit: 1).nextPlay }
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
@@ -138,13 +136,4 @@ extension Jukebox {
     /// what the systemd watchdog must see. The output is the one playing now, which is the
     /// old one until a clip that was playing when another was chosen has ended.
     public nonisolated func outputStall() -> Duration? { player.outputStall() }
-
-    /// How late a fixed time may still play, in a reason's words: `atGrace (2m)`, or
-    /// `playLateWithin (1h)` with `missed: play-late`.
-    static func latestStartWords(_ session: Session) -> String {
-        switch session.missed {
-        case .skip: "atGrace (\(DurationText.format(session.atGrace)))"
-        case .playLate: "playLateWithin (\(DurationText.format(session.latestStart)))"
-        }
-    }
 }

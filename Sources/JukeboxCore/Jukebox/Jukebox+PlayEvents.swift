@@ -14,12 +14,10 @@ extension Jukebox {
             missedPlaysLogged.insert(first.seq)
             logger.warning("\(Plural.count(Int(first.seq - told - 1), "play")) ended while MQTT could not be told, more than the \(ClipPlayQueue.historyLimit) the history keeps; the oldest of them are not told as Playback events")
         }
-        if let writer {
-            do {
-                try await writer.save(through: await writer.markChange())
-            } catch {
-                return []
-            }
+        do {
+            try await saveNow()
+        } catch {
+            return []
         }
         return plays
     }
@@ -31,7 +29,6 @@ extension Jukebox {
     /// after a restart.
     public func markPlayEventsTold(through seq: UInt64) async {
         await queue.markPlayEventsTold(through: seq)
-        guard let writer else { return }
-        try? await writer.save(through: await writer.markChange())
+        await saveNowOrLog()
     }
 }

@@ -58,12 +58,12 @@ extension Jukebox {
         for (moment, clip) in fixed {
             plays.append(.init(moment: moment, clip: clip, quiet: await quiet.isQuiet(at: moment)))
         }
-        let queueHold = await queue.pickHold
+        let queueBlock = await queue.pickBlock
         let (zone, location, holidays) = (configuration.time.zone, session.location, session.holidays)
         let active: (open: Bool, until: Int64?)? = session.activeHours.isEmpty ? nil : (
             session.activeHours.hold(now, zone: zone, location: location, holidays: holidays),
             session.activeHours.nextChange(after: now, zone: zone, location: location, holidays: holidays))
-        let nextPick = queueHold == nil ? await scheduler.nextPickWallTime : nil
+        let nextPick = queueBlock == nil ? await scheduler.nextPickWallTime : nil
         var pickSkippedFor: JukeboxPlan.PickSkip?
         if let nextPick {
             let moment = Int64(nextPick.rounded(.down))
