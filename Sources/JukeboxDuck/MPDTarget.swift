@@ -3,7 +3,7 @@ import JukeboxFiles
 
 /// MPD, lowered through its own text protocol (https://mpd.readthedocs.io/en/latest/protocol.html):
 /// `status` for its volume and state, `setvol` and `pause`. A connection per call, or one for a
-/// whole ramp (`holding`): MPD greets with `OK MPD …`, each command ends in `OK` or
+/// whole ramp (`withConnection`): MPD greets with `OK MPD …`, each command ends in `OK` or
 /// `ACK [error@n] {command} message`.
 public struct MPDTarget: DuckTarget {
     let address: DuckSettings.Address
@@ -16,15 +16,15 @@ public struct MPDTarget: DuckTarget {
 
     // A call on its own is a connection held for no longer than the one call.
     public func read() async throws -> DuckTargetState {
-        try await holding(for: .zero) { try await $0.read() }
+        try await withConnection(for: .zero) { try await $0.read() }
     }
 
     public func setVolume(_ percent: Int) async throws {
-        try await holding(for: .zero) { try await $0.setVolume(percent) }
+        try await withConnection(for: .zero) { try await $0.setVolume(percent) }
     }
 
     public func setPaused(_ paused: Bool) async throws {
-        try await holding(for: .zero) { try await $0.setPaused(paused) }
+        try await withConnection(for: .zero) { try await $0.setPaused(paused) }
     }
 
     /// The volume and whether it plays, from `status`'s lines.
@@ -44,7 +44,7 @@ public struct MPDTarget: DuckTarget {
     }
 
     /// A ramp's steps over one connection, open for `length` and the usual second more.
-    public func holding<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
+    public func withConnection<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
         let password = try await readPassword()
         return try await LineExchange.run(address, timeout: length + LineExchange.timeout) { lines in
             try await Self.greet(lines, password: password)
@@ -125,7 +125,7 @@ extension MPDTarget: DuckClaims {
     static let claimPrefix = "jukeboxd.duck."
 
     public func claims(except id: String) async throws -> [Int] {
-        try await holding(for: .zero) { target in
+        try await withConnection(for: .zero) { target in
             guard let held = target as? Held else { return [] }
             return try await MPDTarget.exchange(held.lines, "channels").compactMap { line -> Int? in
                 guard line.hasPrefix("channel: " + Self.claimPrefix) else { return nil }

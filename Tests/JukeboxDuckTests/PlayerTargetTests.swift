@@ -42,7 +42,7 @@ struct PlayerTargetTests {
         try await mpd.run { _ in
             _ = try await mpd.command(["setvol 80"])
             let target = MPDTarget(address: .tcp(host: "127.0.0.1", port: mpd.port), passwordFile: nil)
-            let read = try await target.holding(for: .seconds(1)) { held in
+            let read = try await target.withConnection(for: .seconds(1)) { held in
                 for level in [60, 40, 20] { try await held.setVolume(level) }
                 return try await held.read()
             }
@@ -51,7 +51,7 @@ struct PlayerTargetTests {
         }
         let counting = CountingMPD()
         let target = MPDTarget(address: .tcp(host: "127.0.0.1", port: counting.port), passwordFile: nil)
-        try await target.holding(for: .seconds(1)) { held in
+        try await target.withConnection(for: .seconds(1)) { held in
             for level in [60, 40, 20] { try await held.setVolume(level) }
         }
         #expect(counting.connections == 1, "one connection for the held ramp: \(counting.lines)")
@@ -60,7 +60,7 @@ struct PlayerTargetTests {
         #expect(counting.connections == 3, "a connection for each call on its own")
         // A held connection ends with its time: a body that outlasts it is given up on.
         await #expect(throws: (any Error).self) {
-            try await target.holding(for: .milliseconds(100)) { _ in try await Task.sleep(for: .seconds(5)) }
+            try await target.withConnection(for: .milliseconds(100)) { _ in try await Task.sleep(for: .seconds(5)) }
         }
         counting.stop()
     }

@@ -13,12 +13,12 @@ public protocol DuckTarget: Sendable {
     func setPaused(_ paused: Bool) async throws
     /// Runs `body` with the player reached over one connection, kept open for at most
     /// `length` and a second: a ramp's twenty steps a second, rather than a connection each.
-    func holding<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T
+    func withConnection<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T
 }
 
 extension DuckTarget {
     /// Each call on its own: for players whose calls are cheap, or batched elsewhere.
-    public func holding<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
+    public func withConnection<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
         try await body(self)
     }
 }
@@ -515,7 +515,7 @@ public actor Ducker {
                         }
                         guard let volume = record.volume, let lowered = record.lowered else { return (record, .done) }
                         // One connection for the whole ramp, where the player keeps one.
-                        let end = try await target.holding(for: length) { target -> RampEnd in
+                        let end = try await target.withConnection(for: length) { target -> RampEnd in
                             // From where the player is: a raising cut short, or a lowering
                             // that failed part-way, left it between the two levels.
                             let from = try await target.read().volume ?? (down ? volume : lowered)

@@ -2,7 +2,7 @@
 /// DACs from clipping the start of a clip, and cuts from clicking.
 public struct PlaybackOptions: Sendable, Equatable {
     /// What happens to the device when nothing is playing.
-    public enum DeviceHold: String, Sendable, CaseIterable {
+    public enum KeepDeviceOpen: String, Sendable, CaseIterable {
         /// Drain and close after `idleTimeout`, so other programs can use the device.
         case idle
         /// Stay open and keep writing silence, for DACs and amplifiers that pop when their
@@ -16,14 +16,14 @@ public struct PlaybackOptions: Sendable, Equatable {
     /// Ramp length when a clip is cut short (skip, pause, stop) and when a pause resumes, so
     /// the cut is not a step in the waveform, which is heard as a click.
     public var fade: Duration
-    public var keepDeviceOpen: DeviceHold
+    public var keepDeviceOpen: KeepDeviceOpen
     /// How long an idle device stays open (`keepDeviceOpen == .idle`) in case another clip follows.
     public var idleTimeout: Duration
 
     public static let defaultFade: Duration = .milliseconds(10)
 
     public init(
-        leadIn: Duration = .zero, fade: Duration = PlaybackOptions.defaultFade, keepDeviceOpen: DeviceHold = .idle,
+        leadIn: Duration = .zero, fade: Duration = PlaybackOptions.defaultFade, keepDeviceOpen: KeepDeviceOpen = .idle,
         idleTimeout: Duration = .seconds(5)
     ) {
         self.leadIn = leadIn

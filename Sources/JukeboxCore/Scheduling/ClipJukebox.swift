@@ -72,7 +72,7 @@ public actor ClipJukebox: Service {
             logger.debug("next pick in \(DurationText.format(gap))")
             guard try await nap(until: due) else { continue }
             pickAt = nil
-            switch await queue.pickHold {
+            switch await queue.pickBlock {
             case .paused?: logger.debug("paused; nothing picked")
             case .waitingForDevice?: logger.debug("a clip is waiting for the audio device; nothing picked")
             case .previousPickWaiting?: logger.debug("the previous scheduled clip is still waiting; nothing picked")

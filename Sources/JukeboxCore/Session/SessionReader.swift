@@ -211,8 +211,8 @@ struct SessionReader {
             }
         }
         if let value = fields["keepDeviceOpen"] {
-            let choices = PlaybackOptions.DeviceHold.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
-            if case .string(let text) = value, let hold = PlaybackOptions.DeviceHold(rawValue: text) { options.keepDeviceOpen = hold } else {
+            let choices = PlaybackOptions.KeepDeviceOpen.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+            if case .string(let text) = value, let hold = PlaybackOptions.KeepDeviceOpen(rawValue: text) { options.keepDeviceOpen = hold } else {
                 problem("keepDeviceOpen", "\(value.shortDescription) is not \(choices)")
             }
         }
