@@ -38,17 +38,28 @@ public struct RPCDispatcher: Sendable {
     }
 
     let core: Jukebox
-    /// Who is asking, as shown in `queue` ("who queued them").
+    /// Who is asking, as shown in `queue` ("who queued them"), unless a request names itself.
     let client: String
+    /// The front end the requests come through: what an entry's origin means, which no
+    /// request can change.
+    let frontEnd: Requester.FrontEnd
     /// What the web remote serves, for `webCA`.
     let webCertificate: WebCertificateBoard
     /// The connection's upload, if any.
     let uploads = UploadSlot()
 
-    public init(core: Jukebox, client: String = "client", webCertificate: WebCertificateBoard = WebCertificateBoard()) {
+    public init(
+        core: Jukebox, client: String = "client", frontEnd: Requester.FrontEnd = .socket, webCertificate: WebCertificateBoard = WebCertificateBoard()
+    ) {
         self.core = core
         self.client = client
+        self.frontEnd = frontEnd
         self.webCertificate = webCertificate
+    }
+
+    /// Who asks: this front end, under the `client` name a request gives, or its own.
+    func requester(_ params: RPCParams) throws(RPCError) -> Requester {
+        Requester(frontEnd, name: try params.string("client") ?? client)
     }
 
     /// The next bytes of the file an `upload` announced.
@@ -155,7 +166,7 @@ public struct RPCDispatcher: Sendable {
             switch method {
             case "enqueue":
                 try params.allow(["clips", "title", "cue", "client", "afterQuiet", "now", "volume", "stopAfter"])
-                let (cue, from, afterQuiet) = (try params.bool("cue") ?? false, try params.string("client") ?? client, try params.bool("afterQuiet") ?? false)
+                let (cue, from, afterQuiet) = (try params.bool("cue") ?? false, try requester(params), try params.bool("afterQuiet") ?? false)
                 let now = try params.bool("now") ?? false
                 let playing = try Self.playing(params)
                 let done: Acknowledged<[(entry: QueueEntry, position: Int?)]>
@@ -172,7 +183,7 @@ public struct RPCDispatcher: Sendable {
                 try params.allow(["text", "cue", "client", "afterQuiet", "now"])
                 guard let text = try params.string("text") else { throw RPCError.invalidParams("\"text\" must give the text to say") }
                 let done = try await core.say(
-                    text, cue: try params.bool("cue") ?? false, client: try params.string("client") ?? client,
+                    text, cue: try params.bool("cue") ?? false, client: try requester(params),
                     afterQuiet: try params.bool("afterQuiet") ?? false, now: try params.bool("now") ?? false)
                 return answer(done) { EnqueueResult(entries: [EntryInfo(accepted: $0.entry, position: $0.position)]) }
             case "queue": try params.allow([]); return answer(QueueResult(await core.snapshot()))

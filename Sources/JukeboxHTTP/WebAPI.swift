@@ -201,7 +201,7 @@ struct WebAPI: Sendable {
         guard let body = try? await request.collectBody(upTo: Self.maxBodySize) else {
             return Self.problem(.contentTooLarge, "a request is at most \(Self.maxBodySize / 1024) KiB")
         }
-        let reply = await RPCDispatcher(core: core, client: "web", webCertificate: webCertificate).handle(Array(buffer: body))
+        let reply = await RPCDispatcher(core: core, client: "web", frontEnd: .web, webCertificate: webCertificate).handle(Array(buffer: body))
         guard let line = reply.line else { return Response(status: .noContent) }
         if reply.rawBytes != nil {
             // The bytes of an upload cannot follow an HTTP request: POST /clips takes them.

@@ -257,7 +257,7 @@ async function refresh() {
 const HOURS = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
 
 // Who queued an entry, in the words the CLI's queue uses.
-const origins = { scheduler: "picked at random", timetable: "at its time", web: "from this page", mqtt: "over MQTT", siren: "by Home Assistant's siren", test: "sound test" };
+const origins = { scheduler: "picked at random", "fixed-time": "at its time", web: "from this page", mqtt: "over MQTT", siren: "by Home Assistant's siren", test: "sound test" };
 function queuedBy(origin) { return origins[origin] || `by ${origin}`; }
 
 // What an entry's place in the queue owes to an urgent clip: asked for now, or cut by one.

@@ -14,6 +14,8 @@ import Synchronization
 struct MQTTCommands: Sendable {
     let topics: MQTTTopics
     let dispatcher: RPCDispatcher
+    /// The siren's commands: their clips are the siren's.
+    let sirenDispatcher: RPCDispatcher
     let core: Jukebox
     let logger: Logger
     /// Home Assistant came back: its discovery configs go out again.
@@ -25,7 +27,8 @@ struct MQTTCommands: Sendable {
 
     init(topics: MQTTTopics, core: Jukebox, logger: Logger, homeAssistantOnline: @escaping @Sendable () async -> Void) {
         self.topics = topics
-        self.dispatcher = RPCDispatcher(core: core, client: "mqtt")
+        self.dispatcher = RPCDispatcher(core: core, client: "mqtt", frontEnd: .mqtt)
+        self.sirenDispatcher = RPCDispatcher(core: core, client: Self.sirenClient, frontEnd: .siren)
         self.core = core
         self.logger = logger
         self.homeAssistantOnline = homeAssistantOnline
@@ -67,15 +70,16 @@ struct MQTTCommands: Sendable {
             refuse(name, refusal.reason)
         case .success((let method, var params)):
             if name == "siren", method == "enqueue", params["title"] == nil {
-                // Turned on without a tone: the first it was offered (looked up only then).
-                guard let first = await core.snapshot().catalog.session.clips.first(where: \.enabled)?.title else {
+                // Turned on without a tone: the session's default (looked up only then).
+                guard let first = await core.snapshot().catalog.session.defaultTone?.title else {
                     return refuse(name, "the session has no clip to play")
                 }
                 params["title"] = .string(first)
             }
             let line = Self.requestLine(method, params)
-            // The answer comes once the change is on disk, as the socket's does.
-            let reply = await dispatcher.handle(line)
+            // The answer comes once the change is on disk, as the socket's does. The siren's
+            // clips are the siren's (its state is on while one plays), whatever a payload says.
+            let reply = await (name == "siren" ? sirenDispatcher : dispatcher).handle(line)
             if let problem = reply.line.flatMap(Self.errorMessage) { refuse(name, problem) }
         }
     }
@@ -160,7 +164,7 @@ struct MQTTCommands: Sendable {
             return .failure(Refusal(reason: "\"state\" must be \"ON\" or \"OFF\": the payload is not \(expected)"))
         }
         guard state.uppercased() == "ON" else { return .success(("stop", ["queuedBy": .string(sirenClient)])) }
-        var params: [String: JSONValue] = ["client": .string(sirenClient)]
+        var params: [String: JSONValue] = [:]
         switch fields["tone"] {
         case .string(let tone)?: params["title"] = .string(tone)
         // No tone: `handle` gives it the first clip's.

@@ -25,7 +25,13 @@ enum PlaybackEvents {
         switch entry.origin {
         case .scheduler: return "scheduler"
         case .fixedTime: return "fixed-time"
-        case .client(let name): return ["web", "mqtt", MQTTCommands.sirenClient].contains(name) ? name : "cli"
+        case .client(let requester):
+            return switch requester.frontEnd {
+            case .web: "web"
+            case .mqtt: "mqtt"
+            case .siren: "siren"
+            case .socket, .soundTest: "cli"
+            }
         }
     }
 
@@ -58,7 +64,7 @@ enum PlaybackEvents {
             "source": .string(source(entry)),
         ]
         switch entry.origin {
-        case .client(let name): fields["client"] = .string(name)
+        case .client(let requester): fields["client"] = .string(requester.name)
         case .fixedTime(let moment): fields["time"] = .string(StatePublisher.timestamp(Double(moment)))
         case .scheduler: break
         }

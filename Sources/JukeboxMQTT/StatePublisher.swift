@@ -136,7 +136,7 @@ actor StatePublisher {
         return [
             ("now_playing", snapshot.queue.current?.clip.title ?? Self.nothing),
             // Home Assistant's siren is on while a clip it queued plays.
-            ("siren", snapshot.queue.current?.origin == .client(MQTTCommands.sirenClient) ? "ON" : "OFF"),
+            ("siren", snapshot.queue.current?.origin.requester?.frontEnd == .siren ? "ON" : "OFF"),
             ("queue_length", "\(snapshot.queue.waiting.count)"),
             ("paused", snapshot.queue.paused ? "ON" : "OFF"),
             ("quiet", snapshot.quiet.quiet ? "ON" : "OFF"),

@@ -54,7 +54,8 @@ extension EntryInfo {
     public static func queuedBy(_ origin: String) -> String {
         switch origin {
         case "scheduler": "picked at random"
-        case "timetable": "at its time"
+        // "timetable" is how daemons before 0.2 named it.
+        case "fixed-time", "timetable": "at its time"
         case "web": "from the web page"
         case "mqtt": "over MQTT"
         case "siren": "by Home Assistant's siren"

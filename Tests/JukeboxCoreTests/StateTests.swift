@@ -271,3 +271,24 @@ extension StateTests {
         ])
     }
 }
+
+/// The front end an entry came through is kept with it across a restart; an entry saved
+/// without one (by an earlier version) is named by the front ends' own words, as then.
+@Suite("Saved state: who asked")
+struct SavedRequesterTests {
+    func clip() -> PersistedState.Clip { .init(id: "a", file: "a.wav", path: "/clips/a.wav", title: "a", gain: 0) }
+
+    @Test func theFrontEndIsKeptAndEarlierFilesAreReadAsThenNamed() throws {
+        for requester in [Requester(.web, name: "kitchen"), Requester(.socket, name: "pi"), Requester(.siren, name: "siren"), Requester(.soundTest, name: "test")] {
+            let entry = QueueEntry(ticket: 1, clip: PlayableClip(id: "a", source: ClipSource(file: "a.wav", path: "/clips/a.wav")), origin: .client(requester))
+            let saved = PersistedState.Entry(entry)
+            #expect(saved.client == requester.name)
+            #expect(saved.via == (requester.frontEnd == .socket ? nil : requester.frontEnd.rawValue))
+            #expect(saved.queueEntry.origin == .client(requester))
+        }
+        for (name, frontEnd) in [("web", Requester.FrontEnd.web), ("mqtt", .mqtt), ("siren", .siren), ("test", .soundTest), ("pi", .socket)] {
+            let earlier = PersistedState.Entry(ticket: 1, clip: clip(), cue: nil, client: name)
+            #expect(earlier.queueEntry.origin == .client(Requester(frontEnd, name: name)))
+        }
+    }
+}

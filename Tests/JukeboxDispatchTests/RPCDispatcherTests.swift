@@ -280,3 +280,21 @@ extension RPCDispatcherTests {
         #expect(await fixture.waiting().isEmpty)
     }
 }
+
+/// Each front end's requests are its own: a `client` name changes what is shown, never which
+/// front end an entry came through (the siren's state, `stop`, MQTT's `source`).
+@Suite("Control requests: who asked", .timeLimit(.minutes(1)))
+struct RequesterTests {
+    @Test func aNameARequestGivesItselfIsShownAndTheFrontEndStays() async throws {
+        let fixture = try await TestCore()
+        _ = await fixture.core.pause()
+        let web = RPCDispatcher(core: fixture.core, client: "web", frontEnd: .web)
+        _ = await web.handle(Array(#"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"clips":["ward"],"client":"siren"}}"#.utf8))
+        _ = await web.handle(Array(#"{"jsonrpc":"2.0","id":2,"method":"enqueue","params":{"clips":["water"]}}"#.utf8))
+        let siren = RPCDispatcher(core: fixture.core, client: "siren", frontEnd: .siren)
+        _ = await siren.handle(Array(#"{"jsonrpc":"2.0","id":3,"method":"enqueue","params":{"clips":["walk"]}}"#.utf8))
+        let origins = await fixture.core.snapshot().queue.waiting.map(\.origin)
+        #expect(origins == [.client(Requester(.web, name: "siren")), .client(Requester(.web, name: "web")), .client(Requester(.siren, name: "siren"))])
+        #expect(origins.map(\.description) == ["siren", "web", "siren"])
+    }
+}

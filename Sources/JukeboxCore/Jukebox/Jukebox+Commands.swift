@@ -17,9 +17,9 @@ extension Jukebox {
     /// `playing`: a level of their own (held to the session's `maxVolume`) and a length to
     /// stop each at.
     public func enqueue(
-        _ names: [String], cue: Bool, client: String, afterQuiet: Bool = false, now: Bool = false, playing: QueueEntry.Playing = .asIs
+        _ names: [String], cue: Bool, client: Requester, afterQuiet: Bool = false, now: Bool = false, playing: QueueEntry.Playing = .asIs
     ) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
-        try Self.checkClient(client)
+        try Self.checkClient(client.name)
         var playing = playing
         if let volume = playing.volume { playing.volume = min(volume, catalog.session.maxVolume) }
         try Self.checkUrgency(now: now, afterQuiet: afterQuiet)
@@ -49,14 +49,14 @@ extension Jukebox {
 
     /// Queues clips, or holds them until quiet ends (see `enqueue`).
     func admit(
-        _ clips: [PlayableClip], cue: PlayableClip?, client: String, afterQuiet: Bool, now: Bool = false, playing: QueueEntry.Playing = .asIs
+        _ clips: [PlayableClip], cue: PlayableClip?, client: Requester, afterQuiet: Bool, now: Bool = false, playing: QueueEntry.Playing = .asIs
     ) async throws(JukeboxError) -> [(entry: QueueEntry, position: Int?)] {
         do {
             guard afterQuiet, await quiet.isQuietNow() else {
                 return try await queue.enqueue(contentsOf: clips, cue: cue, origin: .client(client), urgent: now, playing: playing).map { ($0.entry, $0.position) }
             }
             let held = try await queue.hold(contentsOf: clips, cue: cue, origin: .client(client), playing: playing)
-            logger.info("held \(clips.map(\.id).joined(separator: ", ")) for \(client) until quiet ends", metadata: ["client": "\(client)"])
+            logger.info("held \(clips.map(\.id).joined(separator: ", ")) for \(client.name) until quiet ends", metadata: ["client": "\(client.name)"])
             // Quiet may have ended while they were being held, after its end released the rest.
             await quiet.settleNow()
             return held.map { ($0, nil) }
@@ -68,7 +68,7 @@ extension Jukebox {
     /// Queues the session's clip with this title (the names Home Assistant's select shows),
     /// or, when no clip has it, this id. Refused with suggestions when neither is found.
     public func enqueue(
-        titled title: String, cue: Bool = false, client: String, afterQuiet: Bool = false, now: Bool = false, playing: QueueEntry.Playing = .asIs
+        titled title: String, cue: Bool = false, client: Requester, afterQuiet: Bool = false, now: Bool = false, playing: QueueEntry.Playing = .asIs
     ) async throws(JukeboxError) -> Acknowledged<[(entry: QueueEntry, position: Int?)]> {
         let clips = catalog.session.clips
         guard let clip = clips.first(where: { $0.title == title }) ?? clips.first(where: { $0.id == title }) else {
@@ -82,8 +82,8 @@ extension Jukebox {
     /// like any clip. Its audio is started at once in the background; if it cannot be made,
     /// the entry fails at its turn with the reason, and the queue goes on. `now`: it cuts in,
     /// as `enqueue` describes.
-    public func say(_ text: String, cue: Bool, client: String, afterQuiet: Bool = false, now: Bool = false) async throws(JukeboxError) -> Acknowledged<(entry: QueueEntry, position: Int?)> {
-        try Self.checkClient(client)
+    public func say(_ text: String, cue: Bool, client: Requester, afterQuiet: Bool = false, now: Bool = false) async throws(JukeboxError) -> Acknowledged<(entry: QueueEntry, position: Int?)> {
+        try Self.checkClient(client.name)
         try Self.checkUrgency(now: now, afterQuiet: afterQuiet)
         let spoken: String
         switch SpeechText.check(text) {

@@ -146,7 +146,7 @@ extension Jukebox {
         let clip = PlayableClip(id: "test", source: ClipSource(file: "test tone", path: path), title: "test tone")
         let ticket: UInt64
         do {
-            ticket = try await queue.enqueue(clip, origin: .client(Self.soundTestClient), urgent: true).entry.ticket
+            ticket = try await queue.enqueue(clip, origin: .client(Requester(.soundTest, name: Self.soundTestClient)), urgent: true).entry.ticket
         } catch {
             throw .queueFull(error)
         }

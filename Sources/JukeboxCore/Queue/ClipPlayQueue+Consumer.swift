@@ -210,7 +210,7 @@ extension ClipPlayQueue {
     /// The log fields of an entry: `journalctl CLIP=ward` finds every line about it.
     static func fields(_ entry: QueueEntry, device: String? = nil) -> Logger.Metadata {
         var fields: Logger.Metadata = ["clip": "\(entry.clip.id)", "ticket": "\(entry.ticket)", "file": "\(entry.clip.source.file)"]
-        if case .client(let name) = entry.origin { fields["client"] = "\(name)" }
+        if let requester = entry.origin.requester { fields["client"] = "\(requester.name)" }
         if let device { fields["device"] = "\(device)" }
         return fields
     }

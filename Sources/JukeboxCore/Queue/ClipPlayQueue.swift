@@ -212,7 +212,7 @@ public actor ClipPlayQueue: Service {
     /// Ends what `client` asked for (everything, when nil): its waiting and held entries are
     /// dropped and, if it queued the clip playing now, that clip is skipped.
     public func stop(queuedBy client: String?) async -> (removed: [UInt64], skipped: QueueEntry?) {
-        func ours(_ entry: QueueEntry) -> Bool { client.map { entry.origin == .client($0) } ?? true }
+        func ours(_ entry: QueueEntry) -> Bool { client.map { entry.origin.requester?.name == $0 } ?? true }
         let removed = order.removeAll(where: ours)
         if !removed.isEmpty { events.publish(.removed(removed)) }
         guard let current, ours(current) else { return (removed, nil) }

@@ -5,15 +5,20 @@ public struct QueueEntry: Sendable, Identifiable, Equatable {
         case scheduler
         /// A clip's `at` time came; the moment it was due, in seconds since the epoch.
         case fixedTime(Int64)
-        case client(String)
+        case client(Requester)
 
+        /// The one word for it everywhere (`queue`, the history, the page, MQTT's events):
+        /// `scheduler`, `fixed-time`, or the name of whoever asked.
         public var description: String {
             switch self {
             case .scheduler: "scheduler"
-            case .fixedTime: "timetable"
-            case .client(let name): name
+            case .fixedTime: "fixed-time"
+            case .client(let requester): requester.name
             }
         }
+
+        /// Whoever asked for it; nil when the daemon queued it itself.
+        public var requester: Requester? { if case .client(let requester) = self { requester } else { nil } }
 
         /// Queued by a client, rather than by the daemon itself.
         public var isClient: Bool { if case .client = self { true } else { false } }

@@ -67,6 +67,10 @@ public struct Session: Sendable, Equatable {
     public static let defaultPlayLateWithin: Duration = .seconds(3600)
     public static let playLateWithinRange: ClosedRange<Duration> = .seconds(60) ... .seconds(7 * 86_400)
 
+    /// What a siren turned on without a tone plays (Home Assistant's): the first enabled clip,
+    /// the first of the tones it is offered.
+    public var defaultTone: Clip? { clips.first(where: \.enabled) }
+
     /// How late a fixed time may still start, and when it is missed: `atGrace`, `missed`
     /// and `playLateWithin` as one rule.
     public var grace: StartGrace { StartGrace(onTime: atGrace, missed: missed) }

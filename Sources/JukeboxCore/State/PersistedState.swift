@@ -30,6 +30,9 @@ public struct PersistedState: Codable, Sendable, Equatable {
         public var cue: Clip?
         /// nil for the scheduler, else the client's name.
         public var client: String?
+        /// The front end the client came through (`Requester.FrontEnd`); absent in files of
+        /// earlier versions, and for the socket.
+        public var via: String?
         /// For a clip queued at one of its `at` times: that moment, in seconds since the epoch.
         public var at: Int64?
         /// A request held until quiet hours end; these follow the waiting entries.
@@ -220,17 +223,18 @@ extension PersistedState.Clip {
 }
 
 extension PersistedState.Entry {
-    init(_ entry: QueueEntry) {
+    public init(_ entry: QueueEntry) {
         self.init(ticket: entry.ticket, clip: .init(entry.clip), cue: entry.cue.map(PersistedState.Clip.init),
-                  client: { if case .client(let name) = entry.origin { name } else { nil } }(),
+                  client: entry.origin.requester?.name,
                   at: { if case .fixedTime(let moment) = entry.origin { moment } else { nil } }(),
                   now: entry.urgent ? true : nil, resumeAt: entry.resumeAt,
                   volume: entry.playing.volume, stopAfter: entry.playing.stopAfter?.secondsDouble)
+        if let requester = entry.origin.requester, requester.frontEnd != .socket { via = requester.frontEnd.rawValue }
     }
 
     public var queueEntry: QueueEntry {
         QueueEntry(
-            ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client($0) } ?? at.map { .fixedTime($0) } ?? .scheduler,
+            ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client(.saved(name: $0, via: via)) } ?? at.map { .fixedTime($0) } ?? .scheduler,
             urgent: now == true, resumeAt: resumeAt.map { .init(frame: $0.frame, seconds: $0.seconds) },
             playing: .init(volume: volume, stopAfter: stopAfter.flatMap(QueueEntry.Playing.stopAfter(seconds:))))
     }

@@ -124,6 +124,7 @@ struct StateEncoder {
         }
         if let stopAfter = entry.stopAfter { key("stopAfter"); number(stopAfter) }
         key("ticket"); number(entry.ticket)
+        if let via = entry.via { key("via"); string(via) }
         if let volume = entry.volume { key("volume"); number(volume) }
         raw("}")
     }
