@@ -13,17 +13,22 @@ public struct MQTTFrontEnd: Service {
     let password: String?
     let core: Jukebox
     let logger: Logger
+    /// Where MQTT keeps the count of plays it has told of; nil: in memory only.
+    let toldFile: String?
 
-    public init(settings: MQTTSettings, password: String?, core: Jukebox, logger: Logger) {
+    /// `statePath`: the daemon's state file, beside which MQTT keeps its count of the plays
+    /// it has told of (`STATE.mqtt-told`); nil: it keeps it in memory.
+    public init(settings: MQTTSettings, password: String?, core: Jukebox, statePath: String? = nil, logger: Logger) {
         self.settings = settings
         self.password = password
         self.core = core
         self.logger = logger
+        toldFile = statePath.map(PlaysTold.file(besideState:))
     }
 
     public func run() async throws {
         let topics = MQTTTopics(settings: settings)
-        let state = StatePublisher(topics: topics, core: core)
+        let state = StatePublisher(topics: topics, core: core, told: PlaysTold(path: toldFile, logger: logger))
         let configuration = MQTTConfiguration(
             host: settings.host, port: settings.port, clientID: topics.nodeID, username: settings.username, password: password,
             keepAlive: .seconds(60), will: .init(topic: topics.availability, text: "offline", qos: .atLeastOnce, retain: true),

@@ -9,6 +9,8 @@ import MQTT
 actor StatePublisher {
     let topics: MQTTTopics
     let core: Jukebox
+    /// The last play told of: MQTT's own count.
+    let told: PlaysTold
     private var client: MQTTClient?
     /// What each state topic last carried on this connection.
     private var published: [String: String] = [:]
@@ -32,15 +34,17 @@ actor StatePublisher {
         var bed: Bool
     }
 
-    init(topics: MQTTTopics, core: Jukebox) {
+    init(topics: MQTTTopics, core: Jukebox, told: PlaysTold) {
         self.topics = topics
         self.core = core
+        self.told = told
         (tellRequested, tellRequests) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     func attach(_ client: MQTTClient) async {
         self.client = client
         tellableThrough = await core.lastPlay()
+        await told.load(lastPlay: tellableThrough)
     }
 
     func connected() async {
@@ -84,10 +88,12 @@ actor StatePublisher {
             roundEnded = [:]
         }
         guard let client, await client.isConnected else { return }
-        for play in await core.playsToTell(through: tellableThrough) {
+        let plays = await core.playsEnded(after: await told.through, through: tellableThrough)
+        await told.noteGap(before: plays)
+        for play in plays {
             let message = MQTTPacket.Publish(topic: topics.state("playback"), text: PlaybackEvents.ended(play), qos: .atLeastOnce, retain: false)
             guard await client.publishAcknowledged(message) else { return }
-            await core.markPlayEventsTold(through: play.seq)
+            await told.mark(play.seq)
         }
     }
 

@@ -226,7 +226,7 @@ struct Daemon {
 
         if let mqtt {
             // Never waited for: a broker that is away does not hold up playback or readiness.
-            frontEnds.append(.init(service: MQTTFrontEnd(settings: mqtt.settings, password: mqtt.password, core: core, logger: logger)))
+            frontEnds.append(.init(service: MQTTFrontEnd(settings: mqtt.settings, password: mqtt.password, core: core, statePath: statePath, logger: logger)))
         }
 
         logger.info("jukeboxd \(JukeboxVersion.current), session \"\(session.name)\": \(Plural.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")

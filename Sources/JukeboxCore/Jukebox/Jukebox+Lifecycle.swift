@@ -44,7 +44,7 @@ extension Jukebox {
             }
             await queue.restore(
                 entries: waiting.map(\.queueEntry), held: held.map(\.queueEntry), nextTicket: state.nextTicket, stats: state.stats,
-                history: state.history.map(\.record), started: state.started, paused: state.paused, playEventsTold: state.playEventsTold ?? 0)
+                history: state.history.map(\.record), started: state.started, paused: state.paused)
             for entry in late {
                 let reason = "it was queued at its time, but jukeboxd stopped before it played, longer ago than \(session.grace.words); not played late"
                 await queue.recordNotPlayed(entry.queueEntry, outcome: .missed(reason: reason))

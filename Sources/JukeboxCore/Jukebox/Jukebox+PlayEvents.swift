@@ -1,19 +1,12 @@
-// The plays a follower tells of once each (MQTT's Playback events): what ended since it last
-// told, numbered, and on disk before it is handed out.
+// The plays that ended, numbered, for a front end that follows them (MQTT's Playback events
+// keeps its own count of what it has told).
 extension Jukebox {
-    /// The plays that ended after the last one told of (`markPlayEventsTold`), up to
-    /// `through`, oldest first, once the state holding them is on disk; none when it cannot
-    /// be saved. At most the history's length.
-    public func playsToTell(through: UInt64) async -> [PlayRecord] {
-        let told = await queue.playEventsTold
-        let plays = Array(await queue.history.filter { $0.seq > told && $0.seq <= through })
+    /// The plays that ended after play `after` (its `PlayRecord.seq`; 0: from the first kept),
+    /// up to `through`, oldest first, once the state holding them is on disk; none when it
+    /// cannot be saved. At most the history's length: the oldest of more are gone.
+    public func playsEnded(after: UInt64, through: UInt64 = .max) async -> [PlayRecord] {
+        let plays = Array(await queue.history.filter { $0.seq > after && $0.seq <= through })
         guard !plays.isEmpty else { return [] }
-        // Plays that ended while nobody was told, more than the history keeps: said once, as
-        // the follower goes on from the oldest it can still tell.
-        if told > 0, let first = plays.first, first.seq > told + 1, !missedPlaysLogged.contains(first.seq) {
-            missedPlaysLogged.insert(first.seq)
-            logger.warning("\(Plural.count(Int(first.seq - told - 1), "play")) ended while MQTT could not be told, more than the \(ClipPlayQueue.historyLimit) the history keeps; the oldest of them are not told as Playback events")
-        }
         do {
             try await saveNow()
         } catch {
@@ -24,11 +17,4 @@ extension Jukebox {
 
     /// The last play that has ended so far (its `PlayRecord.seq`; 0: none).
     public func lastPlay() async -> UInt64 { await queue.history.last?.seq ?? 0 }
-
-    /// Every play up to `seq` has been told of; saved with the state, so none is told again
-    /// after a restart.
-    public func markPlayEventsTold(through seq: UInt64) async {
-        await queue.markPlayEventsTold(through: seq)
-        await saveNowOrLog()
-    }
 }

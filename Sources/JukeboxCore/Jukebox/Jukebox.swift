@@ -106,8 +106,6 @@ public actor Jukebox: Service {
     var sessionBusy = false
     /// A sound test is running, or its device has not answered yet.
     var soundTestRunning = false
-    /// The plays after which older ones went untold (`playsToTell`), each logged once.
-    var missedPlaysLogged: Set<UInt64> = []
     var sessionWaiters: [CheckedContinuation<Void, Never>] = []
     let makeOutput: OutputFactory
     let configuration: Configuration

@@ -69,9 +69,6 @@ public actor ClipPlayQueue: Service {
     /// How far into the clip playing now it was paused, for `status`.
     var pausedPosition: (elapsed: Duration, total: Duration)?
     public var history: Deque<PlayRecord> { plays.plays }
-    /// The last play (`PlayRecord.seq`) that MQTT's Playback events have told of: kept with
-    /// the state, so none is told twice across a restart.
-    public internal(set) var playEventsTold: UInt64 = 0
     public var stats: [String: ClipStats] { plays.stats }
     var nextTicket: UInt64 = 1
     var closing = false
@@ -310,10 +307,9 @@ public actor ClipPlayQueue: Service {
     /// the requests held until quiet hours end. While urgent entries wait to cut in, they come
     /// before the clip they are cutting.
     public func persisted() -> (
-        entries: [QueueEntry], held: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool,
-        playEventsTold: UInt64
+        entries: [QueueEntry], held: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool
     ) {
-        (order.persisted(current: current), Array(held), nextTicket, stats, Array(history), started, isPaused, playEventsTold)
+        (order.persisted(current: current), Array(held), nextTicket, stats, Array(history), started, isPaused)
     }
 
     /// Puts saved entries back, in order, keeping their tickets. Call before `run()`.
@@ -325,13 +321,10 @@ public actor ClipPlayQueue: Service {
     /// fault) would bring the daemon down on every start, for ever. Nothing else is dropped.
     public func restore(
         entries: [QueueEntry], held: [QueueEntry] = [], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark? = nil,
-        paused: Bool = false, playEventsTold: UInt64 = 0
+        paused: Bool = false
     ) async {
-        self.playEventsTold = playEventsTold
         if paused { pauseSwitch.set(true) }
         plays.restore(plays: history, stats: stats)
-        // Never told of any (no MQTT before): what ended before this start is not told now.
-        if playEventsTold == 0 { self.playEventsTold = plays.lastSeq }
         var entries = entries[...]
         if let started, let head = entries.first, head.ticket == started.ticket, started.count >= Self.crashLimit {
             logger.warning("\(head.clip.id) (ticket \(head.ticket), \(head.clip.source.file)) was playing each of the last \(started.count) times the daemon stopped without shutting down; \(Self.crashLoopReason)", metadata: Self.fields(head))
@@ -390,9 +383,4 @@ public actor ClipPlayQueue: Service {
 
     /// Fixed times missed that are counted only (beyond those the history lists one by one).
     public func countMissed(_ count: Int) { plays.countMissed(count) }
-
-    /// MQTT's Playback events have told of every play up to `seq`.
-    public func markPlayEventsTold(through seq: UInt64) {
-        playEventsTold = max(playEventsTold, seq)
-    }
 }

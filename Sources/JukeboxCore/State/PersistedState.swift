@@ -119,8 +119,6 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public var ducked: [DuckRecord]?
     /// The music bed's music was turned off (`bed off`); absent while it is on.
     public var musicOff: Bool?
-    /// The last play MQTT's Playback events told of (`ClipPlayQueue.playEventsTold`).
-    public var playEventsTold: UInt64?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
@@ -161,7 +159,6 @@ extension PersistedState {
         let ducked = await ducker.records
         state.ducked = ducked.isEmpty ? nil : ducked
         state.musicOff = await player.musicOn ? nil : true
-        state.playEventsTold = saved.playEventsTold == 0 ? nil : saved.playEventsTold
         return state
     }
 }

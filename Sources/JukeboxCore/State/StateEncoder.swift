@@ -76,7 +76,6 @@ struct StateEncoder {
         if let musicOff = state.musicOff { key("musicOff"); raw(musicOff ? "true" : "false") }
         key("nextTicket"); number(state.nextTicket)
         key("paused"); raw(state.paused ? "true" : "false")
-        if let told = state.playEventsTold { key("playEventsTold"); number(told) }
         if let quiet = state.quiet {
             key("quiet"); raw("{"); key("quiet", first: true); raw(quiet.quiet ? "true" : "false")
             if let until = quiet.until { key("until"); number(until) }
