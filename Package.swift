@@ -230,7 +230,7 @@ let package = Package(
         .testTarget(name: "JukeboxBedTests", dependencies: [
             "JukeboxBed", "JukeboxCore", "JukeboxCoreTestSupport", "JukeboxTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxTestSupport"]),
+        .testTarget(name: "JukeboxHTTPTests", dependencies: ["JukeboxHTTP", "JukeboxCore", "JukeboxCoreTestSupport", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxDuckTests", dependencies: [
             "JukeboxDuck", "JukeboxCore", "JukeboxTestSupport",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),

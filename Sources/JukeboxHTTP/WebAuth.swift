@@ -50,15 +50,19 @@ public actor WebAuth {
     private var failureLog = LogBudget(what: "wrong passwords for the web remote", maxLines: WebAuth.maxFailureLines, window: WebAuth.throttleWindow)
     private let logger: Logger
 
+    /// `time`: the daemon's clocks (tests drive theirs): the one that measures times the
+    /// throttling, the wall clock the sessions' expiry.
     public init(
         password: String?, sessionsFile: String? = nil, logger: Logger = Logger(label: "web", factory: { _ in SwiftLogNoOpLogHandler() }),
-        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-        wallClock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }
+        time: TimeSource = .system
     ) {
         self.password = password.map { Array($0.utf8) }
         self.sessionsFile = password == nil ? nil : sessionsFile
-        self.now = now
-        self.wallClock = wallClock
+        // Failures are compared with each other only: the measuring clock's time since now,
+        // counted on from this moment.
+        let (origin, elapsed) = (ContinuousClock.now, ElapsedClock(time.clock))
+        now = { origin + elapsed.now }
+        wallClock = { time.wallSeconds() }
         self.logger = logger
     }
 

@@ -32,36 +32,34 @@ public struct WebServer: Service {
     let certificates: WebCertificateStore
     /// Where what it serves is told to the dispatchers, for `webCA`.
     let webCertificate: WebCertificateBoard
-    let clock: Clocks
+    /// The daemon's clocks: the certificate's checks read the wall clock, and wait on the
+    /// measuring one.
+    let time: TimeSource
+    /// The machine's names and addresses, which the certificate must cover; tests set theirs.
+    let names: @Sendable () -> ServerNames
 
     /// How often the server certificate is looked at: its end, and the machine's names and
     /// addresses (a new one from DHCP, say).
     public static let certificateCheck: Duration = .seconds(3600)
 
-    /// What the certificate's checks see; tests set the time and the machine's names.
-    public struct Clocks: Sendable {
-        public var now: @Sendable () -> Date
-        public var names: @Sendable () -> ServerNames
-        public init(now: @escaping @Sendable () -> Date = { Date() }, names: @escaping @Sendable () -> ServerNames = { ServerNames.ofThisMachine() }) {
-            self.now = now
-            self.names = names
-        }
-    }
+    /// The wall clock's time, as the certificates count it.
+    func now() -> Date { Date(timeIntervalSince1970: time.wallClock()) }
 
     /// `password` nil is allowed only on a loopback address (the daemon checks at start-up).
     /// Browsers' sessions are kept in `sessionsFile`, so they outlive a restart.
     public init(
         settings: WebSettings, password: String?, sessionsFile: String?, certificates: WebCertificateStore,
         webCertificate: WebCertificateBoard = WebCertificateBoard(), core: Jukebox, logger: Logger,
-        clock: Clocks = Clocks(), onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        names: @escaping @Sendable () -> ServerNames = { ServerNames.ofThisMachine() }, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.settings = settings
         self.core = core
-        self.auth = WebAuth(password: password, sessionsFile: sessionsFile, logger: logger)
+        self.auth = WebAuth(password: password, sessionsFile: sessionsFile, logger: logger, time: core.time)
         self.logger = logger
         self.certificates = certificates
         self.webCertificate = webCertificate
-        self.clock = clock
+        time = core.time
+        self.names = names
         self.onListening = onListening
     }
 
@@ -145,9 +143,9 @@ public struct WebServer: Service {
     /// Blocking: on `io`'s thread.
     func identity(previous: WebIdentity?) throws(WebCertificateError) -> WebIdentity {
         if let certificate = settings.certificateFile, let key = settings.keyFile {
-            return try WebCertificateStore.own(certificate: certificate, key: key, now: clock.now())
+            return try WebCertificateStore.own(certificate: certificate, key: key, now: now())
         }
-        return try certificates.prepare(names: clock.names(), now: clock.now())
+        return try certificates.prepare(names: names(), now: now())
     }
 
     private func logIdentity(_ identity: WebIdentity) {
@@ -161,7 +159,7 @@ public struct WebServer: Service {
                 logger.info("made the web remote's certificate for \(identity.names), valid until \(WebCertificateStore.shortDate(identity.notAfter))")
             }
             let replaced = identity.keptAside.map { aside in
-                "it replaced one that could not be used (\(aside.reason), kept as \(aside.paths.joined(separator: " and "))) on \(WebCertificateStore.shortDate(clock.now())): every phone must trust this one"
+                "it replaced one that could not be used (\(aside.reason), kept as \(aside.paths.joined(separator: " and "))) on \(WebCertificateStore.shortDate(now())): every phone must trust this one"
             }
             var previous: String?
             if case .authority(let shown) = webCertificate.current, shown.path == authority.path { previous = shown.replaced }
@@ -178,7 +176,7 @@ public struct WebServer: Service {
     /// start and at each hourly look. (jukeboxd's own are renewed before they end.)
     private func publishOwn(_ identity: WebIdentity) {
         let path = settings.certificateFile ?? ""
-        let left = identity.notAfter.timeIntervalSince(clock.now())
+        let left = identity.notAfter.timeIntervalSince(now())
         webCertificate.publish(.ownCertificate(path: path, notAfter: identity.notAfter.timeIntervalSince1970, ended: left <= 0))
         let date = WebCertificateStore.shortDate(identity.notAfter)
         if left <= 0 {
@@ -193,7 +191,8 @@ public struct WebServer: Service {
     /// its files change. New connections get the new one.
     private func renew(_ box: TLSContextBox, _ first: WebIdentity, authority: ServedAuthority, io: BlockingWorkQueue) async {
         var current = first
-        while (try? await Task.sleep(for: Self.certificateCheck)) != nil {
+        let clock = time.clock
+        while (try? await clock.sleep(for: Self.certificateCheck)) != nil {
             let previous = current
             let next = await io.run { [self] () -> Result<WebIdentity, WebCertificateError> in
                 Result { () throws(WebCertificateError) in try self.identity(previous: previous) }

@@ -221,7 +221,7 @@ struct Daemon {
             frontEnds.append(.init(service: WebServer(
                 settings: web.settings, password: web.password, sessionsFile: WebServer.sessionsFile(besideState: statePath),
                 certificates: WebCertificateStore(folder: WebCertificateStore.folder(besideState: statePath)), webCertificate: webCertificate,
-                core: core, logger: logger) { _ in listening.done() }))
+                core: core, logger: logger, onListening: { _ in listening.done() })))
         }
 
         if let mqtt {

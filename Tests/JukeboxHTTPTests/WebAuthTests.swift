@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 @testable import JukeboxHTTP
+import JukeboxCore
+import JukeboxCoreTestSupport
 import JukeboxTestSupport
 import Synchronization
 import Testing
@@ -20,7 +22,7 @@ struct WebAuthTests {
     init() throws { folder = try TemporaryDirectory() }
 
     func auth(_ password: String = "correct horse") async -> WebAuth {
-        let auth = WebAuth(password: password, sessionsFile: file, wallClock: { [wall] in wall.seconds.withLock { $0 } })
+        let auth = WebAuth(password: password, sessionsFile: file, time: TimeSource(wallClock: { [wall] in Double(wall.seconds.withLock { $0 }) }))
         await auth.restore()
         return auth
     }
@@ -114,8 +116,8 @@ struct WebAuthTests {
     /// budget, and the log stays a few lines.
     @Test func aFullTableThrottlesNewcomersTogetherAndTheLogStaysShort() async throws {
         let log = LogCollector()
-        let moment = Mutex(ContinuousClock.now)
-        let auth = WebAuth(password: "correct horse", logger: Logger(label: "web") { _ in log }, now: { moment.withLock { $0 } })
+        let clock = ManualClock()
+        let auth = WebAuth(password: "correct horse", logger: Logger(label: "web") { _ in log }, time: TimeSource(clock: clock))
         for index in 0..<WebAuth.maxTrackedAddresses {
             #expect(await auth.login(password: "guess", from: "10.\(index >> 16).\((index >> 8) & 255).\(index & 255)") == .refused)
         }
@@ -129,7 +131,7 @@ struct WebAuthTests {
         }
         #expect(log.lines.count <= WebAuth.maxFailureLines, "\(log.lines.count) lines")
         // A minute later the count of what was not logged comes with the next line.
-        moment.withLock { $0 += WebAuth.throttleWindow }
+        clock.advance(by: WebAuth.throttleWindow)
         _ = await auth.login(password: "guess", from: "192.0.2.1")
         #expect(log.lines.contains { $0.contains("\(WebAuth.maxTrackedAddresses + WebAuth.maxFailures - WebAuth.maxFailureLines) more wrong passwords for the web remote were not logged") }, "\(log.lines)")
         // The old failures have expired: the table makes room, and the right password works.

@@ -108,6 +108,8 @@ public actor Jukebox: Service {
     var soundTestRunning = false
     var sessionWaiters: [CheckedContinuation<Void, Never>] = []
     let makeOutput: OutputFactory
+    /// The daemon's clocks, for the front ends to keep time by too.
+    public nonisolated var time: TimeSource { configuration.time }
     let configuration: Configuration
     let logger: Logger
     let startedAt: Double
