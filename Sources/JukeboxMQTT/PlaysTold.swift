@@ -27,10 +27,11 @@ actor PlaysTold {
     }
 
     /// Reads where the last run left off. Without a file (the first run, or one before the
-    /// count was MQTT's own), the plays that ended before now are not told: from `lastPlay`.
-    func load(lastPlay: UInt64) async {
+    /// count was MQTT's own), the plays of earlier runs are not told: from `earlierRuns`, the
+    /// last of them. `lastPlay`: the last play so far; a count beyond it is not this state's.
+    func load(earlierRuns: UInt64, lastPlay: UInt64) async {
         guard let path else {
-            through = lastPlay
+            through = earlierRuns
             return
         }
         let read = await io.run { Result { () throws(FileReadError) in try FilePath.read(path, limit: Self.maxSize) } }
@@ -40,12 +41,12 @@ actor PlaysTold {
             if text.hasPrefix(Self.header), let seq = UInt64(text.dropFirst(Self.header.count).prefix { $0 != "\n" }), seq <= lastPlay {
                 through = seq
             } else {
-                logger.warning("\(path) is not a count of plays told that this jukeboxd wrote; the plays that ended before now are not told as Playback events")
-                through = lastPlay
+                logger.warning("\(path) is not a count of plays told that this jukeboxd wrote; the plays of earlier runs are not told as Playback events")
+                through = earlierRuns
             }
         case .failure(let error):
-            if !error.isMissing { logger.warning("cannot read \(path): \(error); the plays that ended before now are not told as Playback events") }
-            through = lastPlay
+            if !error.isMissing { logger.warning("cannot read \(path): \(error); the plays of earlier runs are not told as Playback events") }
+            through = earlierRuns
         }
     }
 

@@ -44,7 +44,7 @@ actor StatePublisher {
     func attach(_ client: MQTTClient) async {
         self.client = client
         tellableThrough = await core.lastPlay()
-        await told.load(lastPlay: tellableThrough)
+        await told.load(earlierRuns: await core.lastPlayOfEarlierRuns(), lastPlay: tellableThrough)
     }
 
     func connected() async {

@@ -17,4 +17,8 @@ extension Jukebox {
 
     /// The last play that has ended so far (its `PlayRecord.seq`; 0: none).
     public func lastPlay() async -> UInt64 { await queue.history.last?.seq ?? 0 }
+
+    /// The last play of earlier runs, as the saved state had it: a follower that starts
+    /// afresh tells what ended since (a fixed time found missed at the start among them).
+    public func lastPlayOfEarlierRuns() async -> UInt64 { await queue.lastPlayRestored }
 }

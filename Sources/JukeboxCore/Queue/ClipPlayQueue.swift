@@ -69,6 +69,8 @@ public actor ClipPlayQueue: Service {
     /// How far into the clip playing now it was paused, for `status`.
     var pausedPosition: (elapsed: Duration, total: Duration)?
     public var history: Deque<PlayRecord> { plays.plays }
+    /// The last play of earlier runs (its `PlayRecord.seq`; 0: none).
+    public var lastPlayRestored: UInt64 { plays.lastSeqRestored }
     public var stats: [String: ClipStats] { plays.stats }
     var nextTicket: UInt64 = 1
     var closing = false

@@ -23,6 +23,8 @@ public struct PlayHistory: Sendable {
 
     /// The number of the last play that ended (0: none yet).
     public var lastSeq: UInt64 { nextSeq - 1 }
+    /// The number of the last play of earlier runs, as the saved state had it.
+    public private(set) var lastSeqRestored: UInt64 = 0
 
     /// `entry`, started at `startedAt` (seconds since 1970), ended with `outcome`: counted,
     /// numbered and added. An announcement is not one of the session's clips, so it is not
@@ -61,5 +63,6 @@ public struct PlayHistory: Sendable {
         self.stats = stats
         plays = Deque(saved.suffix(Self.limit))
         nextSeq = max(nextSeq, (saved.map(\.seq).max() ?? 0) + 1)
+        lastSeqRestored = lastSeq
     }
 }
