@@ -28,6 +28,9 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     private let makeRateConverter: RateConverterFactory?
     private let logger: Logger
     private let state: Mutex<State>
+    /// What the mixer keeps time by, as the rest of the daemon does (`TimeSource`): its
+    /// waits for a failed device and for a device that takes audio faster than it plays.
+    private let clock: ElapsedClock
 
     /// What the session's `bed` section says, in the audio layer's terms.
     public struct Settings: Sendable, Equatable {
@@ -99,8 +102,10 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     /// `device`: the output the mix plays through (an ALSA device, a Snapcast pipe), which
     /// holds `outputLatency` ahead of what is heard.
     public init(
-        device: any AudioSink, settings: Settings, outputLatency: Duration, makeRateConverter: RateConverterFactory?, logger: Logger
+        device: any AudioSink, settings: Settings, outputLatency: Duration, makeRateConverter: RateConverterFactory?,
+        clock: ElapsedClock = ElapsedClock(ContinuousClock()), logger: Logger
     ) {
+        self.clock = clock
         self.device = device
         self.settings = settings
         self.makeRateConverter = makeRateConverter
@@ -309,7 +314,7 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
         // Since when the device has taken how many frames without once making the mixer wait:
         // one that takes them faster than they play (ALSA's null PCM, a file) is held to
         // real time, or the mixer would spin. A device that waits paces the mixer itself.
-        var pace: (since: ContinuousClock.Instant, frames: Int)?
+        var pace: (since: Duration, frames: Int)?
         while !Task.isCancelled {
             let running = state.withLock { state -> (mix: AudioFormat, device: AudioFormat)? in
                 if case .running(let mix, let device) = state.phase { return (mix, device) }
@@ -347,7 +352,7 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
                         logger.warning("\(failure); the music bed and the clips wait, and it is tried again every \(Self.retryEvery.milliseconds / 1000) s", metadata: ["device": "\(deviceName)"])
                         reportedFailure = true
                     }
-                    try? await Task.sleep(for: Self.retryEvery)
+                    try? await clock.sleep(until: clock.now + Self.retryEvery)
                 }
                 continue
             }
@@ -368,7 +373,7 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
                 lastProblem = problem
             }
             do {
-                let started = ContinuousClock.now
+                let started = clock.now
                 try await device.write(SampleMath.convert(AudioBuffer(samples: .float32(block), channels: mix.channels), to: deviceFormat.sampleFormat))
                 wrote(frames, latency: mix.frames(in: outputLatency))
                 pace = await held(to: pace, started: started, frames: frames, mix: mix)
@@ -382,7 +387,7 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
                 fail(failure)
                 logger.warning("\(failure); the music bed and the clips wait, and it is tried again every \(Self.retryEvery.milliseconds / 1000) s", metadata: ["device": "\(deviceName)"])
                 reportedFailure = true
-                try? await Task.sleep(for: Self.retryEvery)
+                try? await clock.sleep(until: clock.now + Self.retryEvery)
             }
         }
         let pipe = state.withLock { state -> BedPipe? in
@@ -402,16 +407,16 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     /// After a write of `frames` that began at `started`: waits if the device has taken more
     /// than real time allows since it last made the mixer wait, and returns the new count.
     private func held(
-        to pace: (since: ContinuousClock.Instant, frames: Int)?, started: ContinuousClock.Instant, frames: Int, mix: AudioFormat
-    ) async -> (since: ContinuousClock.Instant, frames: Int)? {
-        let now = ContinuousClock.now
+        to pace: (since: Duration, frames: Int)?, started: Duration, frames: Int, mix: AudioFormat
+    ) async -> (since: Duration, frames: Int)? {
+        let now = clock.now
         if now - started >= Self.mixBlock / 2 { return nil }
         let since = pace?.since ?? started
         let total = (pace?.frames ?? 0) + frames
         let played: Duration = mix.duration(frames: total)
         let slack: Duration = outputLatency + Self.mixBlock * 2
         let ahead: Duration = played - (now - since) - slack
-        if ahead > .zero { try? await Task.sleep(for: ahead) }
+        if ahead > .zero { try? await clock.sleep(until: now + ahead) }
         return (since, total)
     }
 

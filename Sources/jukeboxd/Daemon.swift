@@ -144,7 +144,7 @@ struct Daemon {
 
     /// Builds the output a session's configuration names, with the music bed mixed in when
     /// the session has one.
-    static func makeOutput(_ config: OutputConfig, bed: BedSettings?, logger: Logger) -> AudioOutput {
+    static func makeOutput(_ config: OutputConfig, bed: BedSettings?, time: TimeSource = .system, logger: Logger) -> AudioOutput {
         guard let bed else {
             return switch config {
             case .alsa(let device): AudioOutput(AlsaSink(device: device))
@@ -162,7 +162,7 @@ struct Daemon {
         return AudioOutput(bed: MixingSink(
             device: device,
             settings: .init(pipe: bed.pipe, format: bed.format, level: bed.level, attack: bed.attack, release: bed.release, group: bed.group.flatMap(UserName.groupID)),
-            outputLatency: latency, makeRateConverter: makeRateConverter, logger: logger))
+            outputLatency: latency, makeRateConverter: makeRateConverter, clock: ElapsedClock(time.clock), logger: logger))
     }
 
     /// The ALSA buffer under a music bed.

@@ -68,12 +68,13 @@ struct OutputHandoverTests {
 
     init() throws { folder = try TemporaryDirectory() }
 
-    /// A bed on the card at `level`, reading the one pipe every bed here reads.
-    func bed(level: Double) -> MixingSink {
+    /// A bed on the card at `level`, reading the one pipe every bed here reads, keeping time
+    /// by `clock`.
+    func bed(level: Double, clock: ElapsedClock = ElapsedClock(ContinuousClock())) -> MixingSink {
         MixingSink(
             device: card.pcm(),
             settings: .init(pipe: folder.file("bed"), format: StreamFormat(sampleRate: 8_000, bits: 16, channels: 1), level: level, attack: .zero, release: .zero),
-            outputLatency: .zero, makeRateConverter: nil, logger: Logger(label: "test"))
+            outputLatency: .zero, makeRateConverter: nil, clock: clock, logger: Logger(label: "test"))
     }
 
     /// Waits (checking every 5 ms, for at most 10 s) until `condition` holds.
@@ -114,17 +115,26 @@ struct OutputHandoverTests {
         #expect(card.now.open == 0)
     }
 
+    /// The mixer keeps the daemon's time: its retries wait on the clock it is given, here one
+    /// the test moves.
     @Test func aCardTheMixerCannotOpenIsThePlayersDeviceState() async throws {
         card.take(true)
-        let mixer = bed(level: 0.5)
+        let clock = ManualClock()
+        let mixer = bed(level: 0.5, clock: ElapsedClock(clock))
         let player = Player(output: AudioOutput(bed: mixer), decoder: FakeDecoder(clips: [:]), logger: Logger(label: "test"))
         await player.start()
         #expect(await until {
             if case .retrying(_, let error) = await player.device { error.code == .busy && error.device == "hw:Exclusive" } else { false }
         })
-        // The mixer tries it again every 2 s: a second failure counts as missing for that long.
+        // Tried again every 2 s of the mixer's clock: a second failure counts as missing for that long.
+        await clock.waitForSleepers()
+        #expect(card.now.refused == 1, "no retry before its time")
+        clock.advance(by: MixingSink.retryEvery)
+        #expect(await until { card.now.refused == 2 })
         #expect(await until { await player.missingFor >= MixingSink.retryEvery })
         card.take(false)
+        await clock.waitForSleepers()
+        clock.advance(by: MixingSink.retryEvery)
         #expect(await until { mixer.deviceState == .open })
         #expect(await until { await player.device == .closed })
         #expect(await player.missingFor == .zero)

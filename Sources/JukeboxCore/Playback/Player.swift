@@ -14,67 +14,69 @@ import Synchronization
 public actor Player {
     /// The output clips play through, behind the conversion stage. A new one (a reload that
     /// names another device) is taken up between clips: see `useSink(_:)`.
-    private(set) var sink: ConvertingSink
+    internal(set) var sink: ConvertingSink
     /// The output to switch to once the clip playing now has ended.
-    private var pendingSink: Stages?
+    var pendingSink: Stages?
     /// The output `sink` plays through, for the watchdog: it is read without waiting for
     /// the actor, and changes only when `sink` does.
-    private nonisolated let watched: Mutex<WatchedSink>
-    private let makeRateConverter: RateConverterFactory?
+    nonisolated let watched: Mutex<WatchedSink>
+    let makeRateConverter: RateConverterFactory?
     /// The music under the clips, when the output has a bed (the session's `bed`): a stage
     /// of the output that holds the device itself, from `start()` until the output is retired.
-    private var bed: (any MusicBed)?
+    var bed: (any MusicBed)?
     /// Whether the output's stages that run by themselves (the bed's mixer) have been started:
     /// from `start()`, or the first clip, on.
-    private var started = false
+    var started = false
     /// Whether the bed's music is on (`jukebox bed on|off`): the player's to keep, and the
     /// state file's, so it holds across a new output and a restart. The bed follows it.
-    public private(set) var musicOn = true
+    public internal(set) var musicOn = true
     /// The device's problem while the queue waits for it to come back, and when it is tried
     /// again (`waitForDevice`).
-    private var deviceProblem: (error: AudioDeviceError, retryIn: Duration)?
+    var deviceProblem: (error: AudioDeviceError, retryIn: Duration)?
+    /// How long the queue has been waiting for the device, as `waitForDevice` counts it.
+    var queueMissingFor: Duration = .zero
     /// The device's state as `status` and the `device` event show it; see `deviceChanged`.
-    public private(set) var device: DeviceState = .closed
-    private let events: EventBus?
-    private let decoder: any ClipDecoder
-    private let clock: any Clock<Duration>
-    public private(set) var options: PlaybackOptions
+    public internal(set) var device: DeviceState = .closed
+    let events: EventBus?
+    let decoder: any ClipDecoder
+    let clock: any Clock<Duration>
+    public internal(set) var options: PlaybackOptions
     let logger: Logger
 
     /// The format the device is open for (the conversion stage takes clips in their own).
     var openFormat: AudioFormat?
-    private var stopRequested = false
+    var stopRequested = false
     /// Whether the queue has paused: read at every block of the clip playing now. The queue
     /// owns the pause; the player only stops when it is asked to, and says where.
-    private var pauseRequested: PauseSwitch?
-    private var idleCloser: Task<Void, Never>?
+    var pauseRequested: PauseSwitch?
+    var idleCloser: Task<Void, Never>?
     /// Writes silence while nothing plays, when the device is kept open.
     var silenceFeeder: Task<Void, Never>?
     /// Set once the device has played everything written; anything that writes clears it.
     var drained = false
     /// Bumped on every play so a pending idle close can tell it is stale.
-    private var generation = 0
-    public private(set) var volume: Double
+    var generation = 0
+    public internal(set) var volume: Double
     /// The level of its own the clip playing now was asked for at (`QueueEntry.Playing`);
     /// nil: it plays at `volume`.
-    private var ownVolume: Double?
+    var ownVolume: Double?
     /// What the clip playing now is played at.
     var level: Double { min(ownVolume ?? volume, ceiling) }
     /// The most any clip is played at: the session's `maxVolume`, set by `VolumeControl`.
     /// It holds a clip's own level too, queued before the cap was lowered.
-    private var ceiling: Double = 1
-    public private(set) var isPlaying = false
+    var ceiling: Double = 1
+    public internal(set) var isPlaying = false
     /// What the device was last opened for: the format asked, and the device's own when it
     /// differs (converted to), for `jukebox test`.
-    public private(set) var lastOpened: (device: String, format: AudioFormat, deviceFormat: AudioFormat?)?
+    public internal(set) var lastOpened: (device: String, format: AudioFormat, deviceFormat: AudioFormat?)?
     /// The gain that brings each clip to the session's loudness.
-    private let loudness: ClipLoudness?
+    let loudness: ClipLoudness?
     /// Frames of the current clip sent to the device, and its length. Set only inside
     /// `stream`, where an interrupted write is picked up again (not in the lead-in or a drain).
-    private var progress: (frames: Int, total: Int, format: AudioFormat)?
+    var progress: (frames: Int, total: Int, format: AudioFormat)?
     /// The volume the device's buffered audio was written at, while a change waits to be
     /// applied to it.
-    private var volumeBefore: Double?
+    var volumeBefore: Double?
 
     /// Frames per block for `format`: the sink's `blockDuration` (at least 64 frames), within
     /// `AudioFormat.maxBlockSamples`.
@@ -114,27 +116,6 @@ public actor Player {
             loudness: loudness, logger: logger)
     }
 
-    /// Takes the output up: a bed's mixer opens the device and plays the music from now on,
-    /// with no clip needed. Called once the daemon runs (and by the first clip, if earlier).
-    public func start() {
-        guard !started else { return }
-        started = true
-        startBed()
-    }
-
-    /// Starts the bed of the output in use, if it has one; what it says of its device reaches
-    /// the player's device state.
-    private func startBed() {
-        bed?.start(musicOn: musicOn) { [weak self] in
-            Task { await self?.bedDeviceChanged() }
-        }
-    }
-
-    /// The bed's mixer opened the device, or it failed: the device's state follows.
-    private func bedDeviceChanged() {
-        deviceChanged()
-    }
-
     /// Applies new options (session reload). Lead-in applies from the next device open.
     public func configure(_ options: PlaybackOptions) async {
         let wasAlways = self.options.keepDeviceOpen == .always
@@ -151,61 +132,6 @@ public actor Player {
 
     public var isDeviceOpen: Bool { openFormat != nil }
     public var deviceName: String { sink.deviceName }
-
-    /// How long the oldest unfinished call to the output clips play through now has run:
-    /// a call stuck in a driver is what the systemd watchdog must see. During a switch of
-    /// output, this is the old one until the clip on it has ended and it is closed.
-    public nonisolated func outputStall() -> Duration? {
-        watched.withLock { $0 }.longestCall()
-    }
-
-    /// The queue could not play because of `error`, and tries again in `retryIn`: the
-    /// device shows as retrying until it opens, or until `deviceWaitEnded`.
-    public func waitForDevice(_ error: AudioDeviceError, retryIn: Duration) {
-        // The waits before this one: how long the device has been missing, near enough.
-        if let before = deviceProblem { queueMissingFor += before.retryIn }
-        deviceProblem = (error, retryIn)
-        deviceChanged(always: true)
-    }
-
-    /// How long the queue has been waiting for the device, as `waitForDevice` counts it.
-    private var queueMissingFor: Duration = .zero
-
-    /// How long the device has been missing: while the queue waits for it, or while the
-    /// bed's mixer tries it again, whichever is longer.
-    public var missingFor: Duration {
-        var bedMissing: Duration = .zero
-        if started, case .failed(_, _, let missing) = bed?.deviceState { bedMissing = missing }
-        return max(queueMissingFor, bedMissing)
-    }
-
-    /// The queue stopped waiting for the device (the entry was skipped, failed, or the
-    /// daemon stops): it shows as closed again, as it is.
-    public func deviceWaitEnded() {
-        guard deviceProblem != nil else { return }
-        deviceProblem = nil
-        queueMissingFor = .zero
-        deviceChanged()
-    }
-
-    /// Works out the device's state from what the player holds, and publishes it when it
-    /// changed (a retry is published each time, with its new delay). Open and closed are the
-    /// clips' use of it; under a bed, a device the mixer tries again shows as retrying too.
-    private func deviceChanged(always: Bool = false) {
-        let mixer = started ? bed?.deviceState : nil
-        let state: DeviceState = if let deviceProblem {
-            .retrying(after: deviceProblem.retryIn, error: deviceProblem.error)
-        } else if case .failed(let error, let retryIn, _) = mixer {
-            .retrying(after: retryIn, error: error)
-        } else if openFormat != nil {
-            .open
-        } else {
-            .closed
-        }
-        guard always || state != device else { return }
-        device = state
-        events?.publish(.device(state))
-    }
 
     /// How far into the current clip playback is, and how long the clip is.
     public var position: (elapsed: Duration, total: Duration)? {
@@ -226,61 +152,6 @@ public actor Player {
 
     public func snapshot() -> Snapshot {
         Snapshot(deviceName: sink.deviceName, device: device, position: position, volume: volume, underruns: sink.underruns, bed: bed?.bedState)
-    }
-
-    /// Whether the output plays a music bed.
-    public var hasBed: Bool { bed != nil }
-
-    /// Turns the bed's music on or off (the clips play either way).
-    public func setMusicOn(_ on: Bool) {
-        guard on != musicOn else { return }
-        musicOn = on
-        bed?.setMusicOn(on)
-        events?.publish(.music(on: on))
-    }
-
-    /// Plays through `output` from now on. While a clip plays, it finishes on the old output;
-    /// the switch happens before the next clip or when the player goes idle. The new output
-    /// opens nothing until then: the old one has let the device go first.
-    public func useOutput(_ output: AudioOutput) async {
-        if let waiting = pendingSink { await waiting.converting.retire() }
-        pendingSink = Self.stages(output, makeRateConverter: makeRateConverter)
-        if !isPlaying { await switchOutputIfPending() }
-    }
-
-    /// An output without a bed.
-    public func useSink(_ sink: any AudioSink) async {
-        await useOutput(AudioOutput(sink))
-    }
-
-    /// The output's stages: the bed (if any), the watchdog's watch, and the conversion stage.
-    private struct Stages {
-        var watched: WatchedSink
-        var converting: ConvertingSink
-        var bed: (any MusicBed)?
-    }
-
-    private static func stages(_ output: AudioOutput, makeRateConverter: RateConverterFactory?) -> Stages {
-        let watched = WatchedSink(output.sink)
-        return Stages(watched: watched, converting: ConvertingSink(watched, makeRateConverter: makeRateConverter), bed: output.bed)
-    }
-
-    private func switchOutputIfPending() async {
-        guard let next = pendingSink else { return }
-        pendingSink = nil
-        if openFormat != nil {
-            await stopSilence(discardingBuffered: false)
-            try? await sink.drain()
-            await closeDevice()
-        }
-        // The old output lets the device go before the new one is started.
-        await sink.retire()
-        logger.notice("output is now \"\(next.converting.deviceName)\" (was \"\(sink.deviceName)\")", metadata: ["device": "\(next.converting.deviceName)"])
-        sink = next.converting
-        bed = next.bed
-        watched.withLock { $0 = next.watched }
-        if started { startBed() }
-        deviceChanged()
     }
 
     /// Sets the volume. While a clip plays, what the device holds but has not played yet is
@@ -433,7 +304,7 @@ public actor Player {
         await sink.retire()
     }
 
-    private func prepareDevice(for format: AudioFormat) async throws {
+    func prepareDevice(for format: AudioFormat) async throws {
         generation += 1
         if let open = openFormat {
             if open == format { return }
@@ -468,7 +339,7 @@ public actor Player {
 
     /// Plays `decoded` from `start`, to its end or to `stop`, where the last fade's length
     /// fades out.
-    private func stream(_ decoded: any DecodedClip, from start: Int, to stop: Int?, gain: Double) async throws -> Played {
+    func stream(_ decoded: any DecodedClip, from start: Int, to stop: Int?, gain: Double) async throws -> Played {
         let blockFrames = Self.blockFrames(decoded.format, duration: sink.blockDuration)
         let fadeFrames = min(decoded.format.frames(in: options.fade), decoded.format.maxBlockFrames)
         // Stopping before the clip's end: where, and where the fade to it begins.
@@ -547,7 +418,7 @@ public actor Player {
         return .ended(.completed(duration: decoded.format.duration(frames: frames)))
     }
 
-    private func closeIfStill(idleSince expected: Int) async {
+    func closeIfStill(idleSince expected: Int) async {
         guard expected == generation, !isPlaying, openFormat != nil else { return }
         logger.debug("closing \(sink.deviceName) after \(DurationText.format(options.idleTimeout)) idle")
         await closeDevice()

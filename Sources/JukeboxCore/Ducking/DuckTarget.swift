@@ -1,0 +1,44 @@
+/// A player in the house that jukeboxd lowers while a clip sounds (MPD, a snapclient): read
+/// its level, set it, pause it. Each call answers or throws within a second or so; the daemon's
+/// are in JukeboxDuck.
+public protocol DuckTarget: Sendable {
+    func read() async throws -> DuckTargetState
+    func setVolume(_ percent: Int) async throws
+    func setPaused(_ paused: Bool) async throws
+    /// Runs `body` with the player reached over one connection, kept open for at most
+    /// `length` and a second: a ramp's twenty steps a second, rather than a connection each.
+    func withConnection<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T
+}
+
+extension DuckTarget {
+    /// Each call on its own: for players whose calls are cheap, or batched elsewhere.
+    public func withConnection<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
+        try await body(self)
+    }
+}
+
+/// A player that jukeboxds sharing it coordinate through: each that has it lowered holds a
+/// claim on the player itself, naming the level to go back to (MPD: a channel its connection
+/// subscribes to, which MPD forgets when the connection goes, so a crash leaves no claim).
+/// Two daemons on one Pi, each with its own card and room, may duck the same MPD.
+public protocol DuckClaims: Sendable {
+    /// The levels to go back to that other jukeboxds (not `id`) claim now.
+    func claims(except id: String) async throws -> [Int]
+    /// Claims the player for `id`, with the level to go back to, until the task is cancelled
+    /// (or the player goes).
+    func holdClaim(level: Int, id: String) async throws
+}
+
+/// A player's volume (0–100; nil when it has none that can be set) and whether it is playing.
+public struct DuckTargetState: Sendable, Equatable {
+    public var volume: Int?
+    public var playing: Bool
+    public init(volume: Int?, playing: Bool) {
+        self.volume = volume
+        self.playing = playing
+    }
+}
+
+/// Builds the connection to one of the session's players (the daemon's speaks MPD's protocol
+/// and snapserver's JSON-RPC; tests pass their own).
+public typealias DuckTargetFactory = @Sendable (DuckSettings.Player) -> any DuckTarget
