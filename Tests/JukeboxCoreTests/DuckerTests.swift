@@ -186,11 +186,28 @@ struct DuckerTests {
         chime.ducks = false
         let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40)])
         let ducker = await ducker(players, clips: [chime])
-        await ducker.clipStarting(entry("chime"), leadIn: .zero)
+        await ducker.clipStarting(QueueEntry(ticket: 1, clip: PlayableClip(chime), origin: .scheduler), leadIn: .zero)
         await ducker.clipEnded(anotherWaits: false)
         #expect(players.calls.isEmpty)
         await ducker.clipStarting(entry("other"), leadIn: .zero)
         await settle(ducker) { players.volume("mpd kitchen:6600") == 20 }
+    }
+
+    /// Whether an entry ducks is fixed when it is queued: a reload since (here, a session that
+    /// now says `"duck": false`) does not change an entry already waiting, either way.
+    @Test func whetherAClipDucksIsWhatTheSessionSaidWhenItWasQueued() async throws {
+        var chime = Clip(id: "chime", source: ClipSource(file: "chime.wav", path: "/clips/chime.wav"))
+        chime.ducks = false
+        let players = FakePlayers(["mpd kitchen:6600": .init(volume: 80), "mpd /run/mpd/socket": .init(volume: 40)])
+        let ducker = await ducker(players, clips: [chime])
+        let queuedWhenItDucked = QueueEntry(ticket: 1, clip: PlayableClip(id: "chime", source: chime.source, ducks: true), origin: .scheduler)
+        await ducker.clipStarting(queuedWhenItDucked, leadIn: .zero)
+        await settle(ducker) { players.volume("mpd kitchen:6600") == 20 }
+        // And kept through the state file.
+        let saved = PersistedState.Entry(QueueEntry(ticket: 2, clip: PlayableClip(chime), origin: .scheduler))
+        #expect(saved.clip.duck == false)
+        #expect(saved.queueEntry.clip.ducks == false)
+        #expect(PersistedState.Entry(queuedWhenItDucked).clip.duck == nil)
     }
 
     @Test func pauseModePausesWhatPlaysAndPlaysItAgain() async throws {

@@ -9,11 +9,10 @@ import Logging
 extension Ducker {
     // MARK: - Lowering and raising
 
-    /// Whether this clip lowers the others: announcements do; a session clip unless it says
-    /// `"duck": false`.
+    /// Whether this clip lowers the others: as fixed when it was queued (announcements do; a
+    /// session clip unless it said `"duck": false` then), whatever a reload says since.
     func ducks(_ entry: QueueEntry) -> Bool {
-        guard entry.clip.speech == nil else { return true }
-        return schedule.current.session.clips.first { $0.id == entry.clip.id }?.ducks ?? true
+        entry.clip.ducks
     }
 
     /// Whether lowering number `lowering` is still the one wanted: no pause, stop or newer

@@ -8,8 +8,12 @@ public struct PlayableClip: Sendable, Hashable, CustomStringConvertible {
     /// An announcement (`say`): the text to speak. Its audio is made by the speech engine
     /// when it is about to play (or sooner, in the background), and `source` is set then.
     public var speech: String?
+    /// Whether the session's other players are lowered while it sounds (the clip's `duck`,
+    /// as the session said when it was queued; an announcement always does).
+    public var ducks: Bool
 
-    public init(id: String, source: ClipSource, title: String? = nil, gainDecibels: Double = 0, speech: String? = nil) {
+    public init(id: String, source: ClipSource, title: String? = nil, gainDecibels: Double = 0, speech: String? = nil, ducks: Bool = true) {
+        self.ducks = ducks
         self.id = id
         self.source = source
         self.title = title ?? id
@@ -29,7 +33,7 @@ public struct PlayableClip: Sendable, Hashable, CustomStringConvertible {
     }
 
     public init(_ clip: Clip) {
-        self.init(id: clip.id, source: clip.source, title: clip.title, gainDecibels: clip.gainDecibels)
+        self.init(id: clip.id, source: clip.source, title: clip.title, gainDecibels: clip.gainDecibels, ducks: clip.ducks)
     }
 
     public var description: String { "\(id) (\(source.file))" }

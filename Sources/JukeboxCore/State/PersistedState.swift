@@ -12,8 +12,12 @@ public struct PersistedState: Codable, Sendable, Equatable {
         public var within: String?
         /// An announcement's text (`PlayableClip.speech`); its audio is made again if need be.
         public var say: String?
+        /// false for a clip that does not lower the other players (`PlayableClip.ducks`);
+        /// absent when it does.
+        public var duck: Bool?
 
-        public init(id: String, file: String, path: String, title: String, gain: Double, within: String? = nil, say: String? = nil) {
+        public init(id: String, file: String, path: String, title: String, gain: Double, within: String? = nil, say: String? = nil, duck: Bool? = nil) {
+            self.duck = duck
             self.say = say
             self.id = id
             self.file = file
@@ -211,11 +215,11 @@ extension PersistedState.Clip {
     public init(_ clip: PlayableClip) {
         self.init(
             id: clip.id, file: clip.source.file, path: clip.source.path, title: clip.title, gain: clip.gainDecibels, within: clip.source.within,
-            say: clip.speech)
+            say: clip.speech, duck: clip.ducks ? nil : false)
     }
 
     var playable: PlayableClip {
-        PlayableClip(id: id, source: ClipSource(file: file, path: path, within: within), title: title, gainDecibels: gain, speech: say)
+        PlayableClip(id: id, source: ClipSource(file: file, path: path, within: within), title: title, gainDecibels: gain, speech: say, ducks: duck ?? true)
     }
 }
 

@@ -129,7 +129,8 @@ struct StateEncoder {
     }
 
     private mutating func clip(_ clip: PersistedState.Clip) {
-        raw("{"); key("file", first: true); string(clip.file)
+        if let duck = clip.duck { raw("{"); key("duck", first: true); raw(duck ? "true" : "false"); key("file") } else { raw("{"); key("file", first: true) }
+        string(clip.file)
         key("gain"); number(clip.gain)
         key("id"); string(clip.id)
         key("path"); string(clip.path)
