@@ -73,8 +73,6 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
         var phase: Phase = .starting
         /// The mixer's task, from `start` on.
         var pump: Task<Void, Never>?
-        /// Retired before it was started: it never starts.
-        var retiredEarly = false
         /// Failures in a row since the device was last open.
         var failures = 0
         /// Told each time the device's state changes.
@@ -116,7 +114,9 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
 
     public func start(musicOn: Bool, deviceChanged: @escaping @Sendable () -> Void) {
         state.withLock { state in
-            guard state.pump == nil, !state.retiredEarly else { return }
+            // Started once; and one retired before it started never starts.
+            if case .retired = state.phase { return }
+            guard state.pump == nil else { return }
             state.on = musicOn
             // Off from the start: silent from the first block, not faded down.
             if !musicOn { state.decibels = Self.silentDecibels }
@@ -264,10 +264,7 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
 
     public func retire() async {
         let pump = state.withLock { state -> Task<Void, Never>? in
-            if state.pump == nil {
-                state.retiredEarly = true
-                state.phase = .retired
-            }
+            if state.pump == nil { state.phase = .retired }
             return state.pump
         }
         guard let pump else {

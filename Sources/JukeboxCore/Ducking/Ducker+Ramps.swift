@@ -9,12 +9,6 @@ import Logging
 extension Ducker {
     // MARK: - Lowering and raising
 
-    /// Whether this clip lowers the others: as fixed when it was queued (announcements do; a
-    /// session clip unless it said `"duck": false` then), whatever a reload says since.
-    func ducks(_ entry: QueueEntry) -> Bool {
-        entry.clip.ducks
-    }
-
     /// Whether lowering number `lowering` is still the one wanted: no pause, stop or newer
     /// lowering came while it waited for the players or the disk.
     func stillLowering(_ lowering: Int) -> Bool { phase == .lowering && lowerings == lowering }

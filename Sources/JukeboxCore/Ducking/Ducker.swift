@@ -95,7 +95,9 @@ public actor Ducker {
     /// Lowers the players for `entry` unless they are low already; returns the settings when
     /// they were not (the clip then waits for the attack), nil when nothing was to be done.
     func duck(for entry: QueueEntry) async -> DuckSettings? {
-        guard let settings = schedule.current.session.duck, ducks(entry) else { return nil }
+        // Whether it lowers the others was fixed when it was queued (`PlayableClip.ducks`),
+        // whatever a reload says since.
+        guard let settings = schedule.current.session.duck, entry.clip.ducks else { return nil }
         heldRaise?.cancel()
         heldRaise = nil
         switch phase {

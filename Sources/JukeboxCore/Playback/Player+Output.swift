@@ -16,14 +16,10 @@ extension Player {
     /// Starts the bed of the output in use, if it has one; what it says of its device reaches
     /// the player's device state.
     func startBed() {
+        // The mixer opened the device, or it failed: the device's state follows.
         bed?.start(musicOn: musicOn) { [weak self] in
-            Task { await self?.bedDeviceChanged() }
+            Task { await self?.deviceChanged() }
         }
-    }
-
-    /// The bed's mixer opened the device, or it failed: the device's state follows.
-    func bedDeviceChanged() {
-        deviceChanged()
     }
 
     /// How long the oldest unfinished call to the output clips play through now has run:
@@ -41,7 +37,6 @@ extension Player {
         deviceProblem = (error, retryIn)
         deviceChanged(always: true)
     }
-
 
     /// How long the device has been missing: while the queue waits for it, or while the
     /// bed's mixer tries it again, whichever is longer.

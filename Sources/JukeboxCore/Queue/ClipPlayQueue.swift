@@ -146,15 +146,20 @@ public actor ClipPlayQueue: Service {
     ) async throws(QueueFullError) -> [(entry: QueueEntry, position: Int)] {
         guard order.hasRoom(for: clips.count) else { throw QueueFullError(capacity: order.capacity) }
         guard !clips.isEmpty else { return [] }
-        let entries = clips.map { clip in
-            defer { nextTicket += 1 }
-            return QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin, urgent: urgent, playing: playing)
-        }
+        let entries = newEntries(clips, cue: cue, origin: origin, urgent: urgent, playing: playing)
         let accepted = Array(zip(entries, order.insert(entries))).map { (entry: $0.0, position: $0.1) }
         wake.yield()
         for (entry, position) in accepted { events.publish(.queued(entry, position: position)) }
         if urgent { await cutCurrent() }
         return accepted
+    }
+
+    /// Entries for `clips`, each with the next ticket.
+    func newEntries(_ clips: [PlayableClip], cue: PlayableClip?, origin: QueueEntry.Origin, urgent: Bool, playing: QueueEntry.Playing) -> [QueueEntry] {
+        clips.map { clip in
+            defer { nextTicket += 1 }
+            return QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin, urgent: urgent, playing: playing)
+        }
     }
 
     /// An urgent entry waits: the entry playing now, unless it is urgent itself, stops where
@@ -172,10 +177,7 @@ public actor ClipPlayQueue: Service {
     /// them to wait rather than play now.
     public func hold(contentsOf clips: [PlayableClip], cue: PlayableClip? = nil, origin: QueueEntry.Origin, playing: QueueEntry.Playing = .asIs) throws(QueueFullError) -> [QueueEntry] {
         guard order.hasRoom(for: clips.count) else { throw QueueFullError(capacity: order.capacity) }
-        let accepted = clips.map { clip in
-            defer { nextTicket += 1 }
-            return QueueEntry(ticket: nextTicket, clip: clip, cue: cue, origin: origin, playing: playing)
-        }
+        let accepted = newEntries(clips, cue: cue, origin: origin, urgent: false, playing: playing)
         order.hold(accepted)
         for entry in accepted { events.publish(.held(entry)) }
         return accepted

@@ -33,17 +33,10 @@ public struct Requester: Sendable, Hashable, CustomStringConvertible, Expressibl
     /// As the history and `queue` show it: the name.
     public var description: String { name }
 
-    /// For an entry saved without its front end (by an earlier version): the front ends'
-    /// own words name them, as those versions did; any other name is a socket's client.
+    /// An entry's asker as the state file keeps it: the front end `via` names; for one saved
+    /// without it (by an earlier version), the front ends' own words name them, as those
+    /// versions did, and any other name is a socket's client.
     public static func saved(name: String, via: String?) -> Requester {
-        if let via, let frontEnd = FrontEnd(rawValue: via) { return Requester(frontEnd, name: name) }
-        let named: FrontEnd = switch name {
-        case "web": .web
-        case "mqtt": .mqtt
-        case "siren": .siren
-        case "test": .soundTest
-        default: .socket
-        }
-        return Requester(named, name: name)
+        Requester(via.flatMap(FrontEnd.init(rawValue:)) ?? FrontEnd(rawValue: name) ?? .socket, name: name)
     }
 }
