@@ -120,9 +120,13 @@ public struct MPDTarget: DuckTarget {
 /// `jukeboxd.duck.LEVEL.ID`, that a connection of the claiming daemon subscribes to and holds
 /// open, waiting in `idle` (where MPD's connection timeout does not apply). `channels` lists
 /// the channels someone is subscribed to; MPD drops a channel with its last subscriber, so a
-/// daemon that crashes leaves no claim behind.
+/// daemon that crashes leaves no claim behind. `letGo` sends the channel a message; the
+/// holder wakes, unsubscribes, and returns once MPD has said OK: the claim is gone by then.
 extension MPDTarget: DuckClaims {
     static let claimPrefix = "jukeboxd.duck."
+    static let letGoMessage = "let-go"
+
+    static func channel(level: Int, id: String) -> String { "\(claimPrefix)\(min(max(level, 0), 100)).\(id)" }
 
     public func claims(except id: String) async throws -> [Int] {
         try await withConnection(for: .zero) { target in
@@ -137,20 +141,31 @@ extension MPDTarget: DuckClaims {
         }
     }
 
-    public func holdClaim(level: Int, id: String) async throws {
+    public func holdClaim(level: Int, id: String, taken: @escaping @Sendable () -> Void) async throws {
         let password = try await readPassword()
-        let channel = "\(Self.claimPrefix)\(min(max(level, 0), 100)).\(id)"
-        // Held until cancelled: the exchange's own limit is a year.
+        let channel = Self.channel(level: level, id: id)
+        // Held until let go or cancelled: the exchange's own limit is a year.
         try await LineExchange.run(address, timeout: .seconds(365 * 86_400)) { lines in
             try await Self.greet(lines, password: password)
             _ = try await Self.exchange(lines, "subscribe \(channel)")
-            while !Task.isCancelled {
-                // Nobody writes to the channel; a message that comes is read and let go.
+            taken()
+            while true {
                 try await lines.send("idle message")
                 while try await lines.nextText() != "OK" {}
-                _ = try await Self.exchange(lines, "readmessages")
+                // Only this daemon's `letGo` ends the claim; any other message is let go by.
+                let messages = try await Self.exchange(lines, "readmessages")
+                if messages.contains("message: \(Self.letGoMessage)") {
+                    _ = try await Self.exchange(lines, "unsubscribe \(channel)")
+                    return
+                }
             }
         }
     }
-}
 
+    public func letGo(level: Int, id: String) async throws {
+        try await withConnection(for: .zero) { target in
+            guard let held = target as? Held else { return }
+            _ = try await MPDTarget.exchange(held.lines, "sendmessage \(Self.channel(level: level, id: id)) \(Self.letGoMessage)")
+        }
+    }
+}

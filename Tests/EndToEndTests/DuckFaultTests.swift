@@ -86,8 +86,11 @@ struct SharedDuckTests {
         }
     }
 
-    @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)), arguments: [true, false])
-    func theMusicComesBackWhenTheLastClipEnds(firstEndsFirst: Bool) async throws {
+    /// Which clip's afterPlaying hook the test lets end first.
+    enum Ending: String, CaseIterable, Sendable { case firstEndsFirst, secondEndsFirst, together }
+
+    @Test(.enabled(if: MPDServer.isInstalled, Comment(rawValue: MPDServer.missing)), arguments: Ending.allCases)
+    func theMusicComesBackWhenTheLastClipEnds(ending: Ending) async throws {
         let mpd = try MPDServer(device: nil)
         let (first, second) = (try Daemon(mpd: mpd), try Daemon(mpd: mpd))
         try await mpd.run { _ in
@@ -101,15 +104,35 @@ struct SharedDuckTests {
                     #expect(try await second.jukebox("play", "a").status == 0)
                     #expect(await secondLog.waitFor("is lowered by another jukeboxd too; the level to go back to is the one it keeps, 80"))
                     #expect(await secondLog.waitFor("played a"))
-                    let (early, late, earlyLog) = firstEndsFirst ? (first, second, firstLog) : (second, first, secondLog)
-                    try await early.letGo()
-                    #expect(await earlyLog.waitFor("is lowered by another jukeboxd too; it is left for that one to raise"))
-                    #expect(try await mpd.status()["volume"] == "20", "still low while the other's clip sounds")
-                    try await late.letGo()
+                    #expect(try await claims(on: mpd).count == 2, "each holds its claim while its clip sounds")
+                    switch ending {
+                    case .firstEndsFirst, .secondEndsFirst:
+                        let (early, late, earlyLog) = ending == .firstEndsFirst ? (first, second, firstLog) : (second, first, secondLog)
+                        try await early.letGo()
+                        #expect(await earlyLog.waitFor("is lowered by another jukeboxd too; it is left for that one to raise"))
+                        // Gone from MPD by the time it says so: the other, ending at once, finds none.
+                        #expect(try await claims(on: mpd) == [80], "only the other's claim is left")
+                        #expect(try await mpd.status()["volume"] == "20", "still low while the other's clip sounds")
+                        try await late.letGo()
+                    case .together:
+                        // Each may look while the other still holds its claim: one must raise.
+                        async let firstGoes: Void = first.letGo()
+                        async let secondGoes: Void = second.letGo()
+                        _ = try await (firstGoes, secondGoes)
+                    }
                     #expect(try await mpd.volume { $0 == 80 } == 80, "back at 80 once both are done")
+                    #expect(try await claims(on: mpd).isEmpty, "no claim is left")
                 }
             }
             #expect(try await mpd.status()["volume"] == "80")
+        }
+    }
+
+    /// The levels the jukeboxds' claims on MPD name (its `channels`).
+    func claims(on mpd: MPDServer) async throws -> [Int] {
+        try await mpd.command(["channels"]).compactMap { line in
+            guard line.hasPrefix("channel: jukeboxd.duck.") else { return nil }
+            return Int(line.dropFirst("channel: jukeboxd.duck.".count).prefix { $0 != "." })
         }
     }
 }

@@ -21,12 +21,19 @@ extension DuckTarget {
 /// claim on the player itself, naming the level to go back to (MPD: a channel its connection
 /// subscribes to, which MPD forgets when the connection goes, so a crash leaves no claim).
 /// Two daemons on one Pi, each with its own card and room, may duck the same MPD.
+///
+/// A daemon whose clip ends and finds another's claim lets go of its own, waits until the
+/// player has dropped it, and looks again: of two whose clips end together, the one that looks
+/// last finds no claim but its own gone, and raises the music.
 public protocol DuckClaims: Sendable {
     /// The levels to go back to that other jukeboxds (not `id`) claim now.
     func claims(except id: String) async throws -> [Int]
-    /// Claims the player for `id`, with the level to go back to, until the task is cancelled
-    /// (or the player goes).
-    func holdClaim(level: Int, id: String) async throws
+    /// Claims the player for `id`, with the level to go back to, and calls `taken` once the
+    /// player has it; returns once `letGo` has asked for it and the player has dropped the
+    /// claim. Cancelling it (or the player going) ends it too.
+    func holdClaim(level: Int, id: String, taken: @escaping @Sendable () -> Void) async throws
+    /// Asks the `holdClaim` for `id` and `level` to let go.
+    func letGo(level: Int, id: String) async throws
 }
 
 /// A player's volume (0–100; nil when it has none that can be set) and whether it is playing.

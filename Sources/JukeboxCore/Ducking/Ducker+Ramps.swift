@@ -92,6 +92,9 @@ extension Ducker {
             if stillLowering(lowering) { phase = .idle }
             return
         }
+        // Claimed before the clip starts, so that another jukeboxd whose clip ends meanwhile
+        // leaves the music low for this one.
+        await holdClaims(lowered, makeTarget: makeTarget)
         guard stillLowering(lowering) else {
             // Paused while the levels were saved: they are taken off the state again, unlowered.
             forget(lowered)
@@ -99,7 +102,6 @@ extension Ducker {
             return
         }
         events.publish(.ducked(records.map(\.player)))
-        holdClaims(lowered, makeTarget: makeTarget)
         let attack = settings.attack
         work = Task {
             let ends = await self.ramp(lowered, down: true, over: attack, makeTarget: makeTarget)
@@ -235,9 +237,14 @@ extension Ducker {
             do {
                 let target = makeTarget(player)
                 // Another jukeboxd still has it lowered: that one raises it when its clip ends.
-                if let others = try await (target as? any DuckClaims)?.claims(except: claimID), !others.isEmpty {
-                    shared.append(record)
-                    continue
+                // This one's claim goes first, and the player is asked again once it has
+                // dropped it, so that of two whose clips end together one always raises.
+                if let claims = target as? any DuckClaims, !(try await claims.claims(except: claimID)).isEmpty {
+                    await dropClaim(record.player)
+                    if !(try await claims.claims(except: claimID)).isEmpty {
+                        shared.append(record)
+                        continue
+                    }
                 }
                 if record.isOurs(try await target.read()) { ours.append(record) } else { kept.append(record) }
             } catch {
@@ -255,6 +262,9 @@ extension Ducker {
         forget(shared)
         // Someone's level is theirs from now on, even if a clip lowers the others again.
         forget(kept)
+        // Claimed while it rises, so that another jukeboxd lowering it meanwhile learns the
+        // level it goes back to.
+        await holdClaims(ours, makeTarget: makeTarget)
         await rampStarting(ours)
         if Task.isCancelled { return }
         let ends = await ramp(ours, down: false, over: release, makeTarget: makeTarget)
@@ -340,20 +350,55 @@ extension Ducker {
     }
 
     /// Claims each of these players that keeps claims, with its level to go back to, for as
-    /// long as its record lasts (`forget` ends it).
-    func holdClaims(_ lowered: [DuckRecord], makeTarget: @escaping DuckTargetFactory) {
+    /// long as its record lasts (`forget` and `dropClaim` end it); one claimed already stays so.
+    /// Returns once each player has the claim, or has not taken it within a second.
+    func holdClaims(_ lowered: [DuckRecord], makeTarget: @escaping DuckTargetFactory) async {
         let claimID = claimID
-        for record in lowered where record.mode == DuckSettings.Mode.lower.rawValue {
+        var taken: [AsyncStream<Void>] = []
+        for record in lowered where record.mode == DuckSettings.Mode.lower.rawValue && claimsHeld[record.player] == nil {
             guard let player = record.target, let volume = record.volume, let claims = makeTarget(player) as? any DuckClaims else { continue }
-            claimsHeld[record.player]?.cancel()
+            let (claimed, signal) = AsyncStream<Void>.makeStream()
+            taken.append(claimed)
             claimsHeld[record.player] = Task {
-                // Held again if the player drops it (a restart of MPD), until cancelled.
+                // Held again if the player drops it (a restart of MPD), until let go or cancelled.
                 while !Task.isCancelled {
-                    do { try await claims.holdClaim(level: volume, id: claimID) } catch {}
+                    do {
+                        try await claims.holdClaim(level: volume, id: claimID) { signal.finish() }
+                        return
+                    } catch {
+                        signal.finish()
+                    }
                     try? await Task.sleep(for: Ducker.retryAfter)
                 }
             }
         }
+        guard !taken.isEmpty else { return }
+        let all = taken
+        await withTaskGroup(of: Void.self) { wait in
+            wait.addTask { for claimed in all { for await _ in claimed {} } }
+            wait.addTask { try? await Task.sleep(for: .seconds(1)) }
+            await wait.next()
+            wait.cancelAll()
+        }
+    }
+
+    /// Lets go of the claim held on this player, and returns once the player has dropped it
+    /// (or, if it does not answer within a second, once the connection holding it is closed):
+    /// another jukeboxd that looks after this finds it gone.
+    func dropClaim(_ name: String) async {
+        guard let held = claimsHeld.removeValue(forKey: name) else { return }
+        if let record = records.first(where: { $0.player == name }), let player = record.target, let volume = record.volume,
+            let claims = makeTarget?(player) as? any DuckClaims, (try? await claims.letGo(level: volume, id: claimID)) != nil
+        {
+            await withTaskGroup(of: Void.self) { wait in
+                wait.addTask { await held.value }
+                wait.addTask { if (try? await Task.sleep(for: .seconds(1))) != nil { held.cancel() } }
+                await wait.next()
+                wait.cancelAll()
+            }
+        }
+        held.cancel()
+        await held.value
     }
 
     /// Logged once while the player stays away.

@@ -109,6 +109,8 @@ public actor Ducker {
             let records = records
             if let makeTarget {
                 work = Task {
+                    // A raising may have let go of its claims on finding another's.
+                    await self.holdClaims(records, makeTarget: makeTarget)
                     await self.rampStarting(records)
                     let ends = await self.ramp(records, down: true, over: settings.attack, makeTarget: makeTarget)
                     await self.rampEnded(ends, down: true)
@@ -196,6 +198,9 @@ public actor Ducker {
         guard let makeTarget, !records.isEmpty else { return }
         let records = records
         let claimID = claimID
+        // This one's claims go first, as at a clip's end, so that of two jukeboxds stopping
+        // together one puts the music back.
+        for record in records { await dropClaim(record.player) }
         let done = await withTaskGroup(of: DuckRecord?.self) { group in
             for record in records {
                 group.addTask {
