@@ -58,16 +58,21 @@ let package = Package(
         ),
 
         // Files and users, as both sides see them: reading and writing files within limits
-        // and atomically, the words for what went wrong, and a user's name for messages.
+        // and atomically, the words for what went wrong, a user's name for messages, and the
+        // thread that blocking calls run on.
         .target(name: "JukeboxFiles"),
         // The audio layer the outputs and decoders stand on, as MPD's output plugins see only
         // OutputAPI.hxx: the sink protocol, audio formats and blocks, conversion, device
-        // errors, the blocking-work thread, and the decoder protocol. No logging, no session.
+        // errors, and the decoder protocol. No logging, no session.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxFiles"]),
+        // A thing the duck policy lowers while a clip sounds (read its level, set it, over a
+        // bounded connection), with nothing of the core: the players in JukeboxDuck are
+        // written against it, and the policy (`Ducker`) in JukeboxCore drives them.
+        .target(name: "JukeboxDuckTarget"),
         .target(
             name: "JukeboxCore",
             dependencies: [
-                "JukeboxAudio", "JukeboxProtocol",
+                "JukeboxAudio", "JukeboxProtocol", "JukeboxDuckTarget",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -118,10 +123,11 @@ let package = Package(
             ]
         ),
         // The other players the session's `duck` lowers: MPD and snapclients, on swift-nio.
+        // They know the duck target's protocol, not the core.
         .target(
             name: "JukeboxDuck",
             dependencies: [
-                "JukeboxCore", "JukeboxProtocol", "JukeboxFiles",
+                "JukeboxDuckTarget", "JukeboxProtocol", "JukeboxFiles",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

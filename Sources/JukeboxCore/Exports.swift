@@ -5,3 +5,6 @@
 @_exported import enum JukeboxProtocol.JSONValue
 @_exported import struct JukeboxProtocol.JSONParser
 @_exported import func JukeboxProtocol.editDistance
+// The duck policy's players (`DuckTarget`) are the leaf target's, which the players' own
+// module builds on without the core.
+@_exported import JukeboxDuckTarget

@@ -1,4 +1,4 @@
-import JukeboxCore
+import JukeboxDuckTarget
 import NIOCore
 import NIOPosix
 
@@ -13,7 +13,7 @@ struct LineExchange {
     static let maxAnswer = 1 << 20
 
     /// Talks to `address`: `body` sends lines and reads them through the `Lines` it is given.
-    static func run<T: Sendable>(_ address: DuckSettings.Address, timeout: Duration = timeout, _ body: @escaping @Sendable (Lines) async throws -> T) async throws -> T {
+    static func run<T: Sendable>(_ address: PlayerAddress, timeout: Duration = timeout, _ body: @escaping @Sendable (Lines) async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 let channel = try await connect(address)
@@ -27,13 +27,21 @@ struct LineExchange {
             }
             defer { group.cancelAll() }
             guard let first = try await group.next(), let value = first else {
-                throw PlayerProblem("did not answer within \(DurationText.format(timeout))")
+                throw PlayerProblem("did not answer within \(Self.words(timeout))")
             }
             return value
         }
     }
 
-    private static func connect(_ address: DuckSettings.Address) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+    /// A time limit in words, as the session writes one: "1s", "1.5s".
+    static func words(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        if milliseconds % 1000 == 0 { return "\(milliseconds / 1000)s" }
+        let tenths = (milliseconds + 50) / 100
+        return "\(tenths / 10).\(tenths % 10)s"
+    }
+
+    private static func connect(_ address: PlayerAddress) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(1))
         let wrap: @Sendable (Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = { channel in
             channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }

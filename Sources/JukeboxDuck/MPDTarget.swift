@@ -1,4 +1,4 @@
-import JukeboxCore
+import JukeboxDuckTarget
 import JukeboxFiles
 
 /// MPD, lowered through its own text protocol (https://mpd.readthedocs.io/en/latest/protocol.html):
@@ -6,10 +6,10 @@ import JukeboxFiles
 /// whole ramp (`withConnection`): MPD greets with `OK MPD …`, each command ends in `OK` or
 /// `ACK [error@n] {command} message`.
 public struct MPDTarget: DuckTarget {
-    let address: DuckSettings.Address
+    let address: PlayerAddress
     let passwordFile: String?
 
-    public init(address: DuckSettings.Address, passwordFile: String?) {
+    public init(address: PlayerAddress, passwordFile: String?) {
         self.address = address
         self.passwordFile = passwordFile
     }

@@ -1,4 +1,4 @@
-import JukeboxCore
+import JukeboxDuckTarget
 import JukeboxProtocol
 import Synchronization
 
@@ -11,12 +11,12 @@ import Synchronization
 /// `Client.SetVolume`, sent in one batch with the other clients' on the same server
 /// (`SnapserverBatch`).
 public final class SnapclientTarget: DuckTarget {
-    let server: DuckSettings.Address
+    let server: PlayerAddress
     let client: String
     /// The client as this ramp first found it: its id, and whether it was muted.
     private let found = Mutex<Found?>(nil)
 
-    public init(server: DuckSettings.Address, client: String) {
+    public init(server: PlayerAddress, client: String) {
         self.server = server
         self.client = client
     }

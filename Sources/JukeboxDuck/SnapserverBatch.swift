@@ -1,4 +1,4 @@
-import JukeboxCore
+import JukeboxDuckTarget
 import JukeboxProtocol
 import Synchronization
 
@@ -6,7 +6,7 @@ import Synchronization
 /// that lowers several of its clients, sent as one JSON-RPC batch on one connection, and one
 /// `Server.GetStatus` for all who ask for it then.
 actor SnapserverBatch {
-    let server: DuckSettings.Address
+    let server: PlayerAddress
     private var waiting: [Request] = []
     private var scheduled = false
 
@@ -21,9 +21,9 @@ actor SnapserverBatch {
     static let gather: Duration = .milliseconds(5)
 
     /// One per server, for the daemon's life: as many as the sessions it has read named.
-    private static let all = Mutex<[DuckSettings.Address: SnapserverBatch]>([:])
+    private static let all = Mutex<[PlayerAddress: SnapserverBatch]>([:])
 
-    static func to(_ server: DuckSettings.Address) -> SnapserverBatch {
+    static func to(_ server: PlayerAddress) -> SnapserverBatch {
         all.withLock { all in
             if let batch = all[server] { return batch }
             let batch = SnapserverBatch(server: server)
@@ -32,7 +32,7 @@ actor SnapserverBatch {
         }
     }
 
-    init(server: DuckSettings.Address) { self.server = server }
+    init(server: PlayerAddress) { self.server = server }
 
     /// `method`'s result, sent with whatever else is asked of this server meanwhile.
     func call(_ method: String, params: JSONValue?) async throws -> JSONValue {
@@ -72,7 +72,7 @@ actor SnapserverBatch {
 
     /// Sends `requests` (ids 1 to n: alone, or as a batch) on one connection and returns each
     /// one's result, or why it was refused. Notifications snapserver sends meanwhile are skipped.
-    static func exchange(_ server: DuckSettings.Address, _ requests: [(method: String, params: JSONValue?)]) async throws -> [Result<JSONValue, any Error>] {
+    static func exchange(_ server: PlayerAddress, _ requests: [(method: String, params: JSONValue?)]) async throws -> [Result<JSONValue, any Error>] {
         let objects = requests.enumerated().map { position, request in
             var fields: [String: JSONValue] = ["jsonrpc": .string("2.0"), "id": .number(Double(position + 1)), "method": .string(request.method)]
             if let params = request.params { fields["params"] = params }

@@ -10,25 +10,7 @@ public struct DuckSettings: Sendable, Equatable {
     }
 
     /// Where a player listens: a TCP port or a Unix socket.
-    public enum Address: Sendable, Hashable, CustomStringConvertible {
-        case tcp(host: String, port: Int)
-        case unix(path: String)
-
-        public var description: String {
-            switch self {
-            case .tcp(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-            case .unix(let path): path
-            }
-        }
-
-        /// `HOST:PORT`, `HOST` (with `defaultPort`), `[IPv6]:PORT`, or an absolute path.
-        public static func parse(_ text: String, defaultPort: Int) -> Address? {
-            guard !text.isEmpty, text.utf8.count <= 255, !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else { return nil }
-            if text.hasPrefix("/") { return .unix(path: text) }
-            guard !text.contains("/"), let server = HostAndPort.parse(Substring(text), defaultPort: defaultPort) else { return nil }
-            return .tcp(host: server.host, port: server.port)
-        }
-    }
+    public typealias Address = PlayerAddress
 
     /// One player to duck.
     public enum Player: Sendable, Hashable, CustomStringConvertible {
@@ -173,5 +155,15 @@ extension SessionReader {
             return nil
         }
         return .mpd(address, passwordFile: passwordFile)
+    }
+}
+
+extension PlayerAddress {
+    /// `HOST:PORT`, `HOST` (with `defaultPort`), `[IPv6]:PORT`, or an absolute path.
+    public static func parse(_ text: String, defaultPort: Int) -> PlayerAddress? {
+        guard !text.isEmpty, text.utf8.count <= 255, !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else { return nil }
+        if text.hasPrefix("/") { return .unix(path: text) }
+        guard !text.contains("/"), let server = HostAndPort.parse(Substring(text), defaultPort: defaultPort) else { return nil }
+        return .tcp(host: server.host, port: server.port)
     }
 }

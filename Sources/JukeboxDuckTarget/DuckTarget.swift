@@ -1,6 +1,6 @@
 /// A player in the house that jukeboxd lowers while a clip sounds (MPD, a snapclient): read
 /// its level, set it, pause it. Each call answers or throws within a second or so; the daemon's
-/// are in JukeboxDuck.
+/// are in JukeboxDuck, and the policy that drives them (`Ducker`) in JukeboxCore.
 public protocol DuckTarget: Sendable {
     func read() async throws -> DuckTargetState
     func setVolume(_ percent: Int) async throws
@@ -46,6 +46,15 @@ public struct DuckTargetState: Sendable, Equatable {
     }
 }
 
-/// Builds the connection to one of the session's players (the daemon's speaks MPD's protocol
-/// and snapserver's JSON-RPC; tests pass their own).
-public typealias DuckTargetFactory = @Sendable (DuckSettings.Player) -> any DuckTarget
+/// Where a player's control port is: a TCP host and port, or a Unix socket's path.
+public enum PlayerAddress: Sendable, Hashable, CustomStringConvertible {
+    case tcp(host: String, port: Int)
+    case unix(path: String)
+
+    public var description: String {
+        switch self {
+        case .tcp(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .unix(let path): path
+        }
+    }
+}
