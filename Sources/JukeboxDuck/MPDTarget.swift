@@ -131,13 +131,25 @@ extension MPDTarget: DuckClaims {
     public func claims(except id: String) async throws -> [Int] {
         try await withConnection(for: .zero) { target in
             guard let held = target as? Held else { return [] }
-            return try await MPDTarget.exchange(held.lines, "channels").compactMap { line -> Int? in
-                guard line.hasPrefix("channel: " + Self.claimPrefix) else { return nil }
-                let rest = line.dropFirst(("channel: " + Self.claimPrefix).count)
-                let parts = rest.split(separator: ".", maxSplits: 1)
-                guard parts.count == 2, parts[1] != id, let level = Int(parts[0]), (0...100).contains(level) else { return nil }
-                return level
-            }
+            return try await Self.claims(on: held, except: id)
+        }
+    }
+
+    public func readWithClaims(except id: String) async throws -> (state: DuckTargetState, claims: [Int]) {
+        try await withConnection(for: .zero) { target in
+            guard let held = target as? Held else { return (try await target.read(), []) }
+            return (try await held.read(), try await Self.claims(on: held, except: id))
+        }
+    }
+
+    /// The claims' levels in `channels`, but `id`'s.
+    static func claims(on held: Held, except id: String) async throws -> [Int] {
+        try await MPDTarget.exchange(held.lines, "channels").compactMap { line -> Int? in
+            guard line.hasPrefix("channel: " + Self.claimPrefix) else { return nil }
+            let rest = line.dropFirst(("channel: " + Self.claimPrefix).count)
+            let parts = rest.split(separator: ".", maxSplits: 1)
+            guard parts.count == 2, parts[1] != id, let level = Int(parts[0]), (0...100).contains(level) else { return nil }
+            return level
         }
     }
 

@@ -28,6 +28,8 @@ extension DuckTarget {
 public protocol DuckClaims: Sendable {
     /// The levels to go back to that other jukeboxds (not `id`) claim now.
     func claims(except id: String) async throws -> [Int]
+    /// The player's state and the others' claims, in one conversation.
+    func readWithClaims(except id: String) async throws -> (state: DuckTargetState, claims: [Int])
     /// Claims the player for `id`, with the level to go back to, and calls `taken` once the
     /// player has it; returns once `letGo` has asked for it and the player has dropped the
     /// claim. Cancelling it (or the player going) ends it too.

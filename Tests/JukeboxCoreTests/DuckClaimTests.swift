@@ -59,6 +59,11 @@ final class SharedPlayer: Sendable {
             return player.state.withLock { $0.claims.filter { $0.key != id }.map(\.value) }
         }
 
+        func readWithClaims(except id: String) async throws -> (state: DuckTargetState, claims: [Int]) {
+            let claims = try await claims(except: id)
+            return (try await read(), claims)
+        }
+
         func holdClaim(level: Int, id: String, taken: @escaping @Sendable () -> Void) async throws {
             player.state.withLock { $0.claims[id] = level }
             taken()

@@ -29,11 +29,11 @@ extension Ducker {
                 group.addTask {
                     do {
                         let target = makeTarget(player)
-                        let state = try await target.read()
                         // Another jukeboxd that has it lowered knows the level to go back to;
                         // the level now is that one's lowered level.
-                        let theirs = try await (target as? any DuckClaims)?.claims(except: claimID).max()
-                        return (player, state, nil, theirs)
+                        guard let claims = target as? any DuckClaims else { return (player, try await target.read(), nil, nil) }
+                        let (state, theirs) = try await claims.readWithClaims(except: claimID)
+                        return (player, state, nil, theirs.max())
                     } catch {
                         return (player, nil, "\(error)", nil)
                     }
@@ -235,17 +235,25 @@ extension Ducker {
             guard let player = record.target else { continue }
             do {
                 let target = makeTarget(player)
-                // Another jukeboxd still has it lowered: that one raises it when its clip ends.
-                // This one's claim goes first, and the player is asked again once it has
-                // dropped it, so that of two whose clips end together one always raises.
-                if let claims = target as? any DuckClaims, !(try await claims.claims(except: claimID)).isEmpty {
-                    await dropClaim(record.player)
-                    if !(try await claims.claims(except: claimID)).isEmpty {
-                        shared.append(record)
-                        continue
+                let state: DuckTargetState
+                if let claims = target as? any DuckClaims {
+                    // Another jukeboxd still has it lowered: that one raises it when its clip
+                    // ends. This one's claim goes first, and the player is asked again once it
+                    // has dropped it, so that of two whose clips end together one always raises.
+                    var (now, others) = try await claims.readWithClaims(except: claimID)
+                    if !others.isEmpty {
+                        await dropClaim(record.player)
+                        (now, others) = try await claims.readWithClaims(except: claimID)
+                        if !others.isEmpty {
+                            shared.append(record)
+                            continue
+                        }
                     }
+                    state = now
+                } else {
+                    state = try await target.read()
                 }
-                if record.isOurs(try await target.read()) { ours.append(record) } else { kept.append(record) }
+                if record.isOurs(state) { ours.append(record) } else { kept.append(record) }
             } catch {
                 wentAway(record.player, "\(error)")
                 unreachable.append(record)
