@@ -27,6 +27,10 @@ public struct MPDTarget: DuckTarget {
         try await withConnection(for: .zero) { try await $0.setPaused(paused) }
     }
 
+    public func step(to percent: Int, expecting expected: Int) async throws -> Int? {
+        try await withConnection(for: .zero) { try await $0.step(to: percent, expecting: expected) }
+    }
+
     /// The volume and whether it plays, from `status`'s lines.
     static func state(_ lines: [String]) throws -> DuckTargetState {
         var volume: Int?
@@ -80,10 +84,21 @@ public struct MPDTarget: DuckTarget {
         func read() async throws -> DuckTargetState { try MPDTarget.state(try await MPDTarget.exchange(lines, "status")) }
         func setVolume(_ percent: Int) async throws { _ = try await MPDTarget.exchange(lines, "setvol \(min(max(percent, 0), 100))") }
         func setPaused(_ paused: Bool) async throws { _ = try await MPDTarget.exchange(lines, "pause \(paused ? 1 : 0)") }
+
+        /// `status` and `setvol` in one command list, one round trip. A level found elsewhere
+        /// was set since the last step: it is set back at once, before MPD's next chunk.
+        func step(to percent: Int, expecting expected: Int) async throws -> Int? {
+            try await lines.send("command_list_begin\nstatus\nsetvol \(min(max(percent, 0), 100))\ncommand_list_end")
+            let found = try MPDTarget.state(try await MPDTarget.answer(lines, to: "status")).volume
+            if let found, !DuckTargetState.sameLevel(found, expected) {
+                _ = try await MPDTarget.exchange(lines, "setvol \(found)")
+            }
+            return found
+        }
     }
 
     /// The lines before `OK`; an `ACK` is MPD's refusal, in its words.
-    private static func answer(_ lines: LineExchange.Lines, to command: String) async throws -> [String] {
+    static func answer(_ lines: LineExchange.Lines, to command: String) async throws -> [String] {
         var answer: [String] = []
         while true {
             let line = try await lines.nextText()

@@ -5,12 +5,24 @@ public protocol DuckTarget: Sendable {
     func read() async throws -> DuckTargetState
     func setVolume(_ percent: Int) async throws
     func setPaused(_ paused: Bool) async throws
+    /// One step of a ramp: sets the level to `percent` unless the player is no longer at
+    /// `expected` (someone set it since the last step), and returns the level it found. A
+    /// player found elsewhere is left at the level found.
+    func step(to percent: Int, expecting expected: Int) async throws -> Int?
     /// Runs `body` with the player reached over one connection, kept open for at most
     /// `length` and a second: a ramp's twenty steps a second, rather than a connection each.
     func withConnection<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T
 }
 
 extension DuckTarget {
+    /// A read, then the set if the level is still the one expected.
+    public func step(to percent: Int, expecting expected: Int) async throws -> Int? {
+        let found = try await read().volume
+        if let found, !DuckTargetState.sameLevel(found, expected) { return found }
+        try await setVolume(percent)
+        return found
+    }
+
     /// Each call on its own: for players whose calls are cheap, or batched elsewhere.
     public func withConnection<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
         try await body(self)
@@ -46,6 +58,10 @@ public struct DuckTargetState: Sendable, Equatable {
         self.volume = volume
         self.playing = playing
     }
+
+    /// A mixer may read back a level a step from the one set (a hardware mixer's own steps):
+    /// that is still the level set, and only a level further off is someone else's.
+    public static func sameLevel(_ read: Int, _ set: Int) -> Bool { abs(read - set) <= 1 }
 }
 
 /// Where a player's control port is: a TCP host and port, or a Unix socket's path.

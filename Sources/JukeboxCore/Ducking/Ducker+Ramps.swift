@@ -164,8 +164,9 @@ extension Ducker {
     }
 
     /// Moves each player from its level to the lowered one (or back), in steps, over `length`;
-    /// how it ended for each. Before each step the level is read: one the last step did not
-    /// set was someone's (they turned it up or down meanwhile), and the ramp stops there.
+    /// how it ended for each. Each step that changes the level looks at it first (in the same
+    /// round trip, where the player allows): one the last step did not set was someone's (they
+    /// turned it up or down meanwhile), and the ramp stops there.
     func ramp(
         _ records: [DuckRecord], down: Bool, over length: Duration, makeTarget: @escaping DuckTargetFactory
     ) async -> [(record: DuckRecord, end: RampEnd)] {
@@ -191,10 +192,17 @@ extension Ducker {
                             var last = from
                             for step in 1...steps {
                                 if Task.isCancelled { return .cancelled }
-                                if step > 1, let now = try await target.read().volume, !Self.sameLevel(now, last) { return .changed(now) }
                                 let level = Self.level(from: from, to: to, at: Double(step) / Double(steps))
-                                if level != last { try await target.setVolume(level) }
-                                last = level
+                                if level != last {
+                                    // Each step after the first looks first: a level the last
+                                    // step did not set is someone's, and the ramp stops there.
+                                    if step == 1 {
+                                        try await target.setVolume(level)
+                                    } else if let found = try await target.step(to: level, expecting: last), !DuckTargetState.sameLevel(found, last) {
+                                        return .changed(found)
+                                    }
+                                    last = level
+                                }
                                 if step < steps { try await clock.sleep(for: Self.step) }
                             }
                             return .done
@@ -213,10 +221,6 @@ extension Ducker {
             return ends
         }
     }
-
-    /// A mixer may read back a level a step from the one set (a hardware mixer's own steps):
-    /// that is still ours, and only a level further off is someone's.
-    static func sameLevel(_ read: Int, _ set: Int) -> Bool { abs(read - set) <= 1 }
 
     /// The level a ramp from `from` to `to` sets `fraction` of the way: in equal steps of
     /// decibels (each step the same factor), as the ear hears a fade, rather than of percent,
