@@ -125,6 +125,24 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
     }
 
+    /// `snd_pcm_pause`, where the device and its driver allow it (the pulse plugin does; some
+    /// hardware does not): what the buffer holds waits, and plays on when let go.
+    public func hold(_ held: Bool) async -> Bool {
+        await queue.run {
+            guard let pcm = self.pcm else { return false }
+            let state = snd_pcm_state(pcm)
+            if held {
+                guard state == SND_PCM_STATE_RUNNING else { return state == SND_PCM_STATE_PAUSED }
+                return snd_pcm_pause(pcm, 1) == 0
+            }
+            guard state == SND_PCM_STATE_PAUSED else { return true }
+            if snd_pcm_pause(pcm, 0) == 0 { return true }
+            // Could not play on: started again empty, as after an underrun.
+            snd_pcm_drop(pcm)
+            return snd_pcm_prepare(pcm) == 0
+        }
+    }
+
     public func close() async {
         await queue.run {
             if let pcm = self.pcm { snd_pcm_close(pcm) }

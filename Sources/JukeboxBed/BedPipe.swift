@@ -25,6 +25,9 @@ final class BedPipe: @unchecked Sendable {
     private let shared: Mutex<Shared>
     private let makeRateConverter: RateConverterFactory?
     private let group: gid_t?
+    /// Called, from the reader's thread, when enough music has come in to be heard
+    /// (`prefill`) while none was flowing: a mixer at rest starts again.
+    private let musicReady: @Sendable () -> Void
 
     struct Shared: ~Copyable {
         var ring: FrameRing
@@ -70,7 +73,11 @@ final class BedPipe: @unchecked Sendable {
 
     /// `format`: what the writer writes; `mix`: the rate and channels the mixer runs at.
     /// `group`: the group the FIFO is given to, mode 0660, so a writer in it may write.
-    init(path: String, format: StreamFormat, group: gid_t? = nil, mix: AudioFormat, makeRateConverter: RateConverterFactory?) {
+    init(
+        path: String, format: StreamFormat, group: gid_t? = nil, mix: AudioFormat, makeRateConverter: RateConverterFactory?,
+        musicReady: @escaping @Sendable () -> Void = {}
+    ) {
+        self.musicReady = musicReady
         self.path = path
         self.group = group
         self.format = format
@@ -143,6 +150,8 @@ final class BedPipe: @unchecked Sendable {
     }
 
     var buffered: Int { shared.withLock { $0.ring.frames } }
+    /// Whether music is flowing, or enough has come in to be heard.
+    var hasMusic: Bool { shared.withLock { $0.flowing || $0.ring.frames >= $0.prefill } }
     var dryOuts: Int { shared.withLock { $0.dryOuts } }
 
     /// Whether music came in within `quietAfter`, and why the pipe cannot be read.
@@ -216,10 +225,12 @@ final class BedPipe: @unchecked Sendable {
                 SampleMath.makeFinite(&samples)
                 samples = SampleMath.mapChannels(samples, from: format.channels, to: mix.channels)
                 if let converter { samples = converter.process(samples) }
-                shared.withLock { shared in
+                let ready = shared.withLock { shared in
                     shared.ring.append(samples[...])
                     shared.lastMusic = .now
+                    return !shared.flowing && shared.ring.frames >= shared.prefill
                 }
+                if ready { musicReady() }
             } else if count == 0 || (waits[0].revents & Int16(POLLHUP) != 0 && errno == EAGAIN) {
                 // No writer (a pipe opened read-only sees end-of-file then): a partial frame
                 // left from the last writer is dropped, and the next writer is looked for

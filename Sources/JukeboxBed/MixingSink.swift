@@ -22,6 +22,11 @@ import Synchronization
 ///
 /// Making one opens nothing: the mixer starts when the player takes the output up (`start`)
 /// and closes the device when it is retired, so the device has one owner at a time.
+///
+/// While nothing sounds (no music coming in, no clip) for `restAfter`, the mixer rests: the
+/// device is held still (`AudioSink.hold`), open and with its buffer of silence, and nothing
+/// wakes until music or a clip comes; then it plays on, and paces the mixer as before. A device
+/// that cannot be held is written to without a break.
 public final class MixingSink: AudioSink, MusicBed, Sendable {
     public let device: any AudioSink
     public let settings: Settings
@@ -67,6 +72,8 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     static let silentDecibels = -90.0
     /// How often a device that failed is tried again.
     static let retryEvery: Duration = .seconds(2)
+    /// How long the mix is silence before the mixer rests.
+    static let restAfter: Duration = .seconds(2)
 
     private struct State: ~Copyable {
         enum Phase { case starting, running(mix: AudioFormat, device: AudioFormat), failed(AudioDeviceError), retired }
@@ -95,6 +102,19 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
         /// Device frames written, and by when the last clip frame mixed has been heard.
         var written = 0
         var clipHeardBy = 0
+        /// The mixer at rest, waiting for music or a clip; and whether one came since it last
+        /// looked.
+        var resting: CheckedContinuation<Void, Never>?
+        var woken = false
+
+        /// Something to play came: a resting mixer starts again.
+        mutating func wake() {
+            woken = true
+            if let resting {
+                self.resting = nil
+                resting.resume()
+            }
+        }
     }
 
     /// `device`: the output the mix plays through (an ALSA device, a Snapcast pipe), which
@@ -163,6 +183,7 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
                 state.clipOpen = true
                 state.drainRequested = false
                 state.sinceClip = 0
+                state.wake()
                 return mix
             case .failed(let error): throw error
             case .starting:
@@ -182,6 +203,7 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
                 guard state.clip != nil else { throw AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output is not open") }
                 offset += state.clip!.append(samples[offset...]) * buffer.channels
                 state.drainRequested = false
+                state.wake()
                 return offset >= samples.count
             }
             if outcome { return }
@@ -273,9 +295,11 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
             return
         }
         pump.cancel()
-        // A device write waiting for room ends at once; the mixer then sees it is cancelled.
+        // A device write waiting for room ends at once, and so does a rest; the mixer then
+        // sees it is cancelled.
         device.interrupt()
         interrupt()
+        wakeMixer()
         await pump.value
     }
 
@@ -294,7 +318,38 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     var partialFramesDropped: Int { state.withLock { $0.pipe }?.partialFramesDropped ?? 0 }
 
     public func setMusicOn(_ on: Bool) {
-        state.withLock { $0.on = on }
+        state.withLock { state in
+            state.on = on
+            state.wake()
+        }
+    }
+
+    /// Ends the mixer's rest, if it rests (music came in, the output is retired).
+    private func wakeMixer() {
+        state.withLock { $0.wake() }
+    }
+
+    /// Rests until music or a clip comes, unless one came since `woken` was last cleared.
+    private func rest() async {
+        await withCheckedContinuation { (waiting: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                guard !state.woken, !Task.isCancelled else { return true }
+                state.resting = waiting
+                return false
+            }
+            if now { waiting.resume() }
+        }
+    }
+
+    /// Whether nothing sounds: no music in this block, no clip in hand or to be heard, no
+    /// drain waiting. Clears `woken` when so, so that what comes from here on ends a rest.
+    private func quiet(music: Bool) -> Bool {
+        guard !music else { return false }
+        return state.withLock { state in
+            let quiet = (state.clip?.frames ?? 0) == 0 && !state.clipOpen && state.written >= state.clipHeardBy && state.drainers.isEmpty
+            if quiet { state.woken = false }
+            return quiet
+        }
     }
 
     // MARK: - The mixer
@@ -312,6 +367,9 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
         // one that takes them faster than they play (ALSA's null PCM, a file) is held to
         // real time, or the mixer would spin. A device that waits paces the mixer itself.
         var pace: (since: Duration, frames: Int)?
+        // Frames of silence mixed in a row, and whether the device can be held still.
+        var quietFrames = 0
+        var canRest = true
         while !Task.isCancelled {
             let running = state.withLock { state -> (mix: AudioFormat, device: AudioFormat)? in
                 if case .running(let mix, let device) = state.phase { return (mix, device) }
@@ -329,7 +387,9 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
                             state.clip = FrameRing(capacityFrames: mix.frames(in: Self.ringHolds), channels: mix.channels)
                         }
                         guard state.pipe == nil else { return nil }
-                        state.pipe = BedPipe(path: settings.pipe, format: settings.format, group: settings.group, mix: mix, makeRateConverter: makeRateConverter)
+                        state.pipe = BedPipe(
+                            path: settings.pipe, format: settings.format, group: settings.group, mix: mix, makeRateConverter: makeRateConverter,
+                            musicReady: { [weak self] in self?.wakeMixer() })
                         return state.pipe
                     }
                     pipe?.start()
@@ -341,6 +401,7 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
                     wakeOpeners()
                     tellDeviceChanged()
                     pace = nil
+                    quietFrames = 0
                 } catch {
                     let failure = error as? AudioDeviceError
                         ?? AudioDeviceError(code: .ioError, device: deviceName, operation: "open", reason: "\(error)")
@@ -358,6 +419,24 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
             let (from, to, gateOpen, pipe) = envelope(mix: mix, frames: frames)
             let music = pipe?.add(frames, into: &block, from: from, to: to) ?? false
             mixClip(into: &block, frames: frames, gateOpen: gateOpen || !music)
+            if quiet(music: music) {
+                quietFrames += frames
+                if canRest, quietFrames >= mix.frames(in: Self.restAfter), !(pipe?.hasMusic ?? false) {
+                    // What the device holds is silence: it is held still, keeping it, until
+                    // music or a clip comes, and then plays on from there, paced as before.
+                    if await device.hold(true) {
+                        await rest()
+                        _ = await device.hold(false)
+                        quietFrames = 0
+                        pace = nil
+                        continue
+                    }
+                    // A device that cannot be held is written to without a break, as ever.
+                    canRest = false
+                }
+            } else {
+                quietFrames = 0
+            }
             limiter?.apply(&block)
             if let pipe, pipe.dryOuts != dryOuts {
                 dryOuts = pipe.dryOuts

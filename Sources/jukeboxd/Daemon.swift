@@ -151,7 +151,8 @@ struct Daemon {
             case .snapcast(let pipe, let format): AudioOutput(SnapcastSink(path: pipe, format: format, deviceName: config.description))
             }
         }
-        // Under a bed the device never rests, so its buffer can be short: a clip is mixed in
+        // Under a bed the device is written without a break (or held still, with what it
+        // holds, while nothing sounds), so its buffer can be short: a clip is mixed in
         // this much ahead of being heard, in periods of the mixer's block.
         let device: any AudioSink = switch config {
         case .alsa(let device): AlsaSink(device: device, bufferTime: bedDeviceBuffer, periodTime: MixingSink.mixBlock)

@@ -8,7 +8,7 @@ import Testing
 /// The mixer against a real FIFO that the test writes music into, and a device the test
 /// paces block by block (8 kHz mono: a mixer block is 200 frames, and music flows once 600
 /// have come in).
-@Suite("Music bed: the mixer")
+@Suite("Music bed: the mixer", .timeLimit(.minutes(1)))
 struct MixingSinkTests {
     static let format = StreamFormat(sampleRate: 8_000, bits: 16, channels: 1)
     static let block = 200
@@ -108,6 +108,55 @@ struct MixingSinkTests {
         #expect(zip(after.prefix(2 * Self.block), after.dropFirst().prefix(2 * Self.block)).allSatisfy { $0.1 >= $0.0 - 0.0001 })
         #expect(after.dropFirst(2 * Self.block).allSatisfy { Self.near($0, Self.music) })
         #expect(after.count >= 3 * Self.block)
+    }
+
+    @Test("with nothing to play for 2 s the mixer rests, the device held with what it holds, and music lets it play on", arguments: [true, false])
+    func restsWhileNothingSounds(holdable: Bool) async throws {
+        let rig = try await Rig(device: SteppedDevice(holdable: holdable))
+        try await rig.connect()
+        // 2 s of silence is 80 blocks; room for 120 more.
+        await rig.device.advance(40)
+        rig.device.allow(120)
+        var holds = rig.device.holds.makeAsyncIterator()
+        guard holdable else {
+            // A device that cannot be held is written to without a break.
+            await rig.device.advance(1)
+            #expect(rig.device.permitsLeft == 0, "every block written")
+            await rig.close()
+            return
+        }
+        #expect(await holds.next() == true, "held")
+        let left = rig.device.permitsLeft
+        #expect(left >= 70, "no block written while it rests: \(left) of 120 left")
+        // Music comes in (what the bed holds before it plays): the device plays on, and the
+        // music is written.
+        let written = rig.device.samples.count
+        let music = WAVFile.pcm16([Double](repeating: Double(Self.music), count: 5 * Self.block))
+        #expect(Glibc.write(rig.writer, music, music.count) == music.count)
+        #expect(await holds.next() == false, "let go")
+        while rig.device.permitsLeft > 0 { await Task.yield() }
+        await rig.device.advance(1)
+        #expect(rig.device.samples[written...].contains { Self.near($0, Self.music) }, "the music, after the rest")
+        await rig.close()
+    }
+
+    @Test("a clip wakes a resting mixer, and is written whole")
+    func aClipWakesARestingMixer() async throws {
+        let rig = try await Rig()
+        try await rig.connect()
+        await rig.device.advance(40)
+        rig.device.allow(60)
+        var holds = rig.device.holds.makeAsyncIterator()
+        #expect(await holds.next() == true)
+        _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
+        try await rig.sink.write(AudioBuffer(samples: .float32([Float](repeating: Self.clip, count: Self.block)), channels: 1))
+        #expect(await holds.next() == false)
+        let drained = Task { try await rig.sink.drain() }
+        while rig.device.permitsLeft > 0 { await Task.yield() }
+        await rig.device.advance(3)
+        try await drained.value
+        #expect(rig.device.samples.filter { Self.near($0, Self.clip) }.count == Self.block, "the whole clip")
+        await rig.close()
     }
 
     @Test("a bed that stops writing is silence, and a clip plays without waiting; music that comes back is heard within 100 ms")

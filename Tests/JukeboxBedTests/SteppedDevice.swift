@@ -21,8 +21,10 @@ final class SteppedDevice: AudioSink, @unchecked Sendable {
     /// The sample format the device takes.
     let sampleFormat: SampleFormat
 
-    init(sampleFormat: SampleFormat = .s16, openFailure: AudioDeviceError? = nil) {
+    init(sampleFormat: SampleFormat = .s16, openFailure: AudioDeviceError? = nil, holdable: Bool = true) {
         self.sampleFormat = sampleFormat
+        self.holdable = holdable
+        (holds, holdsTold) = AsyncStream.makeStream()
         state.withLock { $0.openFailure = openFailure }
     }
 
@@ -89,6 +91,32 @@ final class SteppedDevice: AudioSink, @unchecked Sendable {
             waiter?.resume()
         }
     }
+
+    /// Each `hold` the mixer asked for, in order, as it asks; and whether the device can be held.
+    let holds: AsyncStream<Bool>
+    private let holdsTold: AsyncStream<Bool>.Continuation
+    let holdable: Bool
+
+    func hold(_ held: Bool) async -> Bool {
+        guard holdable else { return false }
+        holdsTold.yield(held)
+        return true
+    }
+
+    /// Lets `count` more blocks through without waiting for them.
+    func allow(_ count: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.permits += count
+            guard let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            state.permits -= 1
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Permits not yet used: blocks the mixer could have written and did not.
+    var permitsLeft: Int { state.withLock { $0.permits } }
 
     func drain() async throws {}
     func cancel() async -> Int { 0 }

@@ -54,10 +54,16 @@ public protocol AudioSink: Sendable {
     /// that holds its device or threads of its own between clips (the music bed) lets them
     /// go; `close()` only ends the clips' use of it.
     func retire() async
+
+    /// Holds the device still, keeping what it holds, and lets it play on again: a music bed
+    /// with nothing to play rests so. Returns false where the device cannot be held (the
+    /// caller then keeps writing to it).
+    func hold(_ held: Bool) async -> Bool
 }
 
 extension AudioSink {
     public var canDiscard: Bool { true }
+    public func hold(_ held: Bool) async -> Bool { false }
     /// A quarter of a second: few hops, and a block is soon converted.
     public var blockDuration: Duration { .milliseconds(250) }
     public func retire() async {}

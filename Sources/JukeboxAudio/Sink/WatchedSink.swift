@@ -36,4 +36,5 @@ public final class WatchedSink: AudioSink {
     @discardableResult public func cancel() async -> Int { await watching { await output.cancel() } }
     public func rewind(upTo maxFrames: Int, keeping: Int) async -> Int { await watching { await output.rewind(upTo: maxFrames, keeping: keeping) } }
     public func close() async { await watching { await output.close() } }
+    public func hold(_ held: Bool) async -> Bool { await watching { await output.hold(held) } }
 }
