@@ -80,15 +80,7 @@ final class SteppedDevice: AudioSink, @unchecked Sendable {
     /// is held again with its next block made.
     func advance(_ count: Int = 1) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                state.watchers.append((state.blocks + count, done))
-                state.permits += count
-                guard let waiter = state.waiter else { return nil }
-                state.waiter = nil
-                state.permits -= 1
-                return waiter
-            }
-            waiter?.resume()
+            allow(count, thenTell: done)
         }
     }
 
@@ -103,9 +95,11 @@ final class SteppedDevice: AudioSink, @unchecked Sendable {
         return true
     }
 
-    /// Lets `count` more blocks through without waiting for them.
-    func allow(_ count: Int) {
+    /// Lets `count` more blocks through without waiting for them (`done`, if given, is told
+    /// once they are written and the mixer is held again).
+    func allow(_ count: Int, thenTell done: CheckedContinuation<Void, Never>? = nil) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let done { state.watchers.append((state.blocks + count, done)) }
             state.permits += count
             guard let waiter = state.waiter else { return nil }
             state.waiter = nil

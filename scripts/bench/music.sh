@@ -18,11 +18,22 @@ work=$(mktemp -d /tmp/jukebox-music-XXXXXX)
 pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done; done
+    [ -n "$cgroups" ] && rmdir "$cgroups"/jukebox-bench-$$-* 2>/dev/null || true
     scripts/pulse-rig.sh stop-capture "$work/pulse" 2>/dev/null || true
     scripts/pulse-rig.sh stop "$work/pulse" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
+# Each daemon in a cgroup (v2) of its own where the machine allows: its CPU is then the
+# cgroup's, every thread it ran counted, those that ended between two readings too
+# (scripts/bench/soundclock.py, cgroup_usage).
+cgroups=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+own_cgroup() {
+    [ -n "$cgroups" ] || return 0
+    local folder="$cgroups/jukebox-bench-$$-$2"
+    mkdir -p "$folder" 2>/dev/null && echo "$1" >"$folder/cgroup.procs" 2>/dev/null || true
+}
 eval "export $(scripts/pulse-rig.sh start "$work/pulse")"
 export HOME="$work/pulse/home"
 
@@ -74,11 +85,13 @@ JSON
 mpd --no-daemon "$work/mpd.conf" 2>"$work/mpd.log" &
 pids+=($!)
 mpd=$!
+own_cgroup "$mpd" mpd
 until mpc -p "$port" status >/dev/null 2>&1; do sleep 0.05; done
 mpc -p "$port" update --wait >/dev/null
 start_jukeboxd() {
     "$bin/jukeboxd" "$work/$1.json" --socket "$work/$1.sock" --state "$work/$1.state" --log-level warning 2>>"$work/$1.log" &
     pids+=($!)
+    own_cgroup "$!" "$1"
     until [ -S "$work/$1.sock" ] && "$bin/jukebox" --socket "$work/$1.sock" status >/dev/null 2>&1; do sleep 0.05; done
 }
 start_jukeboxd ducked; ducked=${pids[-1]}
