@@ -30,8 +30,9 @@ descendants() {
 }
 # PID's command line, or nothing once it has gone.
 command_of() { { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null || true; }
-# How many test folders the test process PID made.
-folders_of() { find "$tmp" -maxdepth 1 -name "jukebox-test-$1-*" 2>/dev/null | wc -l; }
+# How many test folders the test process PID made. find fails when a folder goes while it
+# reads /tmp (the tests remove theirs as they end), which is no reason to stop here.
+folders_of() { { find "$tmp" -maxdepth 1 -name "jukebox-test-$1-*" 2>/dev/null || true; } | wc -l; }
 # Whether PID still runs (a zombie waiting for init counts as gone).
 running() { [ -e "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
 
@@ -43,7 +44,7 @@ xctest=
 for _ in $(seq 1 600); do
     xctest=$(for pid in $(descendants "$runner"); do
         if command_of "$pid" | grep -q 'PackageTests\.xctest.*--testing-library swift-testing'; then echo "$pid"; fi
-    done | head -n 1)
+    done | sed -n 1p)
     [ -n "$xctest" ] && break
     sleep 0.1
 done
@@ -54,7 +55,7 @@ for _ in $(seq 1 1200); do
     mapfile -t started < <(descendants "$xctest")
     guard=$(for pid in "${started[@]}"; do
         if command_of "$pid" | grep -q 'jukebox-test-guard'; then echo "$pid"; fi
-    done | head -n 1)
+    done | sed -n 1p)
     if [ -n "$guard" ]; then
         # The guard's group holds what was started through it, wherever its parent is now.
         mapfile -t grouped < <(ps -e -o pid=,pgid= | awk -v g="$guard" '$2 == g { print $1 }')
