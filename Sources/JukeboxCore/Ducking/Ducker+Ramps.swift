@@ -284,6 +284,9 @@ extension Ducker {
         // Those that failed part-way stay, `ramping`, and are put back in the background.
         let failed = Set(ends.filter { $0.end == .failed }.map(\.record.player))
         let back = ours.filter { !failed.contains($0.player) && !theirs.contains($0) }
+        // Its claim is gone from the player before it counts as restored, and only once the
+        // level is back: another jukeboxd lowering it meanwhile learns that level from the claim.
+        for record in back { await dropClaim(record.player) }
         forget(back)
         phase = .idle
         try? await save?()
