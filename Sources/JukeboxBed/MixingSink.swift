@@ -7,8 +7,9 @@ import Synchronization
 
 /// The output with a music bed (the session's `bed`): it holds the device open at the bed's
 /// format and writes to it without a break, music from the bed's pipe with the clips mixed
-/// over it. While a clip sounds the music is lowered to `level`, over `attack`, and brought
-/// back over `release` after. The sum is limited so it never clips (`MixLimiter`).
+/// over it. The music's gain is a thing the duck policy lowers while a clip sounds, as it
+/// lowers MPD (`setDuckLevel`, a step at a time; the mixer glides between steps, so no step
+/// is heard). The sum is limited so it never clips (`MixLimiter`).
 ///
 /// To the player it is an output like any other: it sits below the conversion stage, which
 /// brings every clip to the mix's rate and channels in float samples. What the player writes
@@ -41,20 +42,17 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     public struct Settings: Sendable, Equatable {
         public var pipe: String
         public var format: StreamFormat
-        /// What is left of the music under a clip, as a fraction.
+        /// What is left of the music under a clip, as a fraction: the ducked level that the
+        /// duck policy's last step names, exactly.
         public var level: Double
-        public var attack: Duration
-        public var release: Duration
         /// The group the FIFO is given to (mode 0660); nil: left as made.
         public var group: gid_t?
 
-        public init(pipe: String, format: StreamFormat, level: Double, attack: Duration, release: Duration, group: gid_t? = nil) {
+        public init(pipe: String, format: StreamFormat, level: Double, group: gid_t? = nil) {
             self.group = group
             self.pipe = pipe
             self.format = format
             self.level = level
-            self.attack = attack
-            self.release = release
         }
     }
 
@@ -68,6 +66,8 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     static let ringHolds: Duration = .milliseconds(250)
     /// How fast `bed off` and `bed on` fade the music: 90 dB in 200 ms.
     static let muteDecibelsPerSecond = 450.0
+    /// How long the music glides to a level the duck policy sets: a step of its ramps.
+    static let duckGlide: Duration = .milliseconds(50)
     /// The floor of the music's level in dB: below it, silence.
     static let silentDecibels = -90.0
     /// How often a device that failed is tried again.
@@ -87,13 +87,13 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
         var pipe: BedPipe?
         var clip: FrameRing?
         var on = true
-        /// The music's level now, in dB.
+        /// The music's level now, in dB; the level the duck policy set last, and how fast the
+        /// music glides to it, in dB a second.
         var decibels = 0.0
+        var ducked = 0.0
+        var glide = Double.infinity
         /// The player has the output open for a clip, and has not said nothing follows.
         var clipOpen = false
-        var drainRequested = false
-        /// Device frames mixed since the last frame of a clip.
-        var sinceClip = Int.max / 2
         var interrupted = false
         /// A write waiting for room in the ring, with how much it still has to put there.
         var writer: CheckedContinuation<Void, any Error>?
@@ -132,14 +132,16 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
         state = Mutex(State())
     }
 
-    public func start(musicOn: Bool, deviceChanged: @escaping @Sendable () -> Void) {
+    public func start(musicOn: Bool, level: Int, deviceChanged: @escaping @Sendable () -> Void) {
+        let ducked = decibels(ducked: level)
         state.withLock { state in
             // Started once; and one retired before it started never starts.
             if case .retired = state.phase { return }
             guard state.pump == nil else { return }
             state.on = musicOn
-            // Off from the start: silent from the first block, not faded down.
-            if !musicOn { state.decibels = Self.silentDecibels }
+            // Off (or lowered) from the start: at that level from the first block, not faded.
+            state.ducked = ducked
+            state.decibels = musicOn ? ducked : Self.silentDecibels
             state.deviceChanged = deviceChanged
             state.pump = Task { [self] in await self.run() }
         }
@@ -181,8 +183,6 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
             switch state.phase {
             case .running(let mix, _):
                 state.clipOpen = true
-                state.drainRequested = false
-                state.sinceClip = 0
                 state.wake()
                 return mix
             case .failed(let error): throw error
@@ -202,7 +202,6 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
                 if case .failed(let error) = state.phase { throw error }
                 guard state.clip != nil else { throw AudioDeviceError(code: .ioError, device: deviceName, operation: "write", reason: "the output is not open") }
                 offset += state.clip!.append(samples[offset...]) * buffer.channels
-                state.drainRequested = false
                 state.wake()
                 return offset >= samples.count
             }
@@ -243,7 +242,6 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     public func drain() async throws {
         try await withCheckedThrowingContinuation { (waiting: CheckedContinuation<Void, any Error>) in
             let now = state.withLock { state -> Result<Bool, AudioDeviceError> in
-                state.drainRequested = true
                 if case .failed(let error) = state.phase { return .failure(error) }
                 if (state.clip?.frames ?? 0) == 0, state.written >= state.clipHeardBy { return .success(true) }
                 guard case .running = state.phase else { return .success(true) }
@@ -280,7 +278,6 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     public func close() async {
         state.withLock { state in
             state.clipOpen = false
-            state.drainRequested = true
         }
     }
 
@@ -320,8 +317,27 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     public func setMusicOn(_ on: Bool) {
         state.withLock { state in
             state.on = on
+            state.glide = Self.muteDecibelsPerSecond
             state.wake()
         }
+    }
+
+    public func setDuckLevel(_ percent: Int) {
+        let ducked = decibels(ducked: percent)
+        state.withLock { state in
+            guard ducked != state.ducked else { return }
+            // There by the next step: the steps join into one unbroken fade.
+            state.glide = max(abs(ducked - state.decibels) / Self.duckGlide.secondsDouble, 1)
+            state.ducked = ducked
+        }
+    }
+
+    /// The music's level in dB at `percent` of its own: the bed's `level` exactly at or under
+    /// the step the duck policy lowers it to (a whole percent, rounded), full at 100.
+    private func decibels(ducked percent: Int) -> Double {
+        guard percent < 100 else { return 0 }
+        if percent <= Int((100 * settings.level).rounded()) { return levelDecibels }
+        return max(20 * log10(Double(max(percent, 0)) / 100), Self.silentDecibels)
     }
 
     /// Ends the mixer's rest, if it rests (music came in, the output is retired).
@@ -416,9 +432,9 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
             }
             let frames = mix.frames(in: Self.mixBlock)
             var block = [Float](repeating: 0, count: frames * mix.channels)
-            let (from, to, gateOpen, pipe) = envelope(mix: mix, frames: frames)
+            let (from, to, pipe) = envelope(mix: mix, frames: frames)
             let music = pipe?.add(frames, into: &block, from: from, to: to) ?? false
-            mixClip(into: &block, frames: frames, gateOpen: gateOpen || !music)
+            mixClip(into: &block, frames: frames)
             if quiet(music: music) {
                 quietFrames += frames
                 if canRest, quietFrames >= mix.frames(in: Self.restAfter), !(pipe?.hasMusic ?? false) {
@@ -496,43 +512,29 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
         return (since, total)
     }
 
-    /// The music's gain over the next block (from, to, as fractions), and whether a clip
-    /// may be mixed in it: not while the music is still on its way down.
-    private func envelope(mix: AudioFormat, frames: Int) -> (Float, Float, Bool, BedPipe?) {
+    /// The music's gain over the next block (from, to, as fractions): toward the level the
+    /// duck policy set, or toward silence while the music is off.
+    private func envelope(mix: AudioFormat, frames: Int) -> (Float, Float, BedPipe?) {
         state.withLock { state in
-            let releaseFrames = mix.frames(in: settings.release)
-            let active = (state.clip?.frames ?? 0) > 0 || (state.clipOpen && !state.drainRequested && state.sinceClip < releaseFrames)
-            let target = !state.on ? Self.silentDecibels : active ? levelDecibels : 0
+            let target = state.on ? state.ducked : Self.silentDecibels
             let seconds = Double(frames) / Double(max(mix.sampleRate, 1))
             let before = state.decibels
-            var rate: Double
-            if !state.on || before <= levelDecibels - 0.01 {
-                rate = Self.muteDecibelsPerSecond
-            } else {
-                let length = target < before ? settings.attack : settings.release
-                rate = length == .zero ? .infinity : -levelDecibels / length.secondsDouble
-            }
+            // Off: the switch's own fade (and on, until a step of the duck policy comes).
+            var rate = state.on ? state.glide : Self.muteDecibelsPerSecond
             if rate <= 0 { rate = .infinity }
             let step = rate * seconds
             let after = target < before ? max(target, before - step) : min(target, before + step)
             state.decibels = after
             func gain(_ decibels: Double) -> Float { decibels <= Self.silentDecibels + 0.01 ? 0 : Float(pow(10, decibels / 20)) }
-            // The clip waits until the music is down: it is heard with the music already low.
-            let gateOpen = !active || before <= target + 0.01
-            return (gain(before), gain(after), gateOpen, state.pipe)
+            return (gain(before), gain(after), state.pipe)
         }
     }
 
-    private func mixClip(into block: inout [Float], frames: Int, gateOpen: Bool) {
+    private func mixClip(into block: inout [Float], frames: Int) {
         let writer = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            let taken = gateOpen ? state.clip?.take(frames, addingInto: &block) ?? 0 : 0
-            if taken > 0 {
-                state.sinceClip = frames - taken
-                state.clipHeardBy = .max
-            } else if state.sinceClip < Int.max / 2 {
-                state.sinceClip += frames
-            }
+            let taken = state.clip?.take(frames, addingInto: &block) ?? 0
             guard taken > 0 else { return nil }
+            state.clipHeardBy = .max
             defer { state.writer = nil }
             return state.writer
         }

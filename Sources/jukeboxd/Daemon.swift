@@ -162,7 +162,7 @@ struct Daemon {
         let latency: Duration = if case .alsa = config { bedDeviceBuffer } else { .zero }
         return AudioOutput(bed: MixingSink(
             device: device,
-            settings: .init(pipe: bed.pipe, format: bed.format, level: bed.level, attack: bed.attack, release: bed.release, group: bed.group.flatMap(UserName.groupID)),
+            settings: .init(pipe: bed.pipe, format: bed.format, level: bed.level, group: bed.group.flatMap(UserName.groupID)),
             outputLatency: latency, makeRateConverter: makeRateConverter, clock: ElapsedClock(time.clock), logger: logger))
     }
 
@@ -176,7 +176,21 @@ struct Daemon {
         switch player {
         case .mpd(let address, let passwordFile): MPDTarget(address: address, passwordFile: passwordFile)
         case .snapclient(let server, let client): SnapclientTarget(server: server, client: client)
+        // The core lowers its own bed; this is never asked for it.
+        case .bed: UnreachableTarget(name: player.description)
         }
+    }
+
+    /// What `duckTarget` gives for the bed, which the core lowers itself: every call says so.
+    struct UnreachableTarget: DuckTarget {
+        let name: String
+        struct NotHere: Error, CustomStringConvertible {
+            let name: String
+            var description: String { "\(name) is lowered by jukeboxd's own mixer, not over a connection" }
+        }
+        func read() async throws -> DuckTargetState { throw NotHere(name: name) }
+        func setVolume(_ percent: Int) async throws { throw NotHere(name: name) }
+        func setPaused(_ paused: Bool) async throws { throw NotHere(name: name) }
     }
 
     func run(

@@ -8,8 +8,12 @@ import Testing
 /// music without a gap, lowered under the clip and back after; a writer that stops for 10 s
 /// neither stalls nor delays the clips, and its music is back as soon as it writes again.
 extension RealTimeTests {
+    /// The first clip lowers no other player (`duck: false`): the bed is lowered under it all the same.
     func bedSession(clips: [Double]) throws -> [String] {
-        try session(clips: clips, extra: #", "bed": { "pipe": "\#(folder.file("bed"))", "format": "44100:16:2", "level": "-18dB", "attack": "300ms", "release": "1s" }"#)
+        let arguments = try session(clips: clips, extra: #", "bed": { "pipe": "\#(folder.file("bed"))", "format": "44100:16:2", "level": "-18dB", "attack": "300ms", "release": "1s" }"#)
+        let text = try String(contentsOfFile: folder.file("s.json"), encoding: .utf8)
+        try folder.write("s.json", text: text.replacingOccurrences(of: #"{ "file": "c0.wav" }"#, with: #"{ "file": "c0.wav", "duck": false }"#))
+        return arguments
     }
 
     /// Returns once `jukebox bed` says `words` (asked every 20 ms); false after 10 s.

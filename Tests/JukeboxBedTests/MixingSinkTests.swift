@@ -23,16 +23,15 @@ struct MixingSinkTests {
         var writer: Int32 = -1
 
         init(
-            level: Double = 0.5, attack: Duration = .milliseconds(100), release: Duration = .milliseconds(100), device: SteppedDevice = SteppedDevice(),
-            group: gid_t? = nil
+            level: Double = 0.5, device: SteppedDevice = SteppedDevice(), group: gid_t? = nil
         ) async throws {
             folder = try TemporaryDirectory()
             self.device = device
             sink = MixingSink(
                 device: device,
-                settings: .init(pipe: folder.file("bed"), format: MixingSinkTests.format, level: level, attack: attack, release: release, group: group),
+                settings: .init(pipe: folder.file("bed"), format: MixingSinkTests.format, level: level, group: group),
                 outputLatency: .zero, makeRateConverter: nil, logger: Logger(label: "test"))
-            sink.start(musicOn: true) {}
+            sink.start(musicOn: true, level: 100) {}
         }
 
         /// Opens the FIFO's write end, once the bed has made and opened it.
@@ -74,9 +73,9 @@ struct MixingSinkTests {
     /// How much later the limiter lets the mix out (32 frames at 8 kHz).
     static let limiterDelay = MixLimiter(channels: 1, sampleRate: 8_000).delayFrames
 
-    @Test("music plays at its level; a clip waits for it to be down, is mixed over it, and it comes back over release")
+    @Test("music plays at its level; each level the duck policy sets is glided to within a step, a clip is mixed over the lowered music, and it glides back up")
     func ducksUnderAClip() async throws {
-        let rig = try await Rig(attack: .milliseconds(50), release: .milliseconds(50))
+        let rig = try await Rig()
         try await rig.connect()
         try await rig.step(5)
         // The first blocks were made before 75 ms of music had come in; then music at its own level.
@@ -85,29 +84,62 @@ struct MixingSinkTests {
         try await rig.feed(Self.block)
         #expect(rig.sink.bedState == MusicBedState(pipe: rig.folder.file("bed"), on: true, music: .playing, ducked: false))
 
+        // The policy's last step down: 50 % is the bed's level (0.5), exactly.
+        let lowered = rig.device.samples.count
+        rig.sink.setDuckLevel(50)
+        try await rig.step(3)
+        #expect(rig.sink.bedState.ducked)
         let format = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
         #expect(format == AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
         try await rig.sink.write(AudioBuffer(samples: .float32([Float](repeating: Self.clip, count: 2 * Self.block)), channels: 1))
         let drained = Task { try await rig.sink.drain() }
-        try await rig.step(9)
+        try await rig.step(4)
         try await drained.value
+        await rig.sink.close()
+        let raised = rig.device.samples.count
+        rig.sink.setDuckLevel(100)
+        try await rig.step(5)
+        #expect(rig.sink.bedState.ducked == false)
         await rig.close()
 
         let out = rig.device.samples
+        // The block the mixer has made already goes out as it was: the level is taken up
+        // with the next one, a block or two after it was set.
+        let downStart = try #require(out[lowered...].firstIndex { $0 < Self.music - 0.0001 })
+        #expect(downStart <= lowered + Self.limiterDelay + 2 * Self.block)
+        // Down over one step of the policy (50 ms, two blocks), never up, to half.
+        let down = out[(downStart - 1)..<(downStart + 2 * Self.block)]
+        #expect(zip(down, down.dropFirst()).allSatisfy { $0.1 <= $0.0 + 0.0001 })
+        #expect(abs(down.last! - Self.music * 0.5) < 0.005)
         let clipStart = try #require(out.firstIndex { Self.near($0, Self.music * 0.5 + Self.clip) })
-        // The whole clip, over the music at half its level.
+        #expect(clipStart >= downStart + 2 * Self.block, "mixed over the music once it is down")
+        // The whole clip, over the music at half its level, and the music alone at half after it.
         #expect(out[clipStart..<clipStart + 2 * Self.block].allSatisfy { Self.near($0, Self.music * 0.5 + Self.clip) })
-        // Before it, the music went down over the attack (two blocks), never up, to its level.
-        let attack = out[(clipStart - 2 * Self.block)..<clipStart]
-        #expect(Self.near(attack.first!, Self.music))
-        #expect(zip(attack, attack.dropFirst()).allSatisfy { $0.1 <= $0.0 + 0.0001 })
-        #expect(abs(attack.last! - Self.music * 0.5) < 0.01)
-        #expect(out[..<(clipStart - 2 * Self.block)].suffix(Self.block).allSatisfy { Self.near($0, Self.music) })
-        // After it, back up over release (two blocks), and at full level from there.
-        let after = out[(clipStart + 2 * Self.block)...]
-        #expect(zip(after.prefix(2 * Self.block), after.dropFirst().prefix(2 * Self.block)).allSatisfy { $0.1 >= $0.0 - 0.0001 })
-        #expect(after.dropFirst(2 * Self.block).allSatisfy { Self.near($0, Self.music) })
-        #expect(after.count >= 3 * Self.block)
+        let upStart = try #require(out[(clipStart + 2 * Self.block)...].firstIndex { $0 > Self.music * 0.5 + 0.0001 })
+        #expect(out[(clipStart + 2 * Self.block)..<upStart].count >= Self.block)
+        #expect(upStart >= raised && upStart <= raised + Self.limiterDelay + 2 * Self.block)
+        // Back up over one step, never down, and at full level from there.
+        let up = out[(upStart - 1)..<(upStart + 2 * Self.block)]
+        #expect(zip(up, up.dropFirst()).allSatisfy { $0.1 >= $0.0 - 0.0001 })
+        #expect(out[(upStart + 2 * Self.block)...].allSatisfy { Self.near($0, Self.music) })
+        #expect(out.count - (upStart + 2 * Self.block) >= Self.block)
+    }
+
+    @Test("a bed started while the music is lowered starts at that level, not faded from full")
+    func startsLowered() async throws {
+        let folder = try TemporaryDirectory()
+        let device = SteppedDevice()
+        let sink = MixingSink(
+            device: device, settings: .init(pipe: folder.file("bed"), format: Self.format, level: 0.5),
+            outputLatency: .zero, makeRateConverter: nil, logger: Logger(label: "test"))
+        sink.start(musicOn: true, level: 50) {}
+        #expect(sink.bedState.ducked)
+        await device.advance()
+        #expect(sink.bedState.ducked)
+        sink.setDuckLevel(100)
+        for _ in 0..<3 { await device.advance() }
+        #expect(sink.bedState.ducked == false)
+        await sink.retire()
     }
 
     @Test("with nothing to play for 2 s the mixer rests, the device held with what it holds, and music lets it play on", arguments: [true, false])
@@ -244,7 +276,7 @@ struct MixingSinkTests {
 
     @Test("music and clip at full scale together stay under -1 dBTP")
     func neverClips() async throws {
-        let rig = try await Rig(level: 1, attack: .zero, release: .zero, device: SteppedDevice(sampleFormat: .float32))
+        let rig = try await Rig(level: 1, device: SteppedDevice(sampleFormat: .float32))
         try await rig.connect()
         _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
         for _ in 0..<6 {

@@ -73,7 +73,7 @@ struct OutputHandoverTests {
     func bed(level: Double, clock: ElapsedClock = ElapsedClock(ContinuousClock())) -> MixingSink {
         MixingSink(
             device: card.pcm(),
-            settings: .init(pipe: folder.file("bed"), format: StreamFormat(sampleRate: 8_000, bits: 16, channels: 1), level: level, attack: .zero, release: .zero),
+            settings: .init(pipe: folder.file("bed"), format: StreamFormat(sampleRate: 8_000, bits: 16, channels: 1), level: level),
             outputLatency: .zero, makeRateConverter: nil, clock: clock, logger: Logger(label: "test"))
     }
 
@@ -145,7 +145,7 @@ struct OutputHandoverTests {
     @Test func aBedRetiredBeforeItStartedNeverOpensTheCard() async throws {
         let mixer = bed(level: 0.5)
         await mixer.retire()
-        mixer.start(musicOn: true) {}
+        mixer.start(musicOn: true, level: 100) {}
         #expect(mixer.deviceState == .closed)
         await #expect(throws: AudioDeviceError.self) {
             _ = try await mixer.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))

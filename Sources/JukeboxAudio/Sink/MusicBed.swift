@@ -10,10 +10,13 @@ public protocol MusicBed: Sendable {
     /// Off mutes the music (over a short fade) and on brings it back; clips play either way.
     /// The player owns the switch, and sets it here.
     func setMusicOn(_ on: Bool)
+    /// Lowers the music to `percent` of its own level (100: not lowered), gliding there over
+    /// a step of the duck policy's ramp; at or under the bed's `level` it is that level.
+    func setDuckLevel(_ percent: Int)
     /// Starts the mixer, which opens the device and keeps it until the output is retired.
-    /// `musicOn`: the switch as the player has it. `deviceChanged` is called, from the
-    /// mixer's task, each time `deviceState` changes.
-    func start(musicOn: Bool, deviceChanged: @escaping @Sendable () -> Void)
+    /// `musicOn` and `level`: the switch and the ducked level as the player has them.
+    /// `deviceChanged` is called, from the mixer's task, each time `deviceState` changes.
+    func start(musicOn: Bool, level: Int, deviceChanged: @escaping @Sendable () -> Void)
 }
 
 /// The mixer's hold on the device.

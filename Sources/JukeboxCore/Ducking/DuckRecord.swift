@@ -26,6 +26,8 @@ public struct DuckRecord: Codable, Sendable, Equatable {
             (kind, self.address, client, self.passwordFile) = ("mpd", address.description, nil, passwordFile)
         case .snapclient(let server, let client):
             (kind, self.address, self.client, passwordFile) = ("snapclient", server.description, client, nil)
+        case .bed:
+            (kind, address, client, passwordFile) = ("bed", "", nil, nil)
         }
         self.mode = mode.rawValue
         self.volume = volume
@@ -56,8 +58,10 @@ public struct DuckRecord: Codable, Sendable, Equatable {
         ramping = (try? fields.decodeIfPresent(Bool.self, forKey: .ramping)) ?? nil
     }
 
-    /// The player it names, to reach it again after a restart.
+    /// The player it names, to reach it again after a restart. The bed's record is never
+    /// saved, and a state file that names it names nothing to put back.
     public var target: DuckSettings.Player? {
+        if kind == "bed" { return player == DuckSettings.Player.bed.description ? .bed : nil }
         let port = kind == "mpd" ? DuckSettings.defaultMPDPort : DuckSettings.defaultSnapcastPort
         guard let address = DuckSettings.Address.parse(address, defaultPort: port) else { return nil }
         switch kind {

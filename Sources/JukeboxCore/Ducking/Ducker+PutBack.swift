@@ -51,7 +51,7 @@ extension Ducker {
         guard !done.isEmpty else { return }
         forget(done)
         try? await save?()
-        events.publish(.restored(done.map(\.player)))
+        events?.publish(.restored(done.map(\.player)))
     }
 
     struct PutBackFailure: Error { var description: String }

@@ -16,7 +16,7 @@ extension Ducker {
     func lower(_ settings: DuckSettings, as lowering: Int) async {
         guard let makeTarget, !settings.players.isEmpty else {
             phase = .low
-            events.publish(.ducked(records.map(\.player)))
+            events?.publish(.ducked(records.map(\.player)))
             return
         }
         let players = settings.players.filter { player in
@@ -79,7 +79,7 @@ extension Ducker {
         records += lowered
         guard !lowered.isEmpty else {
             phase = .low
-            events.publish(.ducked(records.map(\.player)))
+            events?.publish(.ducked(records.map(\.player)))
             return
         }
         do {
@@ -100,7 +100,7 @@ extension Ducker {
             try? await save?()
             return
         }
-        events.publish(.ducked(records.map(\.player)))
+        events?.publish(.ducked(records.map(\.player)))
         let attack = settings.attack
         work = Task {
             let ends = await self.ramp(lowered, down: true, over: attack, makeTarget: makeTarget)
@@ -290,7 +290,7 @@ extension Ducker {
         forget(back)
         phase = .idle
         try? await save?()
-        events.publish(.restored((back + kept + theirs + shared).map(\.player)))
+        events?.publish(.restored((back + kept + theirs + shared).map(\.player)))
         if !unreachable.isEmpty || !failed.isEmpty { leftOver = Task { await self.putBackLeftOver() } }
     }
 }

@@ -4,8 +4,11 @@ import Glibc
 
 import Logging
 
-/// Lowers the session's other players (`duck`) while clips sound and puts them back after:
-/// the one owner of what is ducked, and the one publisher of `ducked` and `restored`.
+/// Lowers things while clips sound and puts them back after: the one duck policy. One ducker
+/// lowers the session's other players (`duck`) for the clips that lower them, owns what is
+/// ducked, and is the one publisher of `ducked` and `restored`; another, with no record on
+/// disk and no events, lowers the music bed's gain (`bed`) under every clip. Each thing lowered
+/// is a `DuckTarget`: MPD, a snapclient, the bed.
 ///
 /// - Before the first clip of a run, each player's level is read, and the levels to go back to
 ///   are saved (on disk) before any player is lowered. The lowering takes `attack`, and the
@@ -21,9 +24,19 @@ import Logging
 public actor Ducker {
     enum Phase { case idle, lowering, low, raising }
 
+    /// What a ducker lowers, and so which section of the session it follows.
+    public enum Lowers: Sendable {
+        /// The players in `duck`, for each clip that lowers them (`PlayableClip.ducks`).
+        case players
+        /// The music bed's gain, under every clip, as `bed` says (`level`, `attack`, `release`).
+        case bed
+    }
+
+    let lowers: Lowers
     let schedule: ScheduleBoard
     let makeTarget: DuckTargetFactory?
-    let events: EventBus
+    /// nil for the bed's: it tells no one (its state is the bed's, in `status`).
+    let events: EventBus?
     let time: TimeSource
     let logger: Logger
     /// Saves the state (and returns once it is on disk); set once the state writer exists.
@@ -56,7 +69,10 @@ public actor Ducker {
     /// How long a player that did not answer is left alone before it is tried again.
     static let retryAfter: Duration = .seconds(5)
 
-    public init(schedule: ScheduleBoard, makeTarget: DuckTargetFactory?, events: EventBus, time: TimeSource, logger: Logger) {
+    public init(
+        schedule: ScheduleBoard, lowers: Lowers = .players, makeTarget: DuckTargetFactory?, events: EventBus?, time: TimeSource, logger: Logger
+    ) {
+        self.lowers = lowers
         self.schedule = schedule
         self.makeTarget = makeTarget
         self.events = events
@@ -72,7 +88,22 @@ public actor Ducker {
     public var ducked: [String] { records.map(\.player) }
 
     /// How long the raising takes, as the session in force says.
-    var release: Duration { schedule.current.session.duck?.release ?? DuckSettings.defaultRelease }
+    var release: Duration { settings(for: nil)?.release ?? DuckSettings.defaultRelease }
+
+    /// What this ducker lowers for `entry` (nil: any clip), as the session in force says; nil
+    /// when it lowers nothing for it.
+    func settings(for entry: QueueEntry?) -> DuckSettings? {
+        let session = schedule.current.session
+        switch lowers {
+        case .players:
+            // Whether it lowers the others was fixed when it was queued (`PlayableClip.ducks`),
+            // whatever a reload says since.
+            guard entry?.clip.ducks ?? true else { return nil }
+            return session.duck
+        case .bed:
+            return session.bed.map { DuckSettings(level: $0.level, attack: $0.attack, release: $0.release, mode: .lower, players: [.bed]) }
+        }
+    }
 
     /// Whether a clip that ducks sounds now (or the players are on their way down): Home
     /// Assistant's Ducking sensor, for its own media players, even with no player named here.
@@ -81,8 +112,8 @@ public actor Ducker {
     /// A clip is about to start: lowers the players unless they are low already, and returns
     /// once the music will be low by the time the clip is heard (`leadIn` plays first).
     public func clipStarting(_ entry: QueueEntry, leadIn: Duration) async {
-        guard let settings = await duck(for: entry) else { return }
-        let wait = settings.attack - leadIn
+        guard let attack = await duck(for: entry) else { return }
+        let wait = attack - leadIn
         if wait > .zero { try? await time.clock.sleep(for: wait) }
     }
 
@@ -92,12 +123,10 @@ public actor Ducker {
         _ = await duck(for: entry)
     }
 
-    /// Lowers the players for `entry` unless they are low already; returns the settings when
-    /// they were not (the clip then waits for the attack), nil when nothing was to be done.
-    func duck(for entry: QueueEntry) async -> DuckSettings? {
-        // Whether it lowers the others was fixed when it was queued (`PlayableClip.ducks`),
-        // whatever a reload says since.
-        guard let settings = schedule.current.session.duck, entry.clip.ducks else { return nil }
+    /// Lowers what this ducker lowers for `entry` unless it is low already; returns the
+    /// attack when it was not (the clip then waits for it), nil when nothing was to be done.
+    public func duck(for entry: QueueEntry) async -> Duration? {
+        guard let settings = settings(for: entry) else { return nil }
         heldRaise?.cancel()
         heldRaise = nil
         switch phase {
@@ -117,13 +146,13 @@ public actor Ducker {
                 }
             }
             phase = .low
-            events.publish(.ducked(records.map(\.player)))
+            events?.publish(.ducked(records.map(\.player)))
         case .idle:
             phase = .lowering
             lowerings += 1
             await lower(settings, as: lowerings)
         }
-        return settings
+        return settings.attack
     }
 
     /// The clip ended and was heard to its last sample. With another waiting, the music stays
@@ -158,7 +187,7 @@ public actor Ducker {
         guard !records.isEmpty, let makeTarget else {
             // Nothing to raise (only Home Assistant's sensor follows): ducking is over.
             phase = .idle
-            events.publish(.restored([]))
+            events?.publish(.restored([]))
             return
         }
         let lowering = work
@@ -175,7 +204,7 @@ public actor Ducker {
     /// answer is tried again in the background until it does.
     public func restore(saved: [DuckRecord]) async {
         let saved = saved.filter { record in
-            guard record.target == nil else { return true }
+            guard record.target == nil || record.kind == "bed" else { return true }
             logger.warning("duck: the state file's record of a lowered player (\(record.player.isEmpty ? "no name" : record.player)) names no player jukeboxd can reach; it is dropped, and nothing is put back for it")
             return false
         }

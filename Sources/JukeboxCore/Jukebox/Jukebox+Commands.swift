@@ -135,13 +135,17 @@ extension Jukebox {
     public func pause() async -> Acknowledged<Bool> {
         await queue.pause()
         await ducker.paused()
+        await bedDucker.paused()
         return await acknowledge(true, .pause)
     }
 
     /// Resumes playback; a clip that goes on mid-way ducks the players again.
     public func resume() async -> Acknowledged<Bool> {
         await queue.resume()
-        if let entry = await queue.current { await ducker.resumed(entry) }
+        if let entry = await queue.current {
+            await ducker.resumed(entry)
+            await bedDucker.resumed(entry)
+        }
         return await acknowledge(false, .resume)
     }
 

@@ -77,6 +77,7 @@ extension Jukebox {
         let (queue, scheduler, timetable, quiet, volume) = (queue, scheduler, timetable, quiet, volume)
         if writer != nil { await ducker.setSaver { [weak self] in try await self?.saveNow() } }
         await ducker.setNextStart { [weak self] in await self?.plan(limit: 1).nextPlay }
+        await bedDucker.setNextStart { [weak self] in await self?.plan(limit: 1).nextPlay }
         await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { try? await queue.run(); return false }
             tasks.addTask { try? await quiet.run(); return false }
@@ -109,6 +110,7 @@ extension Jukebox {
         await BlockingWorkQueue(label: "jukeboxd.uploads").run { uploads.removeUnfinished() }
         // The other players go back up before the last save.
         await ducker.shutdown()
+        await bedDucker.shutdown()
         // The last word: how the last clip ended, cut short (it stays first and plays again
         // after a restart) or finished as the shutdown began (it counts as played).
         if let writer {

@@ -117,6 +117,7 @@ public actor Jukebox: Service {
     let hooks: HookRunner
     /// Lowers the other players while clips sound (`duck`).
     let ducker: Ducker
+    let bedDucker: Ducker
     /// Makes announcements' audio; nil when there is nowhere to keep it.
     let speech: SpeechSynthesizer?
 
@@ -142,6 +143,7 @@ public actor Jukebox: Service {
         writer = parts.writer
         hooks = parts.hooks
         ducker = parts.ducker
+        bedDucker = parts.bedDucker
         speech = parts.speech
         self.catalog = catalog
         self.decoder = decoder

@@ -17,7 +17,9 @@ struct JukeboxParts {
     let loudness: ClipLoudness
     let editor: SessionEditor
     let hooks: HookRunner
+    /// The duck policy twice: over the session's other players, and over the bed's gain.
     let ducker: Ducker
+    let bedDucker: Ducker
     /// nil when there is nowhere to keep announcements' audio.
     let speech: SpeechSynthesizer?
     /// nil: nothing is saved (tests, benchmarks).
@@ -44,17 +46,24 @@ struct JukeboxParts {
         }
         let schedule = ScheduleBoard(session, playable: catalog.playableClips)
         let ducker = Ducker(schedule: schedule, makeTarget: configuration.makeDuckTarget, events: events, time: time, logger: logger)
+        let bedDucker = Ducker(schedule: schedule, lowers: .bed, makeTarget: { _ in BedLevelTarget(player: player) }, events: nil, time: time, logger: logger)
         let queue = ClipPlayQueue(
             player: player, events: events, time: time, capacity: configuration.queueLimit, logger: logger,
             beforePlaying: { entry in
                 await hooks.run(.beforePlaying, entry: entry)
                 // The lead-in plays first when the device opens: the lowering runs under it.
                 let leadIn = await player.isDeviceOpen ? .zero : await player.options.leadIn
-                await ducker.clipStarting(entry, leadIn: leadIn)
+                // Both lower at once; the clip waits for the longer attack.
+                async let others = ducker.duck(for: entry)
+                async let bed = bedDucker.duck(for: entry)
+                let wait = max(await others ?? .zero, await bed ?? .zero) - leadIn
+                if wait > .zero { try? await time.clock.sleep(for: wait) }
             },
             afterPlaying: { entry, outcome, anotherWaits in
                 await hooks.run(.afterPlaying, entry: entry, outcome: outcome)
-                await ducker.clipEnded(anotherWaits: anotherWaits)
+                async let others: Void = ducker.clipEnded(anotherWaits: anotherWaits)
+                async let bed: Void = bedDucker.clipEnded(anotherWaits: anotherWaits)
+                _ = await (others, bed)
             },
             prepare: { clip in
                 guard let speech else { throw SpeechFailure("announcements are off: there is no state folder to keep their audio in") }
@@ -75,6 +84,6 @@ struct JukeboxParts {
             events: events, player: player, queue: queue, schedule: schedule, scheduler: scheduler, timetable: timetable, quiet: quiet,
             volume: volume, loudness: loudness, editor: SessionEditor(
                 decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, clock: ElapsedClock(time.clock), logger: logger),
-            hooks: hooks, ducker: ducker, speech: speech, writer: writer)
+            hooks: hooks, ducker: ducker, bedDucker: bedDucker, speech: speech, writer: writer)
     }
 }

@@ -17,7 +17,7 @@ extension Player {
     /// the player's device state.
     func startBed() {
         // The mixer opened the device, or it failed: the device's state follows.
-        bed?.start(musicOn: musicOn) { [weak self] in
+        bed?.start(musicOn: musicOn, level: bedLevel) { [weak self] in
             Task { await self?.deviceChanged() }
         }
     }
@@ -83,6 +83,13 @@ extension Player {
         musicOn = on
         bed?.setMusicOn(on)
         events?.publish(.music(on: on))
+    }
+
+    /// Lowers the bed's music to `percent` of its own level (100: back up), as a step of the
+    /// bed's ducker.
+    public func setBedLevel(_ percent: Int) {
+        bedLevel = min(max(percent, 0), 100)
+        bed?.setDuckLevel(bedLevel)
     }
 
     /// Plays through `output` from now on. While a clip plays, it finishes on the old output;

@@ -30,6 +30,9 @@ public actor Player {
     /// Whether the bed's music is on (`jukebox bed on|off`): the player's to keep, and the
     /// state file's, so it holds across a new output and a restart. The bed follows it.
     public internal(set) var musicOn = true
+    /// How far the bed's music is lowered now, 0–100 of its own level (100: not lowered): set by
+    /// the bed's ducker (`BedLevelTarget`), and handed to a new output's bed as it starts.
+    public internal(set) var bedLevel = 100
     /// The device's problem while the queue waits for it to come back, and when it is tried
     /// again (`waitForDevice`).
     var deviceProblem: (error: AudioDeviceError, retryIn: Duration)?

@@ -18,12 +18,16 @@ public struct DuckSettings: Sendable, Equatable {
         case mpd(Address, passwordFile: String?)
         /// A snapclient (by its id or name), through snapserver's JSON-RPC control port.
         case snapclient(server: Address, client: String)
+        /// The music bed's gain (the session's `bed`), lowered under every clip by its own
+        /// ducker; never named in a session's `duck`, and never kept in the state file.
+        case bed
 
         /// How the log, `status` and the state file name it.
         public var description: String {
             switch self {
             case .mpd(let address, _): "mpd \(address)"
             case .snapclient(let server, let client): "snapclient \(client) on \(server)"
+            case .bed: "music bed"
             }
         }
     }
