@@ -57,19 +57,7 @@ extension SessionReader {
                 settings.group = group
             }
         }
-        if let value = fields["level"] {
-            if let level = duckLevel(value) { settings.level = level } else {
-                problem("bed.level", "\(value.shortDescription) is not a level to lower the music to: decibels from -60dB to 0dB such as \"-18dB\", or a fraction from 0 to 1 such as 0.2")
-            }
-        }
-        for key in ["attack", "release"] {
-            guard let value = fields[key], let length = duration(value, at: "bed.\(key)") else { continue }
-            guard DuckSettings.rampRange.contains(length) else {
-                problem("bed.\(key)", "\(value.shortDescription) is out of range (0s to 10s)")
-                continue
-            }
-            if key == "attack" { settings.attack = length } else { settings.release = length }
-        }
+        lowering(fields, at: "bed", what: "lower the music to", level: &settings.level, attack: &settings.attack, release: &settings.release)
         return settings
     }
 }

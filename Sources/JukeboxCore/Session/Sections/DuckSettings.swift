@@ -64,25 +64,33 @@ extension SessionReader {
     static let duckMPDKeys = ["address", "passwordFile"]
     static let duckSnapcastKeys = ["server", "clients"]
 
+    /// `level`, `attack` and `release`, as `duck` and `bed` both have them: what is lowered
+    /// goes to `level` over `attack`, and back over `release`.
+    mutating func lowering(
+        _ fields: [String: JSONValue], at section: String, what: String, level: inout Double, attack: inout Duration, release: inout Duration
+    ) {
+        if let value = fields["level"] {
+            if let found = duckLevel(value) { level = found } else {
+                problem("\(section).level", "\(value.shortDescription) is not a level to \(what): decibels from -60dB to 0dB such as \"-18dB\", or a fraction from 0 to 1 such as 0.2")
+            }
+        }
+        for key in ["attack", "release"] {
+            guard let value = fields[key], let length = duration(value, at: "\(section).\(key)") else { continue }
+            guard DuckSettings.rampRange.contains(length) else {
+                problem("\(section).\(key)", "\(value.shortDescription) is out of range (0s to 10s)")
+                continue
+            }
+            if key == "attack" { attack = length } else { release = length }
+        }
+    }
+
     /// `duck: {"level": "-18dB", "attack": "300ms", "release": "1s", "mode": "lower",
     /// "mpd": ["localhost:6600", {"address": "/run/mpd/socket", "passwordFile": "mpd.pass"}],
     /// "snapcast": {"server": "HOST:1705", "clients": ["kitchen"]}}`.
     mutating func duck(_ value: JSONValue, sessionDirectory: String) -> DuckSettings? {
         guard let fields = object(value, at: "duck", allowed: Self.duckKeys) else { return nil }
         var settings = DuckSettings(players: [])
-        if let value = fields["level"] {
-            if let level = duckLevel(value) { settings.level = level } else {
-                problem("duck.level", "\(value.shortDescription) is not a level to lower to: decibels from -60dB to 0dB such as \"-18dB\", or a fraction from 0 to 1 such as 0.2")
-            }
-        }
-        for key in ["attack", "release"] {
-            guard let value = fields[key], let length = duration(value, at: "duck.\(key)") else { continue }
-            guard DuckSettings.rampRange.contains(length) else {
-                problem("duck.\(key)", "\(value.shortDescription) is out of range (0s to 10s)")
-                continue
-            }
-            if key == "attack" { settings.attack = length } else { settings.release = length }
-        }
+        lowering(fields, at: "duck", what: "lower to", level: &settings.level, attack: &settings.attack, release: &settings.release)
         if let value = fields["mode"] {
             let choices = DuckSettings.Mode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
             if case .string(let text) = value, let mode = DuckSettings.Mode(rawValue: text) { settings.mode = mode } else {
