@@ -67,15 +67,25 @@ public enum FilePath {
     /// Makes `folder` and any missing parents, each mode 0700 whatever the umask (a folder
     /// made 0600 under a tight umask could not be entered). Existing folders are left as they are.
     public static func makeFolders(_ folder: String) throws(FileWriteError) {
-        var current = ""
-        for part in folder.split(separator: "/") {
-            current += "/" + part
+        for current in steps(to: folder) {
             if mkdir(current, 0o700) == 0 {
                 chmod(current, 0o700)
             } else if errno != EEXIST {
                 throw FileWriteError(path: current, errno: errno)
             }
         }
+    }
+
+    /// The folders on the way to `folder`, outermost first, each as `folder` names it: from
+    /// the root for an absolute path, from the working folder for a relative one.
+    static func steps(to folder: String) -> [String] {
+        var steps: [String] = []
+        var current = folder.hasPrefix("/") ? "/" : ""
+        for part in folder.split(separator: "/") {
+            current += (current.isEmpty || current.hasSuffix("/") ? "" : "/") + part
+            steps.append(current)
+        }
+        return steps
     }
 
     /// Something is at `path` (a file, a folder, a link, even one that leads nowhere).

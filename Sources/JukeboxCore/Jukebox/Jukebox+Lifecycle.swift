@@ -125,8 +125,9 @@ extension Jukebox {
             for await event in changes {
                 switch event {
                 case .queued(let entry, _) where !entry.origin.isClient: break
-                // Quiet began or ended, or requests held for its end were released.
-                case .playing, .finished, .quiet: break
+                // Quiet began or ended, or requests held for its end were released. A clip
+                // cut by an urgent one while paused: nothing plays after it to save it.
+                case .playing, .finished, .quiet, .cut: break
                 default: continue
                 }
                 do { try await writer.save() } catch { self.logger.error("\(error)") }
