@@ -53,10 +53,12 @@ struct JukeboxParts {
                 await hooks.run(.beforePlaying, entry: entry)
                 // The lead-in plays first when the device opens: the lowering runs under it.
                 let leadIn = await player.isDeviceOpen ? .zero : await player.options.leadIn
-                // Both lower at once; the clip waits for the longer attack.
+                // Both lower at once; the clip waits for the longer attack (the bed's only while
+                // music comes in: over silence it is lowered all the same, and nothing waits).
                 async let others = ducker.duck(for: entry)
                 async let bed = bedDucker.duck(for: entry)
-                let wait = max(await others ?? .zero, await bed ?? .zero) - leadIn
+                let bedAttack = await bed ?? .zero
+                let wait = max(await others ?? .zero, await player.bedMusicPlays ? bedAttack : .zero) - leadIn
                 if wait > .zero { try? await time.clock.sleep(for: wait) }
             },
             afterPlaying: { entry, outcome, anotherWaits in

@@ -77,6 +77,9 @@ extension Player {
     /// Whether the output plays a music bed.
     public var hasBed: Bool { bed != nil }
 
+    /// Whether music comes in through the bed now: a clip then waits for it to be lowered.
+    public var bedMusicPlays: Bool { bed?.bedState.music == .playing }
+
     /// Turns the bed's music on or off (the clips play either way).
     public func setMusicOn(_ on: Bool) {
         guard on != musicOn else { return }
