@@ -96,6 +96,18 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Advances exactly to the earliest pending deadline.
+    /// Moves from one sleeper's deadline to the next until `condition` holds; false if the
+    /// task was cancelled first (a test's time limit), so that a condition that never comes
+    /// fails the test rather than spinning on.
+    public func advance(until condition: @Sendable () async -> Bool) async -> Bool {
+        while !(await condition()) {
+            if Task.isCancelled { return false }
+            if sleeperCount > 0 { advanceToNextDeadline() }
+            await Task.yield()
+        }
+        return true
+    }
+
     public func advanceToNextDeadline() {
         let next = state.withLock { state in state.sleepers.map(\.deadline).min() }
         if let next { advance(by: now.duration(to: next)) }

@@ -36,14 +36,7 @@ struct BedDuckTests {
     }
 
     func drive(_ condition: @Sendable () async -> Bool) async {
-        while !(await condition()) {
-            if Task.isCancelled {
-                Issue.record("never came")
-                return
-            }
-            if clock.sleeperCount > 0 { clock.advanceToNextDeadline() }
-            await Task.yield()
-        }
+        if !(await clock.advance(until: condition)) { Issue.record("never came") }
     }
 
     @Test func aClipThatLowersNoPlayerStillLowersTheBedInStepsAndItComesBack() async throws {

@@ -30,14 +30,7 @@ struct DuckRampTests {
 
     /// Moves the clock from one sleeper's deadline to the next until `condition` holds.
     func drive(_ condition: @Sendable () async -> Bool) async {
-        while !(await condition()) {
-            if Task.isCancelled {
-                Issue.record("never came")
-                return
-            }
-            if clock.sleeperCount > 0 { clock.advanceToNextDeadline() }
-            await Task.yield()
-        }
+        if !(await clock.advance(until: condition)) { Issue.record("never came") }
     }
 
     @Test func aPlayerWhoseConnectionIsResetMidRampIsPutBackFromWhereItWasLeft() async throws {
