@@ -61,7 +61,7 @@ public struct DuckRecord: Codable, Sendable, Equatable {
     /// The player it names, to reach it again after a restart. The bed's record is never
     /// saved, and a state file that names it names nothing to put back.
     public var target: DuckSettings.Player? {
-        if kind == "bed" { return player == DuckSettings.Player.bed.description ? .bed : nil }
+        if kind == "bed" { return .bed }
         let port = kind == "mpd" ? DuckSettings.defaultMPDPort : DuckSettings.defaultSnapcastPort
         guard let address = DuckSettings.Address.parse(address, defaultPort: port) else { return nil }
         switch kind {

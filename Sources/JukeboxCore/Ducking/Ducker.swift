@@ -110,9 +110,10 @@ public actor Ducker {
     public var isDucking: Bool { phase == .lowering || phase == .low }
 
     /// A clip is about to start: lowers the players unless they are low already, and returns
-    /// once the music will be low by the time the clip is heard (`leadIn` plays first).
-    public func clipStarting(_ entry: QueueEntry, leadIn: Duration) async {
-        guard let attack = await duck(for: entry) else { return }
+    /// once the music will be low by the time the clip is heard (`leadIn` plays first); at
+    /// once, without `waiting` (lowered all the same, under a clip that need not wait for it).
+    public func clipStarting(_ entry: QueueEntry, leadIn: Duration, waiting: Bool = true) async {
+        guard let attack = await duck(for: entry), waiting else { return }
         let wait = attack - leadIn
         if wait > .zero { try? await time.clock.sleep(for: wait) }
     }

@@ -55,11 +55,10 @@ struct JukeboxParts {
                 let leadIn = await player.isDeviceOpen ? .zero : await player.options.leadIn
                 // Both lower at once; the clip waits for the longer attack (the bed's only while
                 // music comes in: over silence it is lowered all the same, and nothing waits).
-                async let others = ducker.duck(for: entry)
-                async let bed = bedDucker.duck(for: entry)
-                let bedAttack = await bed ?? .zero
-                let wait = max(await others ?? .zero, await player.bedMusicPlays ? bedAttack : .zero) - leadIn
-                if wait > .zero { try? await time.clock.sleep(for: wait) }
+                let bedMusicPlays = await player.bedMusicPlays
+                async let others: Void = ducker.clipStarting(entry, leadIn: leadIn)
+                async let bed: Void = bedDucker.clipStarting(entry, leadIn: leadIn, waiting: bedMusicPlays)
+                _ = await (others, bed)
             },
             afterPlaying: { entry, outcome, anotherWaits in
                 await hooks.run(.afterPlaying, entry: entry, outcome: outcome)
