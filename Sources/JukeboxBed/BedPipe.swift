@@ -46,10 +46,10 @@ final class BedPipe: @unchecked Sendable {
         var driedAt: ContinuousClock.Instant?
     }
 
-    /// Music held before a writer that started (again) is heard: a mixer block and the most a
-    /// paced writer hands over at once (MPD's fifo output: two 23 ms chunks), so it plays on
-    /// without running dry between two of them; and, with the mixer's block, within the
-    /// 100 ms in which it must be picked up.
+    /// Music held before a writer that started (again) is heard: a mixer block (50 ms) and
+    /// the chunk a paced writer hands over at once (MPD's fifo output: 23 ms), so it plays on
+    /// without running dry between two of them; and, with the mixer's block, picked up
+    /// within 125 ms.
     static let prefill: Duration = .milliseconds(75)
     /// A writer that ran dry and came back within `quietAfter` was late, not stopped: its
     /// jitter is more than the prefill holds, which grows by `prefillStep` each time, up to

@@ -45,6 +45,10 @@ struct MixLimiter {
     /// Frames since a needed gain under 1 entered the look-ahead: past two look-aheads every
     /// gain in the pipeline is 1 again.
     private var sinceReduction = Int.max / 2
+    /// Room for the measuring pass, kept between blocks: one channel's samples, and each
+    /// frame's true peak.
+    private var plane: [Float] = []
+    private var peaks: [Float] = []
 
     /// −1 dBTP, as the loudness gain.
     static let defaultCeiling: Float = 0.891_250_938
@@ -57,7 +61,7 @@ struct MixLimiter {
     static let tapsAfter = 16
     /// The interpolation filter: for each point `p` of 1...7 between frame `i` and `i + 1`,
     /// the weights of frames `i - 15` … `i + 16`; point 0 is the sample itself.
-    private static let phases: [[Float]] = (1..<oversampling).map { point in
+    static let phases: [[Float]] = (1..<oversampling).map { point in
         let fraction = Double(point) / Double(oversampling)
         let cutoff = 0.97, beta = 8.0, half = Double(tapsAfter)
         var weights = (-tapsBefore...tapsAfter).map { offset -> Double in
@@ -75,33 +79,74 @@ struct MixLimiter {
     /// The weights of every point, one after another, for the measuring loop.
     private static let weights: [Float] = phases.flatMap { $0 }
 
-    /// The largest of frame `base`'s samples and of the points after each up to the next
-    /// frame, over every channel (`base`: the frame's first sample in `input`). The hot loop
-    /// of the limiter, on raw pointers: it runs 7 × 32 multiply-adds a sample.
-    private static func truePeak(_ input: [Float], at base: Int, channels: Int) -> Float {
-        input.withUnsafeBufferPointer { samples in
-            weights.withUnsafeBufferPointer { weights in
-                guard let samples = samples.baseAddress, let weights = weights.baseAddress else { return 0 }
-                let taps = tapsBefore + tapsAfter + 1
-                var peak: Float = 0
-                for channel in 0..<channels {
-                    let first = samples + (base + channel - tapsBefore * channels)
-                    peak = max(peak, abs(samples[base + channel]))
-                    var point = weights
-                    for _ in 1..<oversampling {
-                        var sum: Float = 0
-                        var sample = first
-                        for tap in 0..<taps {
-                            sum += point[tap] * sample.pointee
-                            sample += channels
-                        }
-                        peak = max(peak, abs(sum))
-                        point += taps
+    /// The true peaks of `count` frames, over every channel, into `peaks` (one a frame): each
+    /// frame's own samples and the points after it up to the next frame. `input` is
+    /// interleaved and starts `tapsBefore` frames before the first frame measured; it holds
+    /// `tapsAfter` frames after the last. The hot loop of the limiter (7 × 32 multiply-adds a
+    /// sample): each channel is copied out on its own (`plane`), then eight frames are measured
+    /// at once, every point's sum kept in a vector, each sample loaded once for all seven points.
+    /// The sums are taken in the same order as one frame at a time would take them.
+    static func truePeaks(_ input: [Float], channels: Int, count: Int, into peaks: inout [Float], plane: inout [Float]) {
+        typealias Lanes = SIMD8<Float>
+        // One sum for each point between two samples: seven.
+        assert(oversampling == 8)
+        let width = Lanes.scalarCount
+        let taps = tapsBefore + tapsAfter + 1
+        let groups = (count + width - 1) / width
+        // Room to load a whole last group past the frames there are (zeros, never used).
+        let planeFrames = groups * width + taps
+        if plane.count < planeFrames { plane = [Float](repeating: 0, count: planeFrames) }
+        if peaks.count < groups * width { peaks = [Float](repeating: 0, count: groups * width) }
+        let inputFrames = input.count / channels
+        peaks.withUnsafeMutableBufferPointer { peaks in
+            for frame in 0..<(groups * width) { peaks[frame] = 0 }
+            for channel in 0..<channels {
+                plane.withUnsafeMutableBufferPointer { plane in
+                    input.withUnsafeBufferPointer { input in
+                        for frame in 0..<inputFrames { plane[frame] = input[frame * channels + channel] }
+                        for frame in inputFrames..<plane.count { plane[frame] = 0 }
                     }
                 }
-                return peak
+                plane.withUnsafeBufferPointer { plane in
+                    weights.withUnsafeBufferPointer { weights in
+                        guard let samples = plane.baseAddress, let weights = weights.baseAddress else { return }
+                        let raw = UnsafeRawPointer(samples)
+                        let stride = MemoryLayout<Float>.stride
+                        for group in 0..<groups {
+                            let first = group * width
+                            // Frame f's taps are plane[f] … plane[f + 31]; its own sample is plane[f + 15].
+                            var peak = magnitude(raw.loadUnaligned(fromByteOffset: (first + tapsBefore) * stride, as: Lanes.self))
+                            var sums = (Lanes(), Lanes(), Lanes(), Lanes(), Lanes(), Lanes(), Lanes())
+                            for tap in 0..<taps {
+                                let x = raw.loadUnaligned(fromByteOffset: (first + tap) * stride, as: Lanes.self)
+                                sums.0 += x * weights[tap]
+                                sums.1 += x * weights[taps + tap]
+                                sums.2 += x * weights[2 * taps + tap]
+                                sums.3 += x * weights[3 * taps + tap]
+                                sums.4 += x * weights[4 * taps + tap]
+                                sums.5 += x * weights[5 * taps + tap]
+                                sums.6 += x * weights[6 * taps + tap]
+                            }
+                            peak = larger(peak, larger(larger(magnitude(sums.0), magnitude(sums.1)), larger(magnitude(sums.2), magnitude(sums.3))))
+                            peak = larger(peak, larger(larger(magnitude(sums.4), magnitude(sums.5)), magnitude(sums.6)))
+                            for lane in 0..<width { peaks[first + lane] = max(peaks[first + lane], peak[lane]) }
+                        }
+                    }
+                }
             }
         }
+    }
+
+    // The lane-wise largest and magnitude, as one select each (the standard library's
+    // `pointwiseMax` is not inlined here, and costs more than the sums).
+    @inline(__always)
+    private static func larger(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
+        a.replacing(with: b, where: a .< b)
+    }
+
+    @inline(__always)
+    private static func magnitude(_ lanes: SIMD8<Float>) -> SIMD8<Float> {
+        larger(lanes, -lanes)
     }
 
     /// The most any point can be over the largest sample it is made from.
@@ -147,6 +192,7 @@ struct MixLimiter {
         var largest: Float = 0
         for sample in input { largest = max(largest, abs(sample)) }
         let quiet = largest * Self.worstGain < target
+        if !quiet { Self.truePeaks(input, channels: channels, count: frames, into: &peaks, plane: &plane) }
         var lowest: Float = 1
         var out = 0
         for frame in 0..<frames {
@@ -154,10 +200,7 @@ struct MixLimiter {
             // 16 frames after it, which `input` holds (the block came in 16 frames behind).
             let base = (Self.tapsBefore + frame) * channels
             var need: Float = 1
-            if !quiet {
-                let peak = Self.truePeak(input, at: base, channels: channels)
-                if peak > target { need = target / peak }
-            }
+            if !quiet, peaks[frame] > target { need = target / peaks[frame] }
             // The frame joins the look-ahead; the one measured `lookAhead` frames ago gets
             // its gain and goes out. Every minimum averaged here covers that frame's need,
             // so the gain it goes out at is no more than it needs.

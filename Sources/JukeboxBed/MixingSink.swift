@@ -59,8 +59,10 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
     /// How much the mixer writes to the device at a time. The device holds `outputLatency`
     /// ahead; a clip is mixed in at most this plus what the ring holds after it is written.
     /// Music must be in hand a block ahead (`BedPipe.prefill`), so a shorter block lets it be
-    /// picked up sooner, at the cost of more wake-ups.
-    public static let mixBlock: Duration = .milliseconds(25)
+    /// picked up sooner, at the cost of more wake-ups: the mixer's task, the device's thread
+    /// and the sound server's each wake once a block (25 ms blocks cost half as much again
+    /// as 50 ms on the paced rig).
+    public static let mixBlock: Duration = .milliseconds(50)
     /// The most of a clip the ring holds ahead of the mixer (two of the player's blocks and a
     /// mixer block): as far back as a cut or a volume change can take.
     static let ringHolds: Duration = .milliseconds(250)

@@ -43,4 +43,34 @@ struct MixPartsTests {
         limiter.apply(&loud)
         #expect(loud.allSatisfy { $0 <= MixLimiter.defaultCeiling })
     }
+
+    @Test("the limiter's measure, eight frames at once, is each frame's own sum exactly", arguments: [1, 2, 3])
+    func truePeaksMatchOneFrameAtATime(channels: Int) {
+        // Odd counts (not a multiple of eight) and a signal with something between every sample.
+        var state: UInt32 = 12_345
+        for count in [1, 7, 8, 9, 1_103] {
+            let frames = MixLimiter.tapsBefore + count + MixLimiter.tapsAfter
+            let input = (0..<(frames * channels)).map { _ -> Float in
+                state = state &* 1_664_525 &+ 1_013_904_223
+                return Float(state >> 8) / Float(1 << 23) - 1
+            }
+            var peaks: [Float] = [], plane: [Float] = []
+            MixLimiter.truePeaks(input, channels: channels, count: count, into: &peaks, plane: &plane)
+            for frame in 0..<count {
+                var expected: Float = 0
+                for channel in 0..<channels {
+                    let base = (MixLimiter.tapsBefore + frame) * channels + channel
+                    expected = max(expected, abs(input[base]))
+                    for phase in MixLimiter.phases {
+                        var sum: Float = 0
+                        for (tap, weight) in phase.enumerated() {
+                            sum += weight * input[base + (tap - MixLimiter.tapsBefore) * channels]
+                        }
+                        expected = max(expected, abs(sum))
+                    }
+                }
+                #expect(peaks[frame] == expected, "frame \(frame) of \(count), \(channels) channels")
+            }
+        }
+    }
 }

@@ -6,12 +6,14 @@ import Testing
 @testable import JukeboxBed
 
 /// The mixer against a real FIFO that the test writes music into, and a device the test
-/// paces block by block (8 kHz mono: a mixer block is 200 frames, and music flows once 600
+/// paces block by block (8 kHz mono: a mixer block is 400 frames, and music flows once 600
 /// have come in).
 @Suite("Music bed: the mixer", .timeLimit(.minutes(1)))
 struct MixingSinkTests {
     static let format = StreamFormat(sampleRate: 8_000, bits: 16, channels: 1)
-    static let block = 200
+    static let block = Int(MixingSink.mixBlock / .milliseconds(1)) * 8
+    /// The blocks of silence after which the mixer rests.
+    static let restBlocks = Int(MixingSink.restAfter / MixingSink.mixBlock)
     static let music: Float = 0.25
     static let clip: Float = 0.1
 
@@ -146,9 +148,9 @@ struct MixingSinkTests {
     func restsWhileNothingSounds(holdable: Bool) async throws {
         let rig = try await Rig(device: SteppedDevice(holdable: holdable))
         try await rig.connect()
-        // 2 s of silence is 80 blocks; room for 120 more.
-        await rig.device.advance(40)
-        rig.device.allow(120)
+        // Half of the 2 s of silence before it rests; then room for three halves more.
+        await rig.device.advance(Self.restBlocks / 2)
+        rig.device.allow(Self.restBlocks * 3 / 2)
         var holds = rig.device.holds.makeAsyncIterator()
         guard holdable else {
             // A device that cannot be held is written to without a break.
@@ -159,7 +161,7 @@ struct MixingSinkTests {
         }
         #expect(await holds.next() == true, "held")
         let left = rig.device.permitsLeft
-        #expect(left >= 70, "no block written while it rests: \(left) of 120 left")
+        #expect(left >= Self.restBlocks * 7 / 8, "no block written while it rests: \(left) of \(Self.restBlocks * 3 / 2) left")
         // Music comes in (what the bed holds before it plays): the device plays on, and the
         // music is written.
         let written = rig.device.samples.count
@@ -176,8 +178,8 @@ struct MixingSinkTests {
     func aClipWakesARestingMixer() async throws {
         let rig = try await Rig()
         try await rig.connect()
-        await rig.device.advance(40)
-        rig.device.allow(60)
+        await rig.device.advance(Self.restBlocks / 2)
+        rig.device.allow(Self.restBlocks * 3 / 4)
         var holds = rig.device.holds.makeAsyncIterator()
         #expect(await holds.next() == true)
         _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
@@ -191,13 +193,14 @@ struct MixingSinkTests {
         await rig.close()
     }
 
-    @Test("a bed that stops writing is silence, and a clip plays without waiting; music that comes back is heard within 100 ms")
+    @Test("a bed that stops writing is silence, and a clip plays without waiting; music that comes back is picked up at the next block once 75 ms is in")
     func writerThatStops() async throws {
         let rig = try await Rig()
         try await rig.connect()
         try await rig.step(2)
-        // Nothing more comes in: the device still gets a block each time, of silence.
-        await rig.device.advance(3)
+        // Nothing more comes in: the device still gets a block each time, of silence (once
+        // what came in has played, two blocks at most, and the limiter's delay after it).
+        await rig.device.advance(5)
         let before = rig.device.samples.count
         #expect(rig.device.samples.suffix(2 * Self.block).allSatisfy { $0 == 0 })
         // A clip is mixed at once: there is no music to lower first.
@@ -306,9 +309,9 @@ struct MixingSinkTests {
         let rig = try await Rig()
         _ = try await rig.sink.open(AudioFormat(sampleFormat: .float32, sampleRate: 8_000, channels: 1))
         try await rig.sink.write(AudioBuffer(samples: .float32([Float](repeating: Self.clip, count: 1_600)), channels: 1))
-        #expect(await rig.sink.rewind(upTo: .max, keeping: 80) == 1_400)
+        #expect(await rig.sink.rewind(upTo: .max, keeping: 80) == 1_600 - Self.block)
         #expect(await rig.sink.rewind(upTo: .max, keeping: 80) == 0)
-        #expect(await rig.sink.cancel() == 200)
+        #expect(await rig.sink.cancel() == Self.block)
         await rig.close()
     }
 }

@@ -68,7 +68,7 @@ struct TruePeakTests {
         return try #require(value, "\(line)")
     }
 
-    /// `samples` through the limiter in the mixer's 25 ms blocks, then its delay flushed with
+    /// `samples` through the limiter in 25 ms blocks, then its delay flushed with
     /// silence; and how long the limiting took.
     static func limited(_ samples: [Float]) -> (out: [Float], took: Duration) {
         var limiter = MixLimiter(channels: 2, sampleRate: rate)
