@@ -48,7 +48,13 @@ struct LineExchange {
         }
         do {
             switch address {
-            case .tcp(let host, let port): return try await bootstrap.connect(host: host, port: port, channelInitializer: wrap)
+            case .tcp(let host, let port):
+                // An address given as numbers is connected to as it is: a name is looked up
+                // first (getaddrinfo on a thread of its own, then both families tried).
+                if let numeric = try? SocketAddress(ipAddress: host, port: port) {
+                    return try await bootstrap.connect(to: numeric, channelInitializer: wrap)
+                }
+                return try await bootstrap.connect(host: host, port: port, channelInitializer: wrap)
             case .unix(let path): return try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: wrap)
             }
         } catch {

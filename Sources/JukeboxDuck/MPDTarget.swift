@@ -47,119 +47,53 @@ public struct MPDTarget: DuckTarget {
         return DuckTargetState(volume: volume, playing: playing)
     }
 
-    /// A ramp's steps over one connection, open for `length` and the usual second more.
+    /// The conversations of `body` over the one connection to this MPD (`MPDLink`), kept out
+    /// of MPD's `idle` between them; within `length` and a second.
     public func withConnection<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T {
-        let password = try await readPassword()
-        return try await LineExchange.run(address, timeout: length + LineExchange.timeout) { lines in
-            try await Self.greet(lines, password: password)
-            return try await body(Held(lines: lines))
-        }
+        let held = Held(link: link)
+        guard length > .zero else { return try await body(held) }
+        return try await link.hold(for: length) { try await body(held) }
     }
 
-    func readPassword() async throws -> String? {
-        guard let passwordFile else { return nil }
-        return try await Self.files.run { try Self.password(passwordFile) }
-    }
+    var link: MPDLink { MPDLink.link(MPDLink.Key(address: address, passwordFile: passwordFile)) }
 
-    /// MPD's greeting, then the password if it has one.
-    static func greet(_ lines: LineExchange.Lines, password: String?) async throws {
-        let greeting = try await lines.nextText()
-        guard greeting.hasPrefix("OK MPD ") else { throw PlayerProblem("is not MPD (it greeted with \"\(greeting.prefix(40))\")") }
-        if let password {
-            try await lines.send("password \"\(quoted(password))\"")
-            _ = try await answer(lines, to: "password")
-        }
-    }
-
-    /// One command on a connection MPD has greeted on, and its answer's lines.
-    static func exchange(_ lines: LineExchange.Lines, _ line: String) async throws -> [String] {
-        try await lines.send(line)
-        return try await answer(lines, to: String(line.prefix { $0 != " " }))
-    }
-
-    /// MPD on a connection held open: its calls are commands on it, one after another.
+    /// A conversation's calls, each an exchange over the link's connection.
     struct Held: DuckTarget {
-        let lines: LineExchange.Lines
+        let link: MPDLink
 
-        func read() async throws -> DuckTargetState { try MPDTarget.state(try await MPDTarget.exchange(lines, "status")) }
-        func setVolume(_ percent: Int) async throws { _ = try await MPDTarget.exchange(lines, "setvol \(min(max(percent, 0), 100))") }
-        func setPaused(_ paused: Bool) async throws { _ = try await MPDTarget.exchange(lines, "pause \(paused ? 1 : 0)") }
+        func read() async throws -> DuckTargetState { try MPDTarget.state(try await link.exchange { try $0.exchange("status") }) }
+        func setVolume(_ percent: Int) async throws { _ = try await link.exchange { try $0.exchange("setvol \(min(max(percent, 0), 100))") } }
+        func setPaused(_ paused: Bool) async throws { _ = try await link.exchange { try $0.exchange("pause \(paused ? 1 : 0)") } }
 
-        /// `status` and `setvol` in one command list, one round trip. A level found elsewhere
-        /// was set since the last step: it is set back at once, before MPD's next chunk.
         func step(to percent: Int, expecting expected: Int) async throws -> Int? {
-            try await lines.send("command_list_begin\nstatus\nsetvol \(min(max(percent, 0), 100))\ncommand_list_end")
-            let found = try MPDTarget.state(try await MPDTarget.answer(lines, to: "status")).volume
-            if let found, !DuckTargetState.sameLevel(found, expected) {
-                _ = try await MPDTarget.exchange(lines, "setvol \(found)")
+            try await link.exchange { connection in
+                let found = try MPDTarget.state(try connection.list(["status", "setvol \(min(max(percent, 0), 100))"])).volume
+                if let found, !DuckTargetState.sameLevel(found, expected) {
+                    _ = try connection.exchange("setvol \(found)")
+                }
+                return found
             }
-            return found
-        }
-    }
-
-    /// The lines before `OK`; an `ACK` is MPD's refusal, in its words.
-    static func answer(_ lines: LineExchange.Lines, to command: String) async throws -> [String] {
-        var answer: [String] = []
-        while true {
-            let line = try await lines.nextText()
-            if line == "OK" { return answer }
-            if line.hasPrefix("ACK ") {
-                let message = line.split(separator: "}", maxSplits: 1).last.map { $0.trimmingPrefix(" ") } ?? ""
-                throw PlayerProblem("refused \(command): \(message.prefix(200))")
-            }
-            guard answer.count < 200 else { throw PlayerProblem("answered \(command) with more than 200 lines") }
-            answer.append(line)
-        }
-    }
-
-    private static func quoted(_ text: String) -> String {
-        text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
-    }
-
-    /// Reads password files off the cooperative pool.
-    private static let files = BlockingWorkQueue(label: "jukebox.duck.files")
-
-    /// The password: the file's first line.
-    private static func password(_ path: String) throws -> String {
-        do {
-            let bytes = try FilePath.read(path, limit: 1024)
-            let text = String(decoding: bytes, as: UTF8.self)
-            return String(text.prefix { $0 != "\n" && $0 != "\r" })
-        } catch {
-            throw PlayerProblem("its password file \(path) could not be read (\(error))")
         }
     }
 }
 
-/// Claims on MPD, for jukeboxds that duck the same one: a claim is a channel,
-/// `jukeboxd.duck.LEVEL.ID`, that a connection of the claiming daemon subscribes to and holds
-/// open, waiting in `idle` (where MPD's connection timeout does not apply). `channels` lists
-/// the channels someone is subscribed to; MPD drops a channel with its last subscriber, so a
-/// daemon that crashes leaves no claim behind. `letGo` sends the channel a message; the
-/// holder wakes, unsubscribes, and returns once MPD has said OK: the claim is gone by then.
 extension MPDTarget: DuckClaims {
     static let claimPrefix = "jukeboxd.duck."
-    static let letGoMessage = "let-go"
 
     static func channel(level: Int, id: String) -> String { "\(claimPrefix)\(min(max(level, 0), 100)).\(id)" }
 
     public func claims(except id: String) async throws -> [Int] {
-        try await withConnection(for: .zero) { target in
-            guard let held = target as? Held else { return [] }
-            return try await Self.claims(on: held, except: id)
-        }
+        try await link.exchange { try Self.claims(on: $0, except: id) }
     }
 
     public func readWithClaims(except id: String) async throws -> (state: DuckTargetState, claims: [Int]) {
-        try await withConnection(for: .zero) { target in
-            guard let held = target as? Held else { return (try await target.read(), []) }
-            return (try await held.read(), try await Self.claims(on: held, except: id))
+        try await link.exchange { connection in
+            (try Self.state(try connection.exchange("status")), try Self.claims(on: connection, except: id))
         }
     }
 
-    /// The claims' levels in `channels`, but `id`'s.
-    static func claims(on held: Held, except id: String) async throws -> [Int] {
-        try await MPDTarget.exchange(held.lines, "channels").compactMap { line -> Int? in
+    static func claims(on connection: MPDLink.Connection, except id: String) throws -> [Int] {
+        try connection.exchange("channels").compactMap { line -> Int? in
             guard line.hasPrefix("channel: " + Self.claimPrefix) else { return nil }
             let rest = line.dropFirst(("channel: " + Self.claimPrefix).count)
             let parts = rest.split(separator: ".", maxSplits: 1)
@@ -168,31 +102,13 @@ extension MPDTarget: DuckClaims {
         }
     }
 
+    /// A channel on MPD that names the level to go back to, subscribed on the link's
+    /// connection until `letGo`: gone from MPD as soon as it is let go, or the daemon is.
     public func holdClaim(level: Int, id: String, taken: @escaping @Sendable () -> Void) async throws {
-        let password = try await readPassword()
-        let channel = Self.channel(level: level, id: id)
-        // Held until let go or cancelled: the exchange's own limit is a year.
-        try await LineExchange.run(address, timeout: .seconds(365 * 86_400)) { lines in
-            try await Self.greet(lines, password: password)
-            _ = try await Self.exchange(lines, "subscribe \(channel)")
-            taken()
-            while true {
-                try await lines.send("idle message")
-                while try await lines.nextText() != "OK" {}
-                // Only this daemon's `letGo` ends the claim; any other message is let go by.
-                let messages = try await Self.exchange(lines, "readmessages")
-                if messages.contains("message: \(Self.letGoMessage)") {
-                    _ = try await Self.exchange(lines, "unsubscribe \(channel)")
-                    return
-                }
-            }
-        }
+        try await link.holdClaim(Self.channel(level: level, id: id), taken: taken)
     }
 
     public func letGo(level: Int, id: String) async throws {
-        try await withConnection(for: .zero) { target in
-            guard let held = target as? Held else { return }
-            _ = try await MPDTarget.exchange(held.lines, "sendmessage \(Self.channel(level: level, id: id)) \(Self.letGoMessage)")
-        }
+        try await link.letGo(Self.channel(level: level, id: id))
     }
 }
