@@ -1,5 +1,7 @@
+import Glibc
 import JukeboxDuckTarget
 import JukeboxFiles
+import Synchronization
 
 /// MPD, lowered through its own text protocol (https://mpd.readthedocs.io/en/latest/protocol.html):
 /// `status` for its volume and state, `setvol` and `pause`. A connection per call, or one for a
@@ -74,6 +76,38 @@ public struct MPDTarget: DuckTarget {
                 return found
             }
         }
+
+        /// The whole ramp as one conversation on the link's queue, sleeping there between
+        /// steps: a step costs its exchange and one wake-up, not a hand-off to the queue and
+        /// back each time. It keeps the real time, as MPD does; a cancelled task ends it at
+        /// the next step.
+        func ramp(from: Int, through levels: [Int], every: Duration, clock: any Clock<Duration>) async throws -> Int? {
+            let cancelled = CancelFlag()
+            return try await withTaskCancellationHandler {
+                try await link.exchange { connection -> Int? in
+                    var last = from
+                    for (index, level) in levels.enumerated() {
+                        if cancelled.isSet { throw CancellationError() }
+                        if level != last {
+                            if index == 0 {
+                                _ = try connection.exchange("setvol \(min(max(level, 0), 100))")
+                            } else {
+                                let found = try MPDTarget.state(try connection.list(["status", "setvol \(min(max(level, 0), 100))"])).volume
+                                if let found, !DuckTargetState.sameLevel(found, last) {
+                                    _ = try connection.exchange("setvol \(found)")
+                                    return found
+                                }
+                            }
+                            last = level
+                        }
+                        if index < levels.count - 1 { usleep(UInt32(clamping: MPDLink.milliseconds(every) * 1000)) }
+                    }
+                    return nil
+                }
+            } onCancel: {
+                cancelled.set()
+            }
+        }
     }
 }
 
@@ -111,4 +145,11 @@ extension MPDTarget: DuckClaims {
     public func letGo(level: Int, id: String) async throws {
         try await link.letGo(Self.channel(level: level, id: id))
     }
+}
+
+/// Set once a task is cancelled, for work that runs off the task (on a queue of its own).
+final class CancelFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+    func set() { flag.store(true, ordering: .relaxed) }
 }

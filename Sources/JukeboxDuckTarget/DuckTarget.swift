@@ -12,6 +12,11 @@ public protocol DuckTarget: Sendable {
     /// Runs `body` with the player reached over one connection, kept open for at most
     /// `length` and a second: a ramp's twenty steps a second, rather than a connection each.
     func withConnection<T: Sendable>(for length: Duration, _ body: @escaping @Sendable (any DuckTarget) async throws -> T) async throws -> T
+    /// A ramp from `from`: each level of `levels` in turn, `every` apart (by `clock`). The first
+    /// is set as it is; each after it, where it differs from the one before, as a `step`
+    /// expecting that one. Returns nil once the last is set, or the level found where someone
+    /// set another (left there); throws `CancellationError` when the task is cancelled.
+    func ramp(from: Int, through levels: [Int], every: Duration, clock: any Clock<Duration>) async throws -> Int?
 }
 
 extension DuckTarget {
@@ -21,6 +26,24 @@ extension DuckTarget {
         if let found, !DuckTargetState.sameLevel(found, expected) { return found }
         try await setVolume(percent)
         return found
+    }
+
+    /// A step at a time, sleeping on `clock` between them.
+    public func ramp(from: Int, through levels: [Int], every: Duration, clock: any Clock<Duration>) async throws -> Int? {
+        var last = from
+        for (index, level) in levels.enumerated() {
+            try Task.checkCancellation()
+            if level != last {
+                if index == 0 {
+                    try await setVolume(level)
+                } else if let found = try await step(to: level, expecting: last), !DuckTargetState.sameLevel(found, last) {
+                    return found
+                }
+                last = level
+            }
+            if index < levels.count - 1 { try await clock.sleep(for: every) }
+        }
+        return nil
     }
 
     /// Each call on its own: for players whose calls are cheap, or batched elsewhere.

@@ -189,21 +189,11 @@ extension Ducker {
                             let from = try await target.read().volume ?? (down ? volume : lowered)
                             let to = down ? lowered : volume
                             let steps = max(1, Int(length / Self.step))
-                            var last = from
-                            for step in 1...steps {
-                                if Task.isCancelled { return .cancelled }
-                                let level = Self.level(from: from, to: to, at: Double(step) / Double(steps))
-                                if level != last {
-                                    // Each step after the first looks first: a level the last
-                                    // step did not set is someone's, and the ramp stops there.
-                                    if step == 1 {
-                                        try await target.setVolume(level)
-                                    } else if let found = try await target.step(to: level, expecting: last), !DuckTargetState.sameLevel(found, last) {
-                                        return .changed(found)
-                                    }
-                                    last = level
-                                }
-                                if step < steps { try await clock.sleep(for: Self.step) }
+                            let levels = (1...steps).map { Self.level(from: from, to: to, at: Double($0) / Double(steps)) }
+                            // Each step after the first looks first: a level the last step did
+                            // not set is someone's, and the ramp stops there.
+                            if let found = try await target.ramp(from: from, through: levels, every: Self.step, clock: clock) {
+                                return .changed(found)
                             }
                             return .done
                         }
