@@ -355,7 +355,12 @@ extension MPDLink {
                 var next: UnsafeMutablePointer<addrinfo>? = first
                 while let info = next {
                     do {
-                        return try connect(family: info.pointee.ai_family, info.pointee.ai_addr, info.pointee.ai_addrlen)
+                        let descriptor = try connect(family: info.pointee.ai_family, info.pointee.ai_addr, info.pointee.ai_addrlen)
+                        // Each command goes at once: `noidle` follows an `idle` that MPD has
+                        // not answered, and would otherwise wait for its acknowledgement.
+                        var on: Int32 = 1
+                        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+                        return descriptor
                     } catch let failed as PlayerProblem {
                         problem = failed
                     }
