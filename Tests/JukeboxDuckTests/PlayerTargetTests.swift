@@ -56,7 +56,7 @@ struct PlayerTargetTests {
             for level in [60, 40, 20] { try await held.setVolume(level) }
         }
         #expect(counting.connections == 1, "one connection for the held ramp: \(counting.lines)")
-        #expect(counting.lines == ["setvol 60", "setvol 40", "setvol 20"], "no idle between a held ramp's steps")
+        #expect(counting.lines.prefix(3) == ["setvol 60", "setvol 40", "setvol 20"], "no idle between a held ramp's steps")
         for level in [60, 40] { try await target.setVolume(level) }
         #expect(counting.connections == 1, "the same connection for each call on its own")
         // (Each call's `idle` after it is sent as it ends; the server may not have read the last yet.)
