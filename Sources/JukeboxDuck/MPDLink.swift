@@ -48,12 +48,16 @@ final class MPDLink: @unchecked Sendable {
     private var connection: Connection?
     /// The channels this link is subscribed to, to subscribe again on a new connection.
     private var claims: Set<String> = []
+    /// Connections made so far: a wait to close one belongs to the one it was set for.
+    private var made = 0
     private struct Shared {
         /// Conversations held open (`hold`): no `idle` between their exchanges.
         var holds = 0
         var lastUsed = ContinuousClock.now
-        /// Each claim's holder, waiting until it is let go.
+        /// Each claim's holder, waiting until it is let go; and those let go before their
+        /// holder began to wait.
         var holders: [String: CheckedContinuation<Void, Never>] = [:]
+        var letGo: Set<String> = []
     }
     private let shared = Mutex(Shared())
 
@@ -133,7 +137,8 @@ final class MPDLink: @unchecked Sendable {
             throw error
         }
         connection = fresh
-        scheduleClose()
+        made += 1
+        scheduleClose(made)
         return fresh
     }
 
@@ -150,11 +155,11 @@ final class MPDLink: @unchecked Sendable {
         connection = nil
     }
 
-    private func scheduleClose() {
+    private func scheduleClose(_ connection: Int) {
         queue.asyncAfter(deadline: .now() + .seconds(Int(Self.closeAfter.components.seconds))) { [weak self] in
-            guard let self, self.connection != nil else { return }
+            guard let self, self.connection != nil, self.made == connection else { return }
             let unused = self.shared.withLock { $0.holds == 0 && ContinuousClock.now - $0.lastUsed >= Self.closeAfter }
-            if unused, self.claims.isEmpty { self.drop() } else { self.scheduleClose() }
+            if unused, self.claims.isEmpty { self.drop() } else { self.scheduleClose(connection) }
         }
     }
 
@@ -163,6 +168,7 @@ final class MPDLink: @unchecked Sendable {
     /// Subscribes to `channel`, and waits until `letGo(channel)` (or the task is cancelled,
     /// which lets go too).
     func holdClaim(_ channel: String, taken: @Sendable () -> Void) async throws {
+        shared.withLock { _ = $0.letGo.remove(channel) }
         try await exchange { connection in
             self.claims.insert(channel)
             do {
@@ -176,7 +182,7 @@ final class MPDLink: @unchecked Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiting: CheckedContinuation<Void, Never>) in
                 let now = shared.withLock { shared -> Bool in
-                    guard !Task.isCancelled else { return true }
+                    guard !Task.isCancelled, shared.letGo.remove(channel) == nil else { return true }
                     shared.holders[channel] = waiting
                     return false
                 }
@@ -190,7 +196,16 @@ final class MPDLink: @unchecked Sendable {
     /// Unsubscribes from `channel` (MPD forgets a channel no one is subscribed to), and ends
     /// its holder's wait.
     func letGo(_ channel: String) async throws {
-        defer { shared.withLock { $0.holders.removeValue(forKey: channel) }?.resume() }
+        defer {
+            // A holder not yet waiting finds it let go when it comes to wait.
+            shared.withLock { shared -> CheckedContinuation<Void, Never>? in
+                guard let holder = shared.holders.removeValue(forKey: channel) else {
+                    shared.letGo.insert(channel)
+                    return nil
+                }
+                return holder
+            }?.resume()
+        }
         try await exchange { connection in
             guard self.claims.remove(channel) != nil else { return }
             // A connection made again for this has not subscribed it: MPD refuses, and the
