@@ -14,20 +14,25 @@ struct LineExchange {
 
     /// Talks to `address`: `body` sends lines and reads them through the `Lines` it is given.
     static func run<T: Sendable>(_ address: PlayerAddress, timeout: Duration = timeout, _ body: @escaping @Sendable (Lines) async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                let channel = try await connect(address)
-                return try await channel.executeThenClose { inbound, outbound in
-                    try await body(Lines(inbound: inbound.makeAsyncIterator(), outbound: outbound))
-                }
+        try await within(timeout) {
+            let channel = try await connect(address)
+            return try await channel.executeThenClose { inbound, outbound in
+                try await body(Lines(inbound: inbound.makeAsyncIterator(), outbound: outbound))
             }
+        }
+    }
+
+    /// `body`, given up on after `limit` ("did not answer within …").
+    static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await Task.sleep(for: limit)
                 return nil
             }
             defer { group.cancelAll() }
             guard let first = try await group.next(), let value = first else {
-                throw PlayerProblem("did not answer within \(Self.words(timeout))")
+                throw PlayerProblem("did not answer within \(Self.words(limit))")
             }
             return value
         }

@@ -25,9 +25,10 @@ final class MPDLink: @unchecked Sendable {
         var passwordFile: String?
     }
 
-    static let timeout: Duration = .seconds(1)
-    static let maxLine = 16_384
-    static let maxAnswer = 1 << 20
+    /// The same bounds as every player's conversation (`LineExchange`).
+    static let timeout = LineExchange.timeout
+    static let maxLine = LineExchange.maxLine
+    static let maxAnswer = LineExchange.maxAnswer
     static let maxLines = 200
     static let closeAfter: Duration = .seconds(600)
 
@@ -86,18 +87,7 @@ final class MPDLink: @unchecked Sendable {
             shared.withLock { $0.holds -= 1 }
             queue.async { self.idleIfFree() }
         }
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: length + Self.timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw PlayerProblem("did not answer within \(LineExchange.words(length + Self.timeout))")
-            }
-            return value
-        }
+        return try await LineExchange.within(length + Self.timeout, body)
     }
 
     private func onQueue<T>(_ work: (Connection) throws -> T) throws -> T {

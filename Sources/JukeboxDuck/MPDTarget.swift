@@ -68,13 +68,17 @@ public struct MPDTarget: DuckTarget {
         func setPaused(_ paused: Bool) async throws { _ = try await link.exchange { try $0.exchange("pause \(paused ? 1 : 0)") } }
 
         func step(to percent: Int, expecting expected: Int) async throws -> Int? {
-            try await link.exchange { connection in
-                let found = try MPDTarget.state(try connection.list(["status", "setvol \(min(max(percent, 0), 100))"])).volume
-                if let found, !DuckTargetState.sameLevel(found, expected) {
-                    _ = try connection.exchange("setvol \(found)")
-                }
-                return found
+            try await link.exchange { try Self.step($0, to: percent, expecting: expected) }
+        }
+
+        /// The level read and the next set in one command list; a level found elsewhere is
+        /// set back to what was found.
+        static func step(_ connection: MPDLink.Connection, to percent: Int, expecting expected: Int) throws -> Int? {
+            let found = try MPDTarget.state(try connection.list(["status", "setvol \(min(max(percent, 0), 100))"])).volume
+            if let found, !DuckTargetState.sameLevel(found, expected) {
+                _ = try connection.exchange("setvol \(found)")
             }
+            return found
         }
 
         /// The whole ramp as one conversation on the link's queue, sleeping there between
@@ -91,12 +95,8 @@ public struct MPDTarget: DuckTarget {
                         if level != last {
                             if index == 0 {
                                 _ = try connection.exchange("setvol \(min(max(level, 0), 100))")
-                            } else {
-                                let found = try MPDTarget.state(try connection.list(["status", "setvol \(min(max(level, 0), 100))"])).volume
-                                if let found, !DuckTargetState.sameLevel(found, last) {
-                                    _ = try connection.exchange("setvol \(found)")
-                                    return found
-                                }
+                            } else if let found = try Self.step(connection, to: level, expecting: last), !DuckTargetState.sameLevel(found, last) {
+                                return found
                             }
                             last = level
                         }
