@@ -56,6 +56,13 @@ let package = Package(
             name: "CEBUR128", pkgConfig: "libebur128",
             providers: [.apt(["libebur128-dev"])]
         ),
+        .systemLibrary(
+            name: "CICal", pkgConfig: "libical",
+            providers: [.apt(["libical-dev"])]
+        ),
+        // iCalendar through libical: a calendar's events and an RRULE's dates, in Swift types
+        // only. JukeboxCore's day plans stand on it.
+        .target(name: "JukeboxCalendar", dependencies: ["CICal"]),
 
         // Files and users, as both sides see them: reading and writing files within limits
         // and atomically, the words for what went wrong, a user's name for messages, and the
@@ -72,7 +79,7 @@ let package = Package(
         .target(
             name: "JukeboxCore",
             dependencies: [
-                "JukeboxAudio", "JukeboxProtocol", "JukeboxDuckTarget",
+                "JukeboxAudio", "JukeboxProtocol", "JukeboxDuckTarget", "JukeboxCalendar",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "DequeModule", package: "swift-collections"),

@@ -104,6 +104,8 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
         /// Device frames written, and by when the last clip frame mixed has been heard.
         var written = 0
         var clipHeardBy = 0
+        /// The last block mixed had clip frames in it: a clip is sounding.
+        var clipSounding = false
         /// The mixer at rest, waiting for music or a clip; and whether one came since it last
         /// looked.
         var resting: CheckedContinuation<Void, Never>?
@@ -436,7 +438,7 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
             var block = [Float](repeating: 0, count: frames * mix.channels)
             let (from, to, pipe) = envelope(mix: mix, frames: frames)
             let music = pipe?.add(frames, into: &block, from: from, to: to) ?? false
-            mixClip(into: &block, frames: frames)
+            mixClip(into: &block, frames: frames, musicAt: music ? from : nil)
             if quiet(music: music) {
                 quietFrames += frames
                 if canRest, quietFrames >= mix.frames(in: Self.restAfter), !(pipe?.hasMusic ?? false) {
@@ -532,9 +534,18 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
         }
     }
 
-    private func mixClip(into block: inout [Float], frames: Int) {
+    /// Mixes the next of the clip into `block`. A clip that is about to start waits while the
+    /// music in this block (`musicAt`, its gain at the block's start) is still gliding down to
+    /// the level the duck policy set: the clip is never heard over music on its way down. The
+    /// glide takes one step of the policy's ramp, so the wait is a block at most.
+    private func mixClip(into block: inout [Float], frames: Int, musicAt gain: Float?) {
         let writer = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            if !state.clipSounding, let gain, state.on, (state.clip?.frames ?? 0) > 0,
+               Double(gain) > pow(10, (state.ducked + 0.05) / 20) {
+                return nil
+            }
             let taken = state.clip?.take(frames, addingInto: &block) ?? 0
+            state.clipSounding = taken > 0
             guard taken > 0 else { return nil }
             state.clipHeardBy = .max
             defer { state.writer = nil }

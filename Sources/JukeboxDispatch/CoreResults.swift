@@ -108,7 +108,7 @@ extension QueueResult {
 extension NextResult {
     public init(_ plan: JukeboxPlan, held: Int) {
         self.init(
-            fixedTimes: plan.fixedTimes.map { FixedTimePlay(at: Double($0.moment), clip: $0.clip.id, title: $0.clip.title, quiet: $0.quiet ? true : nil) },
+            fixedTimes: plan.fixedTimes.map { FixedTimePlay(at: Double($0.moment), clip: $0.clip.id, title: $0.clip.title, quiet: $0.quiet ? true : nil, plan: $0.plan) },
             nextPick: plan.nextPick, pickSkipped: plan.pickSkipped ? true : nil, pickSkippedFor: plan.pickSkippedFor?.rawValue, nextPlay: plan.nextPlay, activeHours: plan.activeHours.map { ActiveHours(open: $0.open, until: $0.until.map(Double.init)) },
             quiet: QuietInfo(plan.quiet, held: held), quietHours: plan.quietHours.map { Span(from: Double($0.from), to: $0.to.map(Double.init)) },
             location: plan.location?.description, sun: plan.location == nil ? nil : plan.sun.map { SunTime(event: $0.event.description, time: $0.time) })
@@ -197,5 +197,13 @@ extension ClipInfo {
             id: state.clip.id, title: state.clip.title, file: state.clip.source.file, duration: state.duration?.secondsDouble,
             enabled: state.clip.enabled, windowOpen: state.windowOpen, timesPlayed: state.stats.timesPlayed,
             lastPlayed: state.stats.lastPlayed, problem: state.problem, randomPicks: state.clip.isShuffled ? nil : false)
+    }
+}
+
+extension PlanResult.Day {
+    public init(_ day: DayPlan) {
+        self.init(
+            date: day.date.description, plan: day.choice?.plan, why: day.choice?.why.description, byHand: day.choice?.why == .byHand ? true : nil,
+            times: day.times.map { PlanResult.Time(at: Double($0.moment), clip: $0.clipID, now: $0.urgent ? true : nil) })
     }
 }

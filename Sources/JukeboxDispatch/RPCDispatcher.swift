@@ -142,6 +142,18 @@ public struct RPCDispatcher: Sendable {
     }
 
     /// A length written as `30m`, `1h30m` or `90s`.
+    static func date(_ text: String, _ name: String) throws(RPCError) -> CivilDate {
+        guard case .success(.dates(let range)) = DateRule.parse(text, allowHolidays: false), range.lowerBound == range.upperBound else {
+            throw RPCError.invalidParams("\"\(name)\" must be a date such as 2026-12-24, not \"\(text.prefix(40))\"")
+        }
+        return range.lowerBound
+    }
+
+    static func calendars(_ core: Jukebox) async -> [PlanResult.Calendar]? {
+        let states = await core.calendarStates()
+        return states.isEmpty ? nil : states.map { PlanResult.Calendar(name: $0.name, source: $0.source, readAt: $0.readAt.map(Double.init), problem: $0.problem) }
+    }
+
     static func duration(_ text: String, _ name: String) throws(RPCError) -> Duration {
         guard case .success(let length) = DurationText.check(text) else {
             throw RPCError.invalidParams("\"\(name)\" must be a length such as 30m, 1h or 1h30m, not \"\(text.prefix(40))\"")
@@ -252,6 +264,20 @@ public struct RPCDispatcher: Sendable {
                 try params.allow(["limit"])
                 let plan = await core.plan(limit: try params.integer("limit", in: Jukebox.planLimitRange) ?? 10)
                 return answer(NextResult(plan, held: await core.snapshot().queue.held.count))
+            case "plan":
+                try params.allow(["from", "days"])
+                let from = try params.string("from").map { text throws(RPCError) in try Self.date(text, "from") }
+                let days = try await core.planDays(from: from, count: try params.integer("days", in: Jukebox.planDaysRange) ?? 7)
+                return answer(PlanResult(days: days.map(PlanResult.Day.init), plans: await core.planNames, calendars: await Self.calendars(core)))
+            case "setPlan":
+                try params.allow(["date", "plan"])
+                guard let text = try params.string("date") else { throw RPCError.invalidParams("\"date\" is missing: the date to set, as YYYY-MM-DD") }
+                let date = try Self.date(text, "date")
+                let plan = try params.string("plan")
+                let done = try await core.setPlan(plan, on: date)
+                let names = await core.planNames
+                let calendars = await Self.calendars(core)
+                return answer(done) { PlanResult(days: [PlanResult.Day($0)], plans: names, calendars: calendars) }
             case "reload": try params.allow([]); return answer(try await core.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
             case "loudness":
                 try params.allow([])

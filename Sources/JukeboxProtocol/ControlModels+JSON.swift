@@ -24,6 +24,7 @@ extension JSONReadable where Self: Decodable {
 }
 
 extension NextResult: JSONReadable {}
+extension PlanResult: JSONReadable {}
 extension HistoryResult: JSONReadable {}
 extension VolumeResult: JSONReadable {}
 extension SubscribeResult: JSONReadable {}

@@ -234,12 +234,15 @@ public struct NextResult: Sendable, Equatable, Codable {
         public var title: String
         /// true: it falls in quiet as things stand, and will be skipped.
         public var quiet: Bool?
+        /// The day plan it is a time of; absent: the clip's own `at` time.
+        public var plan: String?
 
-        public init(at: Double, clip: String, title: String, quiet: Bool? = nil) {
+        public init(at: Double, clip: String, title: String, quiet: Bool? = nil, plan: String? = nil) {
             self.at = at
             self.clip = clip
             self.title = title
             self.quiet = quiet
+            self.plan = plan
         }
     }
 
@@ -585,5 +588,68 @@ public struct LoudnessResult: Sendable, Equatable, Codable {
     public init(target: Double?, clips: [Figure]) {
         self.target = target
         self.clips = clips
+    }
+}
+
+/// Day plans (`plan`, `setPlan`, `jukebox plan`): each date's plan, why it has it, and its
+/// times; the session's plans; and its calendars as last read.
+public struct PlanResult: Sendable, Equatable, Codable {
+    public struct Day: Sendable, Equatable, Codable {
+        /// `YYYY-MM-DD`, where jukeboxd is.
+        public var date: String
+        /// Absent: no plan, and no plan times that day.
+        public var plan: String?
+        /// Why: "set by hand", "calendar NAME: \"SUMMARY\"" or "days[N]".
+        public var why: String?
+        public var byHand: Bool?
+        public var times: [Time]
+
+        public init(date: String, plan: String? = nil, why: String? = nil, byHand: Bool? = nil, times: [Time] = []) {
+            self.date = date
+            self.plan = plan
+            self.why = why
+            self.byHand = byHand
+            self.times = times
+        }
+    }
+
+    public struct Time: Sendable, Equatable, Codable {
+        /// Seconds since the epoch.
+        public var at: Double
+        public var clip: String
+        /// true: it cuts in (`"priority": "now"`).
+        public var now: Bool?
+
+        public init(at: Double, clip: String, now: Bool? = nil) {
+            self.at = at
+            self.clip = clip
+            self.now = now
+        }
+    }
+
+    public struct Calendar: Sendable, Equatable, Codable {
+        public var name: String
+        public var source: String
+        /// When a good copy was last read (seconds since the epoch); absent: never yet.
+        public var readAt: Double?
+        /// Why the last read failed, while it does; the last good copy is used meanwhile.
+        public var problem: String?
+
+        public init(name: String, source: String, readAt: Double? = nil, problem: String? = nil) {
+            self.name = name
+            self.source = source
+            self.readAt = readAt
+            self.problem = problem
+        }
+    }
+
+    public var days: [Day]
+    public var plans: [String]
+    public var calendars: [Calendar]?
+
+    public init(days: [Day], plans: [String], calendars: [Calendar]? = nil) {
+        self.days = days
+        self.plans = plans
+        self.calendars = calendars
     }
 }

@@ -30,9 +30,8 @@ public struct JSONParser {
     /// the line of its key. Parses again, so it is only worth it once there is a problem to
     /// report; empty for text that is not JSON.
     public static func lines(in bytes: [UInt8]) -> [String: Int] {
-        var parser = JSONParser(bytes: bytes)
-        parser.starts = [:]
-        guard (try? parser.value(depth: 0, path: "")) != nil, let starts = parser.starts else { return [:] }
+        let starts = offsets(in: bytes)
+        guard !starts.isEmpty else { return [:] }
         var lineStarts = [0]
         for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") { lineStarts.append(offset + 1) }
         return starts.mapValues { offset in
@@ -44,6 +43,16 @@ public struct JSONParser {
             }
             return low
         }
+    }
+
+    /// Where each value starts in `bytes`, by path as `lines(in:)` names them: what tells
+    /// the order of an object's keys, which `JSONValue` does not keep. Empty for text that is
+    /// not JSON.
+    public static func offsets(in bytes: [UInt8]) -> [String: Int] {
+        var parser = JSONParser(bytes: bytes)
+        parser.starts = [:]
+        guard (try? parser.value(depth: 0, path: "")) != nil else { return [:] }
+        return parser.starts ?? [:]
     }
 
     private init(bytes: [UInt8]) { self.bytes = bytes }

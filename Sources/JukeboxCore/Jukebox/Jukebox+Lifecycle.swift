@@ -6,6 +6,9 @@ extension Jukebox {
     /// Puts back the saved queue, bag, volume and pause, and logs what happened. Call once,
     /// before `run()`.
     public func restoreState() async {
+        // The calendars' last good copies first: the plan times that passed while stopped
+        // are worked out with them.
+        await calendars.start()
         guard let stateFile, let writer else { return }
         await queue.setRiskyStartHook { [weak self] in await self?.saveNowOrLog() }
         await volume.setChangeHook { [weak self] in await self?.saveNowOrLog() }
@@ -51,6 +54,7 @@ extension Jukebox {
             }
             if let bag = state.bag { await scheduler.restoreBag(bag) }
             await quiet.restore(state.quiet)
+            if let plans = state.plans { await timetable.restorePlans(plans) }
             if let until = state.timetableUntil { await timetable.restore(handledUntil: until) }
             await volume.start(saved: (state.volume, state.volumeStepAt))
             volumeStarted = true
@@ -67,6 +71,7 @@ extension Jukebox {
     public func run() async throws {
         // The output is taken up: a music bed plays from now on.
         await player.start()
+        await calendars.start()
         await queue.configure(grace: catalog.session.grace, afterCut: catalog.session.afterCut)
         await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(catalog))
         if !volumeStarted {
@@ -84,6 +89,7 @@ extension Jukebox {
             tasks.addTask { try? await volume.run(); return false }
             tasks.addTask { try? await scheduler.run(); return true }
             tasks.addTask { try? await timetable.run(); return false }
+            tasks.addTask { [calendars] in try? await calendars.run(); return false }
             if let speech { tasks.addTask { await speech.run(); return false } }
             // The idle hook, once the device has been released after playing.
             let deviceChanges = events.watch()

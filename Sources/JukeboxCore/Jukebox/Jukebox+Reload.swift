@@ -19,6 +19,7 @@ extension Jukebox {
         }
         try await checkNewDevice(session)
         let fresh = await adopt(session)
+        await calendars.readAllSoon()
         logger.notice("session reloaded from \(session.sourcePath): \(Plural.count(fresh.playableClips.count, "playable clip"))")
         return await acknowledge((session.name, fresh.playableClips.count), .reload)
     }

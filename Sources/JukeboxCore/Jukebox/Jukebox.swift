@@ -57,6 +57,12 @@ public actor Jukebox: Service {
         /// when it may; the daemon's follows ALSA's configuration. nil: a client may test
         /// only the session's own device.
         public var vetClientDevice: (@Sendable (_ device: String) async -> String?)?
+        /// Fetches the calendars the session names by address; the daemon's speaks HTTP and
+        /// HTTPS. nil: such a calendar is said to be unreadable.
+        public var calendarFetcher: (any CalendarFetcher)?
+        /// Where the calendars' last good copies are kept; nil: beside the state file
+        /// (`STATE.calendars/`), or nowhere without one.
+        public var calendarFolder: String?
 
         public init(
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(), time: TimeSource = .system,
@@ -120,6 +126,8 @@ public actor Jukebox: Service {
     let bedDucker: Ducker
     /// Makes announcements' audio; nil when there is nowhere to keep it.
     let speech: SpeechSynthesizer?
+    /// Reads the session's calendars.
+    let calendars: CalendarFeeds
 
     /// Builds the jukebox's parts (`JukeboxParts.wire`) and serves commands with them.
     public init(
@@ -145,6 +153,7 @@ public actor Jukebox: Service {
         ducker = parts.ducker
         bedDucker = parts.bedDucker
         speech = parts.speech
+        calendars = parts.calendars
         self.catalog = catalog
         self.decoder = decoder
         self.makeOutput = makeOutput

@@ -17,6 +17,7 @@ struct JukeboxParts {
     let loudness: ClipLoudness
     let editor: SessionEditor
     let hooks: HookRunner
+    let calendars: CalendarFeeds
     /// The duck policy twice: over the session's other players, and over the bed's gain.
     let ducker: Ducker
     let bedDucker: Ducker
@@ -75,6 +76,9 @@ struct JukeboxParts {
         let scheduler = ClipJukebox(
             schedule: schedule, queue: queue, quiet: quiet, events: events, time: time, generator: configuration.generator, logger: logger)
         let timetable = ClipTimetable(schedule: schedule, queue: queue, quiet: quiet, time: time, logger: logger)
+        let calendars = CalendarFeeds(
+            schedule: schedule, timetable: timetable, time: time, fetcher: configuration.calendarFetcher,
+            folder: configuration.calendarFolder ?? stateFile.map { StateFile.sibling(of: $0.path, ".calendars") }, logger: logger)
         let writer = stateFile.map { file in
             StateWriter(file: file, events: events) { [queue, scheduler, timetable, quiet, volume, player, ducker] in
                 await PersistedState.gather(
@@ -85,6 +89,6 @@ struct JukeboxParts {
             events: events, player: player, queue: queue, schedule: schedule, scheduler: scheduler, timetable: timetable, quiet: quiet,
             volume: volume, loudness: loudness, editor: SessionEditor(
                 decoder: decoder, converter: converter, sessionOverrides: sessionOverrides, clock: ElapsedClock(time.clock), logger: logger),
-            hooks: hooks, ducker: ducker, bedDucker: bedDucker, speech: speech, writer: writer)
+            hooks: hooks, calendars: calendars, ducker: ducker, bedDucker: bedDucker, speech: speech, writer: writer)
     }
 }

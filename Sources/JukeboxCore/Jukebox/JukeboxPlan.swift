@@ -9,6 +9,8 @@ public struct JukeboxPlan: Sendable {
         public var clip: Clip
         /// It falls in quiet (as things stand now), so it will be skipped.
         public var quiet: Bool
+        /// The day plan it is a time of; nil: the clip's own `at` time.
+        public var plan: String?
     }
 
     public var fixedTimes: [FixedTimePlay]
@@ -55,8 +57,8 @@ extension Jukebox {
         let session = schedule.current.session
         let fixed = await timetable.plan(limit: limit, horizon: Self.planHorizon)
         var plays: [JukeboxPlan.FixedTimePlay] = []
-        for (moment, clip) in fixed {
-            plays.append(.init(moment: moment, clip: clip, quiet: await quiet.isQuiet(at: moment)))
+        for (moment, clip, plan) in fixed {
+            plays.append(.init(moment: moment, clip: clip, quiet: await quiet.isQuiet(at: moment), plan: plan))
         }
         let queueBlock = await queue.pickBlock
         let (zone, location, holidays) = (configuration.time.zone, session.location, session.holidays)

@@ -15,20 +15,20 @@ import ServiceLifecycle
 public actor ClipTimetable: Service {
     /// The schedule in force, read at each use.
     let schedule: ScheduleBoard
-    private var session: Session { schedule.current.session }
+    var session: Session { schedule.current.session }
     /// The clips with `at` times, from the schedule.
     private var clips: [Clip]
     private let queue: ClipPlayQueue
     /// Says when a time is skipped.
     private let quiet: QuietHours
-    private let time: TimeSource
+    let time: TimeSource
     private let clock: ElapsedClock
     private let logger: Logger
     /// Every moment at or before this has been queued or reported missed.
     private var handledUntil: Int64
     /// The next moment due, and its clip, for `status` and `jukebox next`.
     public private(set) var next: (moment: Int64, clipID: String)?
-    private let nap = WakeableSleep()
+    let nap = WakeableSleep()
 
     /// Each clip's each time's next moment, as last worked out: kept until that moment
     /// passes, the clock goes back, the zone's rules change, or a reload. Without it every
@@ -38,6 +38,15 @@ public actor ClipTimetable: Service {
     private var upcomingMoments: [[Upcoming?]] = []
     /// When the moments were worked out, and the zone's offsets then and half a year on.
     private var zoneMark: (at: Int64, offsets: [Int])?
+
+    /// Day plans: which plan each date gets (nil: the session has none), plans set by hand,
+    /// what the calendars cover, and each date's plan times as worked out (kept until one
+    /// of these, the session or the zone's rules change).
+    var planner: DayPlanner?
+    var byHand: [CivilDate: String] = [:]
+    var calendarDates: [String: CalendarDates] = [:]
+    var planTimes: [CivilDate: [PlannedTime]] = [:]
+    var planZoneMark: (at: Int64, offsets: [Int])?
 
     private struct Upcoming {
         /// Worked out as the first moment after this.
@@ -65,6 +74,7 @@ public actor ClipTimetable: Service {
         self.logger = logger
         // A time within the grace before start-up still plays: a restart is a short outage.
         handledUntil = time.wallSeconds() - schedule.current.session.atGrace.components.seconds
+        planner = schedule.current.session.dayPlans.map { DayPlanner(plans: $0, holidays: schedule.current.session.holidays, around: time.zone.localTime(at: time.wallSeconds()).date) }
         schedule.follow { [weak self] _ in await self?.scheduleChanged() }
     }
 
@@ -99,13 +109,14 @@ public actor ClipTimetable: Service {
             next = upcoming(after: handledUntil).map { ($0.moment, $0.clip.id) }
             // With no times to keep it sleeps until a reload brings some: an idle daemon wakes
             // for nothing.
-            if !clips.isEmpty, let moment = next?.moment, moment - now <= WallTime.longestNap {
+            let timed = !clips.isEmpty || planner != nil
+            if timed, let moment = next?.moment, moment - now <= WallTime.longestNap {
                 // To the moment itself rather than to whole seconds of waiting, which would
                 // wake up to a second late: a time is heard on its second.
                 let left = (Double(moment) - time.wallClock()) * 1000
                 try await nap.sleep(for: .milliseconds(max(Int64(left.rounded(.up)), 1)), on: clock)
             } else {
-                try await nap.sleep(for: .seconds(clips.isEmpty ? WallTime.untilWoken : WallTime.longestNap), on: clock)
+                try await nap.sleep(for: .seconds(timed ? WallTime.longestNap : WallTime.untilWoken), on: clock)
             }
         }
     }
@@ -132,6 +143,11 @@ public actor ClipTimetable: Service {
                 }
             }
         }
+        var seen = Set<String>()
+        for (offset, planned) in plannedTimes(after: max(after, now - lookingBack), through: now).enumerated()
+        where seen.insert("\(planned.moment) \(planned.clip.id)").inserted {
+            found.append((planned.moment, clips.count + offset, planned.clip))
+        }
         return found.sorted { ($0.moment, $0.order) < ($1.moment, $1.order) }.map { ($0.moment, $0.clip) }
     }
 
@@ -151,12 +167,13 @@ public actor ClipTimetable: Service {
         if let mark = zoneMark, upcomingMoments.count == clips.count,
            [time.zone.utcOffset(at: mark.at), time.zone.utcOffset(at: mark.at + 182 * 86_400)] == mark.offsets { return }
         upcomingMoments = clips.map { Array(repeating: nil, count: $0.at.count) }
+        planTimes = [:]
         zoneMark = (moment, [time.zone.utcOffset(at: moment), time.zone.utcOffset(at: moment + 182 * 86_400)])
     }
 
     /// The next `limit` moments of every clip's `at` times, within `horizon` seconds of now,
     /// earliest first; for `jukebox next`.
-    public func plan(limit: Int, horizon: Int64) -> [(moment: Int64, clip: Clip)] {
+    public func plan(limit: Int, horizon: Int64) -> [(moment: Int64, clip: Clip, plan: String?)] {
         let now = time.wallSeconds()
         let after = max(handledUntil, now)
         checkZone(at: now)
@@ -180,7 +197,10 @@ public actor ClipTimetable: Service {
                 heads.remove(at: earliest)
             }
         }
-        return found.map { ($0.moment, clips[$0.clip]) }
+        // Plan times as well, and the earliest `limit` of both.
+        let planned = plannedTimes(after: after, through: now + horizon, limit: limit)
+        let both: [(moment: Int64, clip: Clip, plan: String?)] = found.map { ($0.moment, clips[$0.clip], nil) } + planned.map { ($0.moment, $0.clip, $0.plan) }
+        return Array(both.enumerated().sorted { ($0.element.moment, $0.offset) < ($1.element.moment, $1.offset) }.map(\.element).prefix(limit))
     }
 
     /// The earliest moment after `after` of any clip's `at` times.
@@ -192,6 +212,9 @@ public actor ClipTimetable: Service {
                 guard let moment = nextMoment(clip: clip, time: time, after: after) else { continue }
                 if best.map({ moment < $0.moment }) ?? true { best = (moment, clips[clip]) }
             }
+        }
+        if let planned = plannedTimes(after: after, through: after + WallTime.planLookAhead, limit: 1).first, best.map({ planned.moment < $0.moment }) ?? true {
+            best = (planned.moment, planned.clip)
         }
         return best
     }
@@ -276,6 +299,13 @@ public actor ClipTimetable: Service {
     private func scheduleChanged() {
         clips = Self.timed(schedule.current.clips)
         zoneMark = nil
+        rebuildPlanner()
+        nap.wake()
+    }
+
+    /// Wakes the loop to look at the times again (a plan changed).
+    func timesChanged() {
+        planTimes = [:]
         nap.wake()
     }
 }

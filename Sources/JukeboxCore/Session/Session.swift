@@ -57,6 +57,8 @@ public struct Session: Sendable, Equatable {
     public var duck: DuckSettings?
     /// Music played under the clips through the output (`bed`); nil: none.
     public var bed: BedSettings?
+    /// Bell schedules by the day (`plans`, `days`, `calendars`); nil: none.
+    public var dayPlans: DayPlans?
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
     /// a session made in code.
     public var revision: String
@@ -130,7 +132,8 @@ public struct Session: Sendable, Equatable {
         let windows = activeHours + quiet + clips.flatMap(\.windows)
         let used = Set(
             windows.flatMap { [$0.from.sunEvent, $0.to.sunEvent] }.compactMap { $0 } + clips.flatMap(\.at).compactMap(\.sunEvent)
-                + volumeSchedule.compactMap(\.from.sunEvent))
+                + volumeSchedule.compactMap(\.from.sunEvent)
+                + (dayPlans?.plans.flatMap(\.entries).compactMap(\.time.sunEvent) ?? []))
         return SunEvent.allCases.filter(used.contains)
     }
 

@@ -8,6 +8,9 @@ struct SessionReader {
     var cue: ClipSource?
     /// The first field that uses a sun time, so a missing `location` is reported there.
     var firstSunTime: String?
+    /// Where each value starts in the file, by field path, when the order of an object's keys
+    /// matters (`ordered(_:at:)`).
+    var keyOffsets: [String: Int] = [:]
 
     init(sessionPath: String) { self.sessionPath = sessionPath }
 
@@ -15,7 +18,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "missed", "playLateWithin", "duck", "bed", "quiet", "maxVolume", "loudness", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "missed", "playLateWithin", "duck", "bed", "quiet", "maxVolume", "loudness", "plans", "days", "calendars", "clips"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
@@ -136,6 +139,7 @@ struct SessionReader {
         if let firstSunTime, location == nil, fields["location"] == nil {
             problem(firstSunTime, "a sun time needs the session's location: add \"location\": {\"latitude\": 52.37, \"longitude\": 4.89} with your own place (degrees north and east; a map shows them)")
         }
+        let dayPlans = self.dayPlans(fields, clips: clips, sessionDirectory: sessionDirectory)
         self.clips = clips
         self.cue = cue
         guard problems.isEmpty else { return nil }
@@ -150,6 +154,7 @@ struct SessionReader {
         session.missed = missed
         session.duck = duck
         session.bed = bed
+        session.dayPlans = dayPlans
         return session
     }
 

@@ -123,6 +123,8 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public var ducked: [DuckRecord]?
     /// The music bed's music was turned off (`bed off`); absent while it is on.
     public var musicOff: Bool?
+    /// Day plans set by hand, by date (`YYYY-MM-DD`); absent when none is.
+    public var plans: [String: String]?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
@@ -163,6 +165,8 @@ extension PersistedState {
         let ducked = await ducker.records
         state.ducked = ducked.isEmpty ? nil : ducked
         state.musicOff = await player.musicOn ? nil : true
+        let plans = await timetable.persistedPlans
+        state.plans = plans.isEmpty ? nil : plans
         return state
     }
 }

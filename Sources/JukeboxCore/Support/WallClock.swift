@@ -23,6 +23,8 @@ public enum WallTime {
     public static let longestNap: Int64 = 60
     /// How long it sleeps with nothing to keep, unless a change wakes it: a year.
     public static let untilWoken: Int64 = 365 * 86_400
+    /// How far ahead the next plan time is looked for: as far as a plan may be set by hand.
+    public static let planLookAhead: Int64 = 400 * 86_400
 
     /// Seconds to sleep at `now` before the next look: until `next`, at most `longestNap`,
     /// and at least one; `untilWoken` when there is nothing to keep.
