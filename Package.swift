@@ -226,11 +226,12 @@ let package = Package(
         .testTarget(
             name: "JukeboxCoreTests",
             dependencies: [
-                "JukeboxCore", "JukeboxTestSupport", "JukeboxCoreTestSupport", "JukeboxSndFile",
+                "JukeboxCore", "JukeboxCalendar", "JukeboxTestSupport", "JukeboxCoreTestSupport", "JukeboxSndFile",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
+        .testTarget(name: "JukeboxCalendarTests", dependencies: ["JukeboxCalendar"]),
         .testTarget(name: "JukeboxCLITests", dependencies: [
             "jukebox", "JukeboxProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

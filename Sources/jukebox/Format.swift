@@ -55,6 +55,21 @@ enum Format {
         return "\(two(fields.tm_hour)):\(two(fields.tm_min)):\(two(fields.tm_sec))"
     }
 
+    /// The weekday of a `YYYY-MM-DD` date, `Mon` to `Sun`; `   ` for what is no date.
+    static func weekday(_ date: String) -> String {
+        let parts = date.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3 else { return "   " }
+        // Days since 1970-01-01 (Hinnant's days_from_civil); that day was a Thursday.
+        let (year, month, day) = (parts[0], parts[1], parts[2])
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let days = era * 146_097 + yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear - 719_468
+        let names = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
+        return names[((days % 7) + 7) % 7]
+    }
+
     /// Local `HH:MM` for a moment today, `YYYY-MM-DD HH:MM` for one on another day.
     static func moment(_ epochSeconds: Double, now: Double = Double(Glibc.time(nil))) -> String {
         guard epochSeconds.isFinite, abs(epochSeconds) < 1e12 else { return "?" }

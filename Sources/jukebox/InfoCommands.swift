@@ -84,6 +84,96 @@ extension JukeboxCLI {
         }
     }
 
+    struct Plan: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "plan", abstract: "Show the day plans of the coming days and why each applies, or set a date's plan by hand.",
+            discussion: """
+                jukebox plan                      the coming 7 days: each date's plan, why, and its times
+                jukebox plan --days 30            the coming 30 days (1 to 62)
+                jukebox plan --from 2026-12-21    from another date
+                jukebox plan set today none       today's plan by hand, say for a snow day
+                jukebox plan set 2026-12-03 exam  a date's plan by hand (up to 400 days ahead)
+                jukebox plan clear 2026-12-03     back to what the calendars and rules say
+                A date is YYYY-MM-DD, today or tomorrow. A plan set by hand beats the calendars and
+                the rules, and is kept across restarts until a week after its date.
+                """)
+        @OptionGroup var options: ClientOptions
+
+        @Option(help: "How many days to show (1-62).")
+        var days = 7
+
+        @Option(help: "The first date to show (YYYY-MM-DD, today or tomorrow).")
+        var from: String?
+
+        @Argument(help: "set DATE PLAN, or clear DATE.")
+        var words: [String] = []
+
+        var request: (method: String, params: [String: JSONValue]) {
+            get throws {
+                switch words {
+                case []:
+                    var params: [String: JSONValue] = ["days": .number(Double(days))]
+                    if let from { params["from"] = .string(try Self.date(from)) }
+                    return ("plan", params)
+                case let words where words.count == 3 && words[0] == "set":
+                    return ("setPlan", ["date": .string(try Self.date(words[1])), "plan": .string(words[2])])
+                case let words where words.count == 2 && words[0] == "clear":
+                    return ("setPlan", ["date": .string(try Self.date(words[1])), "plan": .null])
+                default:
+                    throw ValidationError("say `jukebox plan`, `jukebox plan set DATE PLAN` or `jukebox plan clear DATE`")
+                }
+            }
+        }
+
+        func validate() throws {
+            if !(1...62).contains(days) { throw ValidationError("--days takes a number from 1 to 62") }
+            _ = try request
+        }
+
+        func run() throws {
+            let (method, params) = try request
+            try options.run(method, params, as: PlanResult.self, human: Self.describe)
+        }
+
+        /// `today` and `tomorrow` as this machine's local dates; other words are sent as they
+        /// are, and jukeboxd says what is wrong with them.
+        static func date(_ word: String) throws -> String {
+            let offset: Int
+            switch word.lowercased() {
+            case "today": offset = 0
+            case "tomorrow": offset = 1
+            default: return word
+            }
+            var seconds = time_t(Glibc.time(nil)) + time_t(offset * 86_400)
+            var fields = tm()
+            localtime_r(&seconds, &fields)
+            func two(_ value: Int32) -> String { (value < 10 ? "0" : "") + "\(value)" }
+            return "\(fields.tm_year + 1900)-\(two(fields.tm_mon + 1))-\(two(fields.tm_mday))"
+        }
+
+        static func describe(_ result: PlanResult) -> String {
+            var lines: [String] = []
+            let width = max(result.days.map { ($0.plan ?? "no plan").count }.max() ?? 0, 7)
+            for day in result.days {
+                let plan = (day.plan ?? "no plan").padding(width)
+                let why = day.why.map { "  (\($0))" } ?? ""
+                lines.append("\(Format.weekday(day.date)) \(day.date)  \(plan)\(why)")
+                if !day.times.isEmpty {
+                    let times = day.times.map { "\(Format.moment($0.at).suffix(5)) \($0.clip)\($0.now == true ? " (cuts in)" : "")" }
+                    lines.append("    " + times.joined(separator: ", "))
+                }
+            }
+            lines.append("plans: " + result.plans.joined(separator: ", "))
+            for calendar in result.calendars ?? [] {
+                var line = "calendar \(calendar.name): "
+                line += calendar.readAt.map { "read \(Format.moment($0))" } ?? "not read yet"
+                if let problem = calendar.problem { line += "; the last read failed: \(problem)" }
+                lines.append(line)
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
     struct Next: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "next", abstract: "What will happen: the next fixed-time plays, the next random pick, quiet hours, and today's sun times.")
@@ -109,7 +199,8 @@ extension JukeboxCLI {
                 lines.append("fixed times:")
                 for play in next.fixedTimes {
                     let title = play.title == play.clip ? "" : " \"\(play.title)\""
-                    lines.append("  \(Format.moment(play.at))  \(play.clip)\(title)\(play.quiet == true ? " (skipped: quiet)" : "")")
+                    let plan = play.plan.map { " (plan \($0))" } ?? ""
+                    lines.append("  \(Format.moment(play.at))  \(play.clip)\(title)\(plan)\(play.quiet == true ? " (skipped: quiet)" : "")")
                 }
             }
             var pick = next.nextPick.map { "at \(Format.moment($0))" + (next.pickSkipped == true ? " (skipped: \(next.pickSkippedFor == "quiet" ? "quiet" : "outside active hours"))" : "") } ?? "none planned"
