@@ -37,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
+        // Fetching calendars by address (HTTPS with swift-nio-ssl).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // C libraries: found by pkg-config; each is imported by exactly one Swift file.
@@ -63,6 +65,18 @@ let package = Package(
         // iCalendar through libical: a calendar's events and an RRULE's dates, in Swift types
         // only. JukeboxCore's day plans stand on it.
         .target(name: "JukeboxCalendar", dependencies: ["CICal"]),
+        // Calendars fetched by address: AsyncHTTPClient, behind the core's `CalendarFetcher`.
+        .target(
+            name: "JukeboxFetch",
+            dependencies: [
+                "JukeboxCore", "JukeboxCalendar",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
 
         // Files and users, as both sides see them: reading and writing files within limits
         // and atomically, the words for what went wrong, a user's name for messages, and the
@@ -185,7 +199,7 @@ let package = Package(
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxBed", "JukeboxSndFile", "JukeboxResample", "JukeboxLoudness", "JukeboxControl", "JukeboxDispatch", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT", "JukeboxDuck",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxBed", "JukeboxSndFile", "JukeboxResample", "JukeboxLoudness", "JukeboxControl", "JukeboxDispatch", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT", "JukeboxDuck", "JukeboxFetch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -232,6 +246,7 @@ let package = Package(
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
         .testTarget(name: "JukeboxCalendarTests", dependencies: ["JukeboxCalendar"]),
+        .testTarget(name: "JukeboxFetchTests", dependencies: ["JukeboxFetch", "JukeboxCalendar", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: [
             "jukebox", "JukeboxProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

@@ -5,6 +5,7 @@ import JukeboxBed
 import JukeboxControl
 import JukeboxDispatch
 import JukeboxDuck
+import JukeboxFetch
 import JukeboxHTTP
 import JukeboxLoudness
 import JukeboxMQTT
@@ -217,7 +218,7 @@ struct Daemon {
                 queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
                 makeRateConverter: Self.makeRateConverter,
                 loudnessMeter: EBUR128Meter(), makeDuckTarget: Self.duckTarget, checkDevice: { device in await AlsaSink.check(device: device) },
-                vetClientDevice: { device in await AlsaSink.clientDeviceProblem(device) }),
+                vetClientDevice: { device in await AlsaSink.clientDeviceProblem(device) }, calendarFetcher: HTTPCalendarFetcher()),
             logger: logger)
         await core.restoreState()
         let notifier = SystemdNotifier()

@@ -68,8 +68,11 @@ public actor Jukebox: Service {
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(), time: TimeSource = .system,
             speechFolder: String? = nil, speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil,
             loudnessMeter: (any LoudnessMeter)? = nil, makeDuckTarget: DuckTargetFactory? = nil, checkDevice: DeviceChecker? = nil,
-            vetClientDevice: (@Sendable (_ device: String) async -> String?)? = nil
+            vetClientDevice: (@Sendable (_ device: String) async -> String?)? = nil, calendarFetcher: (any CalendarFetcher)? = nil,
+            calendarFolder: String? = nil
         ) {
+            self.calendarFetcher = calendarFetcher
+            self.calendarFolder = calendarFolder
             self.checkDevice = checkDevice
             self.vetClientDevice = vetClientDevice
             self.makeDuckTarget = makeDuckTarget
