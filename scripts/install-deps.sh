@@ -6,7 +6,7 @@
 # by pid, and a user's machine is left running nothing new.
 set -euo pipefail
 
-packages=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev alsa-utils tzdata)
+packages=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev libical-dev zlib1g-dev alsa-utils tzdata)
 # --tests: also what the tests run (see scripts/test.sh).
 if [ "${1:-}" = --tests ]; then
     shift

@@ -53,7 +53,7 @@ shlibs_root() {
     if [ ! -e "$dir/.complete" ]; then
         base=$(target_root "$distro" "$host_arch")
         copy_root "$base" "$dir"
-        libraries="libasound2-dev:$arch libsndfile1-dev:$arch libsoxr-dev:$arch libebur128-dev:$arch libstdc++6:$arch libgcc-s1:$arch"
+        libraries="libasound2-dev:$arch libsndfile1-dev:$arch libsoxr-dev:$arch libebur128-dev:$arch libical-dev:$arch zlib1g-dev:$arch libstdc++6:$arch libgcc-s1:$arch"
         if [ "$arch" = "$host_arch" ]; then
             (in_target "$dir" "apt-get update -qq && apt-get install -y -qq dpkg-dev binutils $libraries") >&2
         else

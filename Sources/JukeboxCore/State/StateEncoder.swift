@@ -76,6 +76,14 @@ struct StateEncoder {
         if let musicOff = state.musicOff { key("musicOff"); raw(musicOff ? "true" : "false") }
         key("nextTicket"); number(state.nextTicket)
         key("paused"); raw(state.paused ? "true" : "false")
+        if let plans = state.plans {
+            key("plans"); raw("{")
+            for (index, date) in plans.keys.sorted().enumerated() {
+                if index > 0 { raw(",") }
+                string(date); raw(":"); string(plans[date]!)
+            }
+            raw("}")
+        }
         if let quiet = state.quiet {
             key("quiet"); raw("{"); key("quiet", first: true); raw(quiet.quiet ? "true" : "false")
             if let until = quiet.until { key("until"); number(until) }
