@@ -79,7 +79,8 @@ extension StatusResult {
             queueLength: now.queue.waiting.count, paused: now.queue.paused, volume: VolumeResult(now).volume,
             nextPick: now.nextPick, uptime: now.uptime, played: now.queue.played, failed: now.queue.failed,
             underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count), ducked: now.ducked.isEmpty ? nil : now.ducked,
-            bed: now.player.bed.map(BedInfo.init), version: JukeboxVersion.current)
+            bed: now.player.bed.map(BedInfo.init), version: JukeboxVersion.current, plan: now.todayPlan.map(PlanDay.init),
+            calendars: now.calendars.isEmpty ? nil : now.calendars.map(CalendarInfo.init))
     }
 }
 
@@ -200,10 +201,14 @@ extension ClipInfo {
     }
 }
 
-extension PlanResult.Day {
+extension PlanDay {
     public init(_ day: DayPlan) {
-        self.init(
-            date: day.date.description, plan: day.choice?.plan, why: day.choice?.why.description, byHand: day.choice?.why == .byHand ? true : nil,
-            times: day.times.map { PlanResult.Time(at: Double($0.moment), clip: $0.clipID, now: $0.urgent ? true : nil) })
+        self.init(date: day.date.description, plan: day.choice?.plan, why: day.why, times: day.times.map { Time(at: $0.clock, clip: $0.clipID) })
+    }
+}
+
+extension CalendarInfo {
+    public init(_ state: CalendarFeeds.State) {
+        self.init(name: state.name, source: state.source, readAt: state.readAt.map(Double.init), problem: state.problem, failures: state.failures)
     }
 }

@@ -149,11 +149,6 @@ public struct RPCDispatcher: Sendable {
         return range.lowerBound
     }
 
-    static func calendars(_ core: Jukebox) async -> [PlanResult.Calendar]? {
-        let states = await core.calendarStates()
-        return states.isEmpty ? nil : states.map { PlanResult.Calendar(name: $0.name, source: $0.source, readAt: $0.readAt.map(Double.init), problem: $0.problem) }
-    }
-
     static func duration(_ text: String, _ name: String) throws(RPCError) -> Duration {
         guard case .success(let length) = DurationText.check(text) else {
             throw RPCError.invalidParams("\"\(name)\" must be a length such as 30m, 1h or 1h30m, not \"\(text.prefix(40))\"")
@@ -267,17 +262,15 @@ public struct RPCDispatcher: Sendable {
             case "plan":
                 try params.allow(["from", "days"])
                 let from = try params.string("from").map { text throws(RPCError) in try Self.date(text, "from") }
-                let days = try await core.planDays(from: from, count: try params.integer("days", in: Jukebox.planDaysRange) ?? 7)
-                return answer(PlanResult(days: days.map(PlanResult.Day.init), plans: await core.planNames, calendars: await Self.calendars(core)))
+                let days = try await core.planDays(from: from, count: try params.integer("days", in: Jukebox.planDaysRange) ?? 14)
+                return answer(PlanResult(days: days.map(PlanDay.init)))
             case "setPlan":
-                try params.allow(["date", "plan"])
+                try params.allow(["date", "plan", "client"])
                 guard let text = try params.string("date") else { throw RPCError.invalidParams("\"date\" is missing: the date to set, as YYYY-MM-DD") }
                 let date = try Self.date(text, "date")
                 let plan = try params.string("plan")
-                let done = try await core.setPlan(plan, on: date)
-                let names = await core.planNames
-                let calendars = await Self.calendars(core)
-                return answer(done) { PlanResult(days: [PlanResult.Day($0)], plans: names, calendars: calendars) }
+                let done = try await core.setPlan(plan, on: date, by: requester(params).name)
+                return answer(done) { PlanDay($0) }
             case "reload": try params.allow([]); return answer(try await core.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
             case "loudness":
                 try params.allow([])

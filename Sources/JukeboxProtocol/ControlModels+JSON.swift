@@ -172,7 +172,31 @@ extension StatusResult: JSONReadable {
             queueLength: try fields.int("queueLength"), paused: try fields.bool("paused"), volume: try fields.int("volume"),
             nextPick: try fields.optionalDouble("nextPick"), uptime: try fields.double("uptime"), played: try fields.int("played"),
             failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"), quiet: try fields.read("quiet", as: QuietInfo.self),
-            ducked: try fields.optionalStrings("ducked"), bed: try fields.read("bed", as: BedInfo.self), version: try fields.optionalString("version"))
+            ducked: try fields.optionalStrings("ducked"), bed: try fields.read("bed", as: BedInfo.self), version: try fields.optionalString("version"),
+            plan: try fields.read("plan", as: PlanDay.self), calendars: fields["calendars"] == nil ? nil : try fields.list("calendars", of: CalendarInfo.self))
+    }
+}
+
+extension PlanDay: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json, "plan")
+        var times: [Time] = []
+        guard case .array(let items)? = fields["times"] else { throw JSONShapeError(field: "times") }
+        for item in items {
+            let time = try JSONFields(item, "times")
+            times.append(Time(at: try time.string("at"), clip: try time.string("clip")))
+        }
+        let plan: String? = if case .null? = fields["plan"] { nil } else { try fields.optionalString("plan") }
+        self.init(date: try fields.string("date"), plan: plan, why: try fields.string("why"), times: times)
+    }
+}
+
+extension CalendarInfo: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json, "calendars")
+        self.init(
+            name: try fields.string("name"), source: try fields.string("source"), readAt: try fields.optionalDouble("readAt"),
+            problem: try fields.optionalString("problem"), failures: try fields.int("failures"))
     }
 }
 

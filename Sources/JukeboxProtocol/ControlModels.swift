@@ -126,12 +126,18 @@ public struct StatusResult: Sendable, Equatable, Codable {
     public var ducked: [String]?
     /// The music bed (the session's `bed`); absent without one.
     public var bed: BedInfo?
+    /// Today's day plan (the session's `plans`); absent without plans.
+    public var plan: PlanDay?
+    /// The day plans' calendars as last read; absent without calendars.
+    public var calendars: [CalendarInfo]?
     /// The daemon's version (`JukeboxVersion.current`): after an upgrade, the client's may differ
     /// until the service restarts.
     public var version: String?
 
-    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil, bed: BedInfo? = nil, version: String? = nil) {
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil, bed: BedInfo? = nil, version: String? = nil, plan: PlanDay? = nil, calendars: [CalendarInfo]? = nil) {
         self.version = version
+        self.plan = plan
+        self.calendars = calendars
         self.quiet = quiet
         self.bed = bed
         self.ducked = ducked
@@ -591,65 +597,77 @@ public struct LoudnessResult: Sendable, Equatable, Codable {
     }
 }
 
-/// Day plans (`plan`, `setPlan`, `jukebox plan`): each date's plan, why it has it, and its
-/// times; the session's plans; and its calendars as last read.
-public struct PlanResult: Sendable, Equatable, Codable {
-    public struct Day: Sendable, Equatable, Codable {
-        /// `YYYY-MM-DD`, where jukeboxd is.
-        public var date: String
-        /// Absent: no plan, and no plan times that day.
-        public var plan: String?
-        /// Why: "set by hand", "calendar NAME: \"SUMMARY\"" or "days[N]".
-        public var why: String?
-        public var byHand: Bool?
-        public var times: [Time]
-
-        public init(date: String, plan: String? = nil, why: String? = nil, byHand: Bool? = nil, times: [Time] = []) {
-            self.date = date
-            self.plan = plan
-            self.why = why
-            self.byHand = byHand
-            self.times = times
-        }
-    }
-
+/// A date's day plan (`plan`, `setPlan`, `jukebox plan --json`): exactly `{"date":
+/// "YYYY-MM-DD", "plan": NAME or null, "why": TEXT, "times": [{"at": "HH:MM", "clip": ID}]}`.
+public struct PlanDay: Sendable, Equatable, Codable {
     public struct Time: Sendable, Equatable, Codable {
-        /// Seconds since the epoch.
-        public var at: Double
+        /// Local `HH:MM`, where jukeboxd is.
+        public var at: String
         public var clip: String
-        /// true: it cuts in (`"priority": "now"`).
-        public var now: Bool?
 
-        public init(at: Double, clip: String, now: Bool? = nil) {
+        public init(at: String, clip: String) {
             self.at = at
             self.clip = clip
-            self.now = now
         }
     }
 
-    public struct Calendar: Sendable, Equatable, Codable {
-        public var name: String
-        public var source: String
-        /// When a good copy was last read (seconds since the epoch); absent: never yet.
-        public var readAt: Double?
-        /// Why the last read failed, while it does; the last good copy is used meanwhile.
-        public var problem: String?
+    public var date: String
+    /// nil (written as null): no plan, and no plan times that day.
+    public var plan: String?
+    /// `calendar school: Late start`, `days rule 1 (mon-fri)`, `set by hand (pi, 2026-11-28
+    /// 07:40)` or `no rule matches`.
+    public var why: String
+    public var times: [Time]
 
-        public init(name: String, source: String, readAt: Double? = nil, problem: String? = nil) {
-            self.name = name
-            self.source = source
-            self.readAt = readAt
-            self.problem = problem
-        }
+    public init(date: String, plan: String?, why: String, times: [Time] = []) {
+        self.date = date
+        self.plan = plan
+        self.why = why
+        self.times = times
     }
 
-    public var days: [Day]
-    public var plans: [String]
-    public var calendars: [Calendar]?
+    enum CodingKeys: String, CodingKey { case date, plan, why, times }
 
-    public init(days: [Day], plans: [String], calendars: [Calendar]? = nil) {
-        self.days = days
-        self.plans = plans
-        self.calendars = calendars
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(date, forKey: .date)
+        try container.encode(plan, forKey: .plan)
+        try container.encode(why, forKey: .why)
+        try container.encode(times, forKey: .times)
+    }
+}
+
+/// The day plans of the coming days (`plan`): a list of `PlanDay`, earliest first.
+public struct PlanResult: Sendable, Equatable, Codable {
+    public var days: [PlanDay]
+
+    public init(days: [PlanDay]) { self.days = days }
+
+    public init(from decoder: any Decoder) throws { days = try decoder.singleValueContainer().decode([PlanDay].self) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(days)
+    }
+}
+
+/// A calendar of the session's day plans as last read (`status`).
+public struct CalendarInfo: Sendable, Equatable, Codable {
+    public var name: String
+    public var source: String
+    /// When a good copy was last read or found unchanged (seconds since the epoch); absent:
+    /// not yet since the start.
+    public var readAt: Double?
+    /// Why the last read failed, while it does; the last good copy is used meanwhile.
+    public var problem: String?
+    /// Reads that failed since the start.
+    public var failures: Int
+
+    public init(name: String, source: String, readAt: Double? = nil, problem: String? = nil, failures: Int = 0) {
+        self.name = name
+        self.source = source
+        self.readAt = readAt
+        self.problem = problem
+        self.failures = failures
     }
 }

@@ -12,7 +12,9 @@ extension JukeboxCLI {
 
         static func run(_ options: ClientSettings) throws {
             try options.run("status", as: StatusResult.self) { status in
-                let bed: [String] = status.bed.map { ["bed:       \(Format.bed($0))"] } ?? []
+                var bed: [String] = status.bed.map { ["bed:       \(Format.bed($0))"] } ?? []
+                if let plan = status.plan { bed.append("plan:      \(plan.plan ?? "none") today (\(plan.why))") }
+                bed += (status.calendars ?? []).map { "calendar:  \(Plan.calendarLine($0))" }
                 let lines: [String] = [
                     "session:   \(status.session)",
                     "device:    \(status.device) (\(status.deviceState))",
@@ -100,7 +102,7 @@ extension JukeboxCLI {
         @OptionGroup var options: ClientOptions
 
         @Option(help: "How many days to show (1-62).")
-        var days = 7
+        var days = 14
 
         @Option(help: "The first date to show (YYYY-MM-DD, today or tomorrow).")
         var from: String?
@@ -132,7 +134,26 @@ extension JukeboxCLI {
 
         func run() throws {
             let (method, params) = try request
-            try options.run(method, params, as: PlanResult.self, human: Self.describe)
+            let settings = options.settings
+            let client = try settings.connect()
+            do {
+                if method == "plan" {
+                    let (result, _) = try client.call("plan", params, as: PlanResult.self)
+                    if settings.json {
+                        Output.line(ClientSettings.json(result))
+                        return
+                    }
+                    // How the calendars were last read, from `status`.
+                    let (status, _) = try client.call("status", [:], as: StatusResult.self)
+                    let calendars = (status.calendars ?? []).map { "calendar \(Self.calendarLine($0))" }
+                    Output.line(([Self.describe(result.days)] + calendars).joined(separator: "\n"))
+                } else {
+                    let (day, _) = try client.call(method, params, as: PlanDay.self)
+                    Output.line(settings.json ? ClientSettings.json(day) : Self.describe([day]))
+                }
+            } catch {
+                throw settings.fail(error)
+            }
         }
 
         /// `today` and `tomorrow` as this machine's local dates; other words are sent as they
@@ -151,26 +172,24 @@ extension JukeboxCLI {
             return "\(fields.tm_year + 1900)-\(two(fields.tm_mon + 1))-\(two(fields.tm_mday))"
         }
 
-        static func describe(_ result: PlanResult) -> String {
+        /// A line a date, and a line of its times under it when it has any.
+        static func describe(_ days: [PlanDay]) -> String {
             var lines: [String] = []
-            let width = max(result.days.map { ($0.plan ?? "no plan").count }.max() ?? 0, 7)
-            for day in result.days {
-                let plan = (day.plan ?? "no plan").padding(width)
-                let why = day.why.map { "  (\($0))" } ?? ""
-                lines.append("\(Format.weekday(day.date)) \(day.date)  \(plan)\(why)")
+            let width = max(days.map { ($0.plan ?? "none").count }.max() ?? 0, 4)
+            for day in days {
+                lines.append("\(Format.weekday(day.date)) \(day.date)  \((day.plan ?? "-").padding(width))  (\(day.why))")
                 if !day.times.isEmpty {
-                    let times = day.times.map { "\(Format.moment($0.at).suffix(5)) \($0.clip)\($0.now == true ? " (cuts in)" : "")" }
-                    lines.append("    " + times.joined(separator: ", "))
+                    lines.append("    " + day.times.map { "\($0.at) \($0.clip)" }.joined(separator: ", "))
                 }
             }
-            lines.append("plans: " + result.plans.joined(separator: ", "))
-            for calendar in result.calendars ?? [] {
-                var line = "calendar \(calendar.name): "
-                line += calendar.readAt.map { "read \(Format.moment($0))" } ?? "not read yet"
-                if let problem = calendar.problem { line += "; the last read failed: \(problem)" }
-                lines.append(line)
-            }
             return lines.joined(separator: "\n")
+        }
+
+        /// `school: read 06:00`, and why the last read failed while it does.
+        static func calendarLine(_ calendar: CalendarInfo) -> String {
+            var line = "\(calendar.name): " + (calendar.readAt.map { "read \(Format.moment($0))" } ?? "not read yet since the start")
+            if let problem = calendar.problem { line += "; the last read failed (\(calendar.failures) so far): \(problem)" }
+            return line
         }
     }
 

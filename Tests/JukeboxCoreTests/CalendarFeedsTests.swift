@@ -47,7 +47,7 @@ struct CalendarFeedsTests {
         let (feeds, timetable) = try parts()
         #expect(await plan(timetable) == PlanChoice(plan: "regular", why: .rule(0)))
         await feeds.readAll()
-        #expect(await plan(timetable) == PlanChoice(plan: "none", why: .calendar(name: "school", summary: "no school")))
+        #expect(await plan(timetable) == PlanChoice(plan: "none", why: .calendar(name: "school", summary: "No school")))
         #expect(await feeds.states.first?.readAt == start)
         #expect(await feeds.states.first?.problem == nil)
         let kept = try String(contentsOfFile: folder.file("state.calendars/school.ics"), encoding: .utf8)

@@ -111,7 +111,7 @@ struct DayPlanTests {
 
     static func date(_ year: Int, _ month: Int, _ day: Int) -> CivilDate { CivilDate(year: year, month: month, day: day)! }
 
-    func planner(byHand: [CivilDate: String] = [:], calendars: [String: CalendarDates] = [:]) throws -> DayPlanner {
+    func planner(byHand: [CivilDate: DayPlans.ByHand] = [:], calendars: [String: CalendarDates] = [:]) throws -> DayPlanner {
         let session = try load("""
             { \(Self.plans),
               "days": [ { "plan": "none", "dates": ["12-24..01-06"] }, { "plan": "late-start", "rule": "FREQ=MONTHLY;BYDAY=1WE", "from": "2026-09-01" },
@@ -129,16 +129,22 @@ struct DayPlanTests {
             Self.date(2026, 12, 1): ["late start", "no school"], Self.date(2026, 12, 3): ["exam"], Self.date(2026, 12, 4): ["assembly"],
         ])
         let district = CalendarDates(summaries: [Self.date(2026, 12, 3): ["exam"], Self.date(2026, 12, 10): ["exam"]])
-        let planner = try planner(byHand: [Self.date(2026, 12, 3): "none"], calendars: ["school": school, "district": district])
+        let planner = try planner(byHand: [Self.date(2026, 12, 3): DayPlans.ByHand(plan: "none", by: "pi", at: LocalZoneTests.utc(2026, 11, 28, 6, 40))], calendars: ["school": school, "district": district])
         func choice(_ day: Int) -> PlanChoice? { planner.choice(for: Self.date(2026, 12, day)) }
         // Set by hand beats the calendars.
-        #expect(choice(3) == PlanChoice(plan: "none", why: .byHand))
+        #expect(choice(3) == PlanChoice(plan: "none", why: .byHand(by: "pi", at: LocalZoneTests.utc(2026, 11, 28, 6, 40))))
+        #expect(choice(3)?.why.words(zone: CentralEuropeanZone(), rules: planner.plans.rules) == "set by hand (pi, 2026-11-28 07:40)")
         // Among one calendar's events, the summary listed first wins ("No school" over "Late start").
-        #expect(choice(1) == PlanChoice(plan: "none", why: .calendar(name: "school", summary: "no school")))
+        #expect(choice(1) == PlanChoice(plan: "none", why: .calendar(name: "school", summary: "No school")))
+        #expect(choice(1)?.why.words(zone: nil, rules: []) == "calendar school: No school")
         // The second calendar where the first says nothing.
-        #expect(choice(10) == PlanChoice(plan: "late-start", why: .calendar(name: "district", summary: "exam")))
+        #expect(choice(10) == PlanChoice(plan: "late-start", why: .calendar(name: "district", summary: "Exam")))
         // An event the session maps to nothing leaves the date to the rules.
         #expect(choice(4) == PlanChoice(plan: "regular", why: .rule(2)))
+        let rules = planner.plans.rules
+        #expect(choice(4)?.why.words(zone: nil, rules: rules) == "days rule 3 (mon-fri; except holidays)")
+        #expect(PlanChoice.Why.rule(1).words(zone: nil, rules: rules) == "days rule 2 (FREQ=MONTHLY;BYDAY=1WE)")
+        #expect(PlanChoice.Why.rule(0).words(zone: nil, rules: rules) == "days rule 1 (12-24..01-06)")
         // The first Wednesday by RRULE, ahead of the weekday rule.
         #expect(choice(2) == PlanChoice(plan: "late-start", why: .rule(1)))
         // A holiday the weekday rule leaves out, and a weekend: no plan.
@@ -207,15 +213,15 @@ struct DayPlanTests {
         let (timetable, _) = try timetable(start: start, fields: #""days": [ { "plan": "regular", "days": "mon-fri" } ]"#)
         let today = Self.date(2026, 11, 30)
         #expect(await timetable.plannedTimes(on: today).count == 2)
-        await timetable.setPlan("none", on: today)
+        await timetable.setPlan("none", on: today, by: "pi")
         #expect(await timetable.plannedTimes(on: today).isEmpty)
-        #expect(await timetable.days(from: today, count: 2).map(\.choice?.why) == [.byHand, .rule(0)])
-        #expect(await timetable.persistedPlans == ["2026-11-30": "none"])
+        #expect(await timetable.days(from: today, count: 2).map(\.choice?.why) == [.byHand(by: "pi", at: start), .rule(0)])
+        #expect(await timetable.persistedPlans == ["2026-11-30": DayPlans.ByHand(plan: "none", by: "pi", at: start)])
         await timetable.setPlan(nil, on: today)
         #expect(await timetable.plannedTimes(on: today).count == 2)
         // Taken up from the state file; a plan the session no longer has is let go.
-        await timetable.restorePlans(["2026-12-01": "late-start", "2026-12-02": "gone"])
-        #expect(await timetable.persistedPlans == ["2026-12-01": "late-start"])
+        await timetable.restorePlans(["2026-12-01": DayPlans.ByHand(plan: "late-start"), "2026-12-02": DayPlans.ByHand(plan: "gone")])
+        #expect(await timetable.persistedPlans == ["2026-12-01": DayPlans.ByHand(plan: "late-start")])
     }
 
     @Test func aCalendarsNewCopyChangesTheTimesAtOnce() async throws {
@@ -225,7 +231,7 @@ struct DayPlanTests {
         #expect(await timetable.plannedTimes(on: tuesday).count == 2)
         await timetable.calendarChanged("school", dates: CalendarDates(summaries: [tuesday: ["no school"]]))
         #expect(await timetable.plannedTimes(on: tuesday).isEmpty)
-        #expect(await timetable.days(from: tuesday, count: 1).first?.choice == PlanChoice(plan: "none", why: .calendar(name: "school", summary: "no school")))
+        #expect(await timetable.days(from: tuesday, count: 1).first?.choice == PlanChoice(plan: "none", why: .calendar(name: "school", summary: "No school")))
     }
 }
 

@@ -21,7 +21,7 @@ struct StateTests {
             nextTicket: 9, waiting: [entry(7, "a", client: "cli"), entry(8, "b")],
             bag: .init(remaining: ["c", "a"], lastPick: "b", cycle: 4), paused: true, volume: 0.4,
             stats: ["a": ClipStats(timesPlayed: 3, lastPlayed: 1_000)], history: [])
-        state.plans = ["2026-12-03": "none", "2026-12-01": "late-start"]
+        state.plans = ["2026-12-03": DayPlans.ByHand(plan: "none", by: "pi", at: 1_800_000_000), "2026-12-01": DayPlans.ByHand(plan: "late-start")]
         try await file.save(state)
         #expect(await file.load() == .loaded(state))
         #expect(!FilePath.isRegularFile(folder.file("deep/er/.state.json.tmp")), "the temporary file was renamed over")

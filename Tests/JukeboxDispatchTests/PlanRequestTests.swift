@@ -22,7 +22,7 @@ struct PlanRequestTests {
     func withPlans() async throws {
         try fixture.folder.write("test.json", text: """
             { "plans": { "regular": [ { "at": "08:00", "clip": "ward" } ], "none": [] },
-              "days": [ { "plan": "regular", "days": "mon-fri" }, { "plan": "none" } ],
+              "days": [ { "plan": "regular", "days": "mon-fri" } ],
               "clips": [ { "file": "ward.wav" }, { "file": "water.wav" }, { "file": "walk.wav" } ], "cue": "ward.wav" }
             """)
         _ = try await fixture.core.durable(try await fixture.core.reload())
@@ -33,25 +33,33 @@ struct PlanRequestTests {
         try await withPlans()
         let answer = await call("plan", #"{"days":3}"#)
         let today = await fixture.core.today
-        #expect(answer.contains(#""date":"\#(today)""#), "\(answer)")
-        #expect(answer.contains(#""plans":["regular","none"]"#), "\(answer)")
-        // 1970-01-01 was a Thursday: regular, regular (Friday), then none on Saturday.
-        #expect(answer.contains(#""plan":"regular","times":[{"at":"#) && answer.contains(#""plan":"none","times":[],"why":"days[1]""#), "\(answer)")
+        // Exactly a list of dates, each with its plan (or null), why, and its times on the local clock.
+        let (first, second, third) = (today, today.adding(days: 1), today.adding(days: 2))
+        func day(_ date: CivilDate) -> String {
+            date.weekday == .sat || date.weekday == .sun
+                ? #"{"date":"\#(date)","plan":null,"times":[],"why":"no rule matches"}"#
+                : #"{"date":"\#(date)","plan":"regular","times":[{"at":"08:00","clip":"ward"}],"why":"days rule 1 (mon-fri)"}"#
+        }
+        #expect(answer == #"{"id":1,"jsonrpc":"2.0","result":[\#(day(first)),\#(day(second)),\#(day(third))]}"#, "\(answer)")
         for (params, message) in [(#"{"days":0}"#, "days"), (#"{"days":63}"#, "days"), (#"{"from":"soon"}"#, "must be a date such as")] {
             let refused = await call("plan", params)
             #expect(refused.contains("invalid-params") && refused.contains(message), "\(params): \(refused)")
         }
         #expect(!(await call("plan", #"{"days":62}"#)).contains("error"))
+        // Fourteen days unless asked.
+        #expect((await call("plan", "{}")).ranges(of: #""date":"#).count == 14)
     }
 
     @Test func aPlanSetByHandIsSavedBeforeItIsAnswered() async throws {
         try await withPlans()
         let today = await fixture.core.today
         let answer = await call("setPlan", #"{"date":"\#(today)","plan":"none"}"#)
-        #expect(answer.contains(#""byHand":true"#) && answer.contains(#""plan":"none""#), "\(answer)")
-        #expect(fixture.savedState().contains(#""plans":{"\#(today)":"none"}"#), "on disk when answered: \(fixture.savedState())")
+        let setAt = fixture.core.time.zone.localTime(at: 1000)
+        let clock = TimeOfDay(minuteOfDay: setAt.secondOfDay / 60)!
+        #expect(answer.contains(#""plan":"none","times":[],"why":"set by hand (phone, \#(setAt.date) \#(clock))""#), "\(answer)")
+        #expect(fixture.savedState().contains(#""plans":{"\#(today)":{"at":1000,"by":"phone","plan":"none"}}"#), "on disk when answered: \(fixture.savedState())")
         let cleared = await call("setPlan", #"{"date":"\#(today)","plan":null}"#)
-        #expect(cleared.contains(#""why":"days[0]""#) || cleared.contains(#""why":"days[1]""#), "\(cleared)")
+        #expect(cleared.contains(#""why":"days rule 1 (mon-fri)""#) || cleared.contains(#""why":"no rule matches""#), "\(cleared)")
         #expect(!fixture.savedState().contains(#""plans""#))
     }
 
@@ -65,6 +73,7 @@ struct PlanRequestTests {
             (#"{"date":"\#(last.adding(days: 1))","plan":"none"}"#, "more than 400 days ahead"),
             (#"{"date":"\#(today.adding(days: -1))","plan":"none"}"#, "is in the past"),
             (#"{"date":"\#(today)","plan":"holiday"}"#, #"\"holiday\" is not one of the session's plans (regular, none)"#),
+            (#"{"date":"\#(today)","plan":"none","client":7}"#, "client"),
             (#"{"plan":"none"}"#, #"\"date\" is missing"#),
             (#"{"date":"tomorrow","plan":"none"}"#, "must be a date such as"),
             (#"{"date":"\#(today)","plan":"none","extra":1}"#, "extra"),

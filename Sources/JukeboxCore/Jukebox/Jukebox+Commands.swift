@@ -200,8 +200,11 @@ extension Jukebox {
         let queueNow = await queue.snapshot()
         let playerNow = await player.snapshot()
         let nextPick = queueNow.pickBlock == nil ? await scheduler.nextPickWallTime : nil
-        return JukeboxSnapshot(
+        var now = JukeboxSnapshot(
             catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick, quiet: await quiet.statusNow(),
             uptime: configuration.time.wallClock() - startedAt, localTime: configuration.time.localNow(), ducked: await ducker.ducked, ducking: await ducker.isDucking)
+        if hasPlans { now.todayPlan = try? await planDays(from: nil, count: 1).first }
+        now.calendars = await calendars.states
+        return now
     }
 }

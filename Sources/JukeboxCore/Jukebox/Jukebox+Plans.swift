@@ -2,12 +2,17 @@
 public struct DayPlan: Sendable, Equatable {
     public struct Time: Sendable, Equatable {
         public var moment: Int64
+        /// The moment on the local clock, `HH:MM`.
+        public var clock: String
         public var clipID: String
         public var urgent: Bool
     }
 
     public var date: CivilDate
     public var choice: PlanChoice?
+    /// Why, in words: `calendar school: Late start`, `days rule 1 (mon-fri)`, `set by hand (pi,
+    /// 2026-11-28 07:40)`, or `no rule matches`.
+    public var why: String
     public var times: [Time]
 }
 
@@ -39,9 +44,16 @@ extension Jukebox {
         }
         let first = from ?? today
         var days: [DayPlan] = []
+        let rules = schedule.current.session.dayPlans?.rules ?? []
         for (date, choice) in await timetable.days(from: first, count: count) {
-            let times = await timetable.plannedTimes(on: date).map { DayPlan.Time(moment: $0.moment, clipID: $0.clipID, urgent: $0.urgent) }
-            days.append(DayPlan(date: date, choice: choice, times: times))
+            let zone = configuration.time.zone
+            let times = await timetable.plannedTimes(on: date).map { time in
+                DayPlan.Time(
+                    moment: time.moment, clock: TimeOfDay(minuteOfDay: zone.localTime(at: time.moment).secondOfDay / 60)!.description,
+                    clipID: time.clipID, urgent: time.urgent)
+            }
+            let why = choice?.why.words(zone: configuration.time.zone, rules: rules) ?? "no rule matches"
+            days.append(DayPlan(date: date, choice: choice, why: why, times: times))
         }
         return days
     }
@@ -49,7 +61,7 @@ extension Jukebox {
     /// Sets `date`'s plan by hand (nil: back to what the calendars and rules say): saved
     /// before it is answered. Refused for a plan the session does not have, a date in the
     /// past, or one more than `planDaysAhead` days ahead.
-    public func setPlan(_ plan: String?, on date: CivilDate) async throws(JukeboxError) -> Acknowledged<DayPlan> {
+    public func setPlan(_ plan: String?, on date: CivilDate, by who: String? = nil) async throws(JukeboxError) -> Acknowledged<DayPlan> {
         guard hasPlans else { throw Self.noPlans }
         if let plan, !planNames.contains(plan) {
             throw .invalidParameter("\"\(plan.prefix(60))\" is not one of the session's plans (\(planNames.joined(separator: ", ")))")
@@ -59,8 +71,9 @@ extension Jukebox {
         guard date <= today.adding(days: Self.planDaysAhead) else {
             throw .invalidParameter("\(date) is more than \(Self.planDaysAhead) days ahead; set it nearer the time")
         }
-        await timetable.setPlan(plan, on: date)
-        logger.notice(plan.map { "the plan for \(date) is set to \"\($0)\" by hand" } ?? "the plan for \(date) set by hand is cleared")
+        await timetable.setPlan(plan, on: date, by: who)
+        let by = who.map { " by \($0)" } ?? ""
+        logger.notice(plan.map { "the plan for \(date) is set to \"\($0)\" by hand\(by)" } ?? "the plan for \(date) set by hand is cleared\(by)")
         let day = try await planDays(from: date, count: 1)[0]
         return await acknowledge(day, .setPlan)
     }

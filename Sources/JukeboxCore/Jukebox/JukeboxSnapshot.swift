@@ -20,6 +20,10 @@ public struct JukeboxSnapshot: Sendable {
     public var ducked: [String] = []
     /// Whether a clip that ducks the others sounds now (Home Assistant's Ducking sensor).
     public var ducking = false
+    /// Today's day plan; nil without plans.
+    public var todayPlan: DayPlan?
+    /// The day plans' calendars as last read.
+    public var calendars: [CalendarFeeds.State] = []
 
     public var session: Session { catalog.session }
 

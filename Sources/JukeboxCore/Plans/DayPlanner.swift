@@ -3,18 +3,32 @@ import JukeboxCalendar
 /// The plan a date gets, and why.
 public struct PlanChoice: Sendable, Equatable {
     public enum Why: Sendable, Equatable, CustomStringConvertible {
-        /// Set for that date by hand (`jukebox plan set`).
-        case byHand
-        /// An event of a calendar, by its summary as the session maps it.
+        /// Set for that date by hand (`jukebox plan set`): by whom and when, as far as known.
+        case byHand(by: String?, at: Int64?)
+        /// An event of a calendar, by its summary as the session writes it.
         case calendar(name: String, summary: String)
-        /// The `days` rule at this index.
+        /// The `days` rule at this index (from 0).
         case rule(Int)
 
-        public var description: String {
+        public var description: String { words(zone: nil, rules: []) }
+
+        /// In words: `set by hand (pi, 2026-11-28 07:40)`, `calendar school: Late start`,
+        /// `days rule 1 (mon-fri)`. `zone` gives the local time a plan was set at; `rules`
+        /// the session's rules, to say what one takes.
+        public func words(zone: (any LocalZone)?, rules: [DayPlans.Rule]) -> String {
             switch self {
-            case .byHand: "set by hand"
-            case .calendar(let name, let summary): "calendar \(name): \"\(summary)\""
-            case .rule(let index): "days[\(index)]"
+            case .byHand(let by, let at):
+                var details: [String] = []
+                if let by { details.append(by) }
+                if let at, let zone {
+                    let local = zone.localTime(at: at)
+                    details.append("\(local.date) \(TimeOfDay(minuteOfDay: local.secondOfDay / 60)!)")
+                }
+                return details.isEmpty ? "set by hand" : "set by hand (\(details.joined(separator: ", ")))"
+            case .calendar(let name, let summary):
+                return "calendar \(name): \(summary)"
+            case .rule(let index):
+                return "days rule \(index + 1)" + (index < rules.count ? " (\(rules[index].summary))" : "")
             }
         }
     }
@@ -67,7 +81,7 @@ public struct CalendarDates: Sendable, Equatable {
 /// the `days` rules (the first that takes the date), and otherwise none.
 public struct DayPlanner: Sendable {
     public let plans: DayPlans
-    public var byHand: [CivilDate: String]
+    public var byHand: [CivilDate: DayPlans.ByHand]
     /// What each calendar covers, by its name; a calendar not read yet has none.
     public var calendars: [String: CalendarDates]
     let holidays: [DateRule]
@@ -78,7 +92,7 @@ public struct DayPlanner: Sendable {
     /// How far either side of `around` the RRULE rules are worked out at once.
     public static let ruleWindow = (before: 7, after: 400)
 
-    public init(plans: DayPlans, byHand: [CivilDate: String] = [:], calendars: [String: CalendarDates] = [:], holidays: [DateRule] = [], around: CivilDate) {
+    public init(plans: DayPlans, byHand: [CivilDate: DayPlans.ByHand] = [:], calendars: [String: CalendarDates] = [:], holidays: [DateRule] = [], around: CivilDate) {
         self.plans = plans
         self.byHand = byHand
         self.calendars = calendars
@@ -93,11 +107,11 @@ public struct DayPlanner: Sendable {
 
     /// The plan `date` gets, and why; nil: no plan, and no plan times that day.
     public func choice(for date: CivilDate) -> PlanChoice? {
-        if let plan = byHand[date] { return PlanChoice(plan: plan, why: .byHand) }
+        if let set = byHand[date] { return PlanChoice(plan: set.plan, why: .byHand(by: set.by, at: set.at)) }
         for calendar in plans.calendars {
             guard let covering = calendars[calendar.name]?.summaries[date] else { continue }
             if let first = calendar.plans.first(where: { covering.contains($0.summary) }) {
-                return PlanChoice(plan: first.plan, why: .calendar(name: calendar.name, summary: first.summary))
+                return PlanChoice(plan: first.plan, why: .calendar(name: calendar.name, summary: first.title))
             }
         }
         for (index, rule) in plans.rules.enumerated() where takes(rule, at: index, date) {
@@ -112,5 +126,18 @@ public struct DayPlanner: Sendable {
         let day = date.daysSinceEpoch
         if window.contains(day) { return ruleDates[index]?.contains(day) ?? false }
         return ICalendar.ruleDates(recurrence.rule, start: recurrence.from.daysSinceEpoch, from: day, through: day) == [day]
+    }
+}
+
+extension DayPlans.Rule {
+    /// What the rule takes, in a few words: `mon-fri`, `12-24..01-06`, `FREQ=MONTHLY;BYDAY=1WE`,
+    /// `every day`.
+    public var summary: String {
+        var parts: [String] = []
+        if let days { parts.append(Weekday.describe(days)) }
+        if !filter.dates.isEmpty { parts.append(filter.dates.map(\.description).joined(separator: ", ")) }
+        if !filter.except.isEmpty { parts.append("except " + filter.except.map(\.description).joined(separator: ", ")) }
+        if let recurrence { parts.append(recurrence.rule) }
+        return parts.isEmpty ? "every day" : parts.joined(separator: "; ")
     }
 }

@@ -69,7 +69,7 @@ extension ClipTimetable {
         }
         // Plans set by hand for plans the session no longer has are let go.
         let names = Set(plans.planNames)
-        byHand = byHand.filter { names.contains($0.value) }
+        byHand = byHand.filter { names.contains($0.value.plan) }
         calendarDates = calendarDates.filter { name, _ in plans.calendars.contains { $0.name == name } }
         planner = DayPlanner(
             plans: plans, byHand: byHand, calendars: calendarDates, holidays: session.holidays,
@@ -92,9 +92,9 @@ extension ClipTimetable {
         times(on: date).map { ($0.moment, $0.clip.id, $0.clip.priority == .now) }
     }
 
-    /// Sets `date`'s plan by hand (nil: back to what the calendars and rules say).
-    public func setPlan(_ plan: String?, on date: CivilDate) {
-        if let plan { byHand[date] = plan } else { byHand[date] = nil }
+    /// Sets `date`'s plan by hand (nil: back to what the calendars and rules say); `by`: who.
+    public func setPlan(_ plan: String?, on date: CivilDate, by: String? = nil) {
+        byHand[date] = plan.map { DayPlans.ByHand(plan: $0, by: by, at: time.wallSeconds()) }
         planner?.byHand = byHand
         timesChanged()
     }
@@ -107,16 +107,16 @@ extension ClipTimetable {
     }
 
     /// The plans set by hand, for the state file: those for dates within a week ago or later.
-    public var persistedPlans: [String: String] {
+    public var persistedPlans: [String: DayPlans.ByHand] {
         let today = time.zone.localTime(at: time.wallSeconds()).date
         return Dictionary(uniqueKeysWithValues: byHand.filter { $0.key >= today.adding(days: -7) }.map { ($0.key.description, $0.value) })
     }
 
     /// Takes up the plans set by hand from the state file (those the session still has).
-    public func restorePlans(_ saved: [String: String]) {
-        for (text, plan) in saved {
+    public func restorePlans(_ saved: [String: DayPlans.ByHand]) {
+        for (text, set) in saved {
             if case .success(.dates(let range)) = DateRule.parse(text, allowHolidays: false), range.lowerBound == range.upperBound {
-                byHand[range.lowerBound] = plan
+                byHand[range.lowerBound] = set
             }
         }
         rebuildPlanner()

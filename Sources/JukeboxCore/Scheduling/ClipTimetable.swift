@@ -43,7 +43,7 @@ public actor ClipTimetable: Service {
     /// what the calendars cover, and each date's plan times as worked out (kept until one
     /// of these, the session or the zone's rules change).
     var planner: DayPlanner?
-    var byHand: [CivilDate: String] = [:]
+    var byHand: [CivilDate: DayPlans.ByHand] = [:]
     var calendarDates: [String: CalendarDates] = [:]
     var planTimes: [CivilDate: [PlannedTime]] = [:]
     var planZoneMark: (at: Int64, offsets: [Int])?

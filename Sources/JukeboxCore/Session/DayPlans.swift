@@ -65,10 +65,11 @@ public struct DayPlans: Sendable, Equatable {
         public var source: Source
         public var refresh: Duration
         /// Summaries (lowercased and trimmed) and their plans, in the order listed: when
-        /// several events cover one date, the one listed first wins.
-        public var plans: [(summary: String, plan: String)]
+        /// several events cover one date, the one listed first wins. `title`: the summary as
+        /// the session writes it, for saying why.
+        public var plans: [(summary: String, plan: String, title: String)]
 
-        public init(name: String, source: Source, refresh: Duration = Calendar.defaultRefresh, plans: [(summary: String, plan: String)]) {
+        public init(name: String, source: Source, refresh: Duration = Calendar.defaultRefresh, plans: [(summary: String, plan: String, title: String)]) {
             self.name = name
             self.source = source
             self.refresh = refresh
@@ -78,6 +79,7 @@ public struct DayPlans: Sendable, Equatable {
         public static func == (lhs: Calendar, rhs: Calendar) -> Bool {
             lhs.name == rhs.name && lhs.source == rhs.source && lhs.refresh == rhs.refresh
                 && lhs.plans.map(\.summary) == rhs.plans.map(\.summary) && lhs.plans.map(\.plan) == rhs.plans.map(\.plan)
+                && lhs.plans.map(\.title) == rhs.plans.map(\.title)
         }
 
         /// A summary as calendars are matched by it: trimmed, in lower case.
@@ -109,6 +111,19 @@ public struct DayPlans: Sendable, Equatable {
     }
 
     public var planNames: [String] { plans.map(\.name) }
+
+    /// A plan set by hand for a date: which, who set it and when (seconds since the epoch).
+    public struct ByHand: Sendable, Equatable, Codable {
+        public var plan: String
+        public var by: String?
+        public var at: Int64?
+
+        public init(plan: String, by: String? = nil, at: Int64? = nil) {
+            self.plan = plan
+            self.by = by
+            self.at = at
+        }
+    }
 
     public func entries(of plan: String) -> [Entry]? { plans.first { $0.name == plan }?.entries }
 

@@ -194,7 +194,7 @@ extension SessionReader {
                     problem("\(field).refresh", "\(value.shortDescription) is too often (at least \(DurationText.format(DayPlans.Calendar.shortestRefresh)); a calendar changes seldom, and its server counts the fetches)")
                 }
             }
-            var plans: [(summary: String, plan: String)] = []
+            var plans: [(summary: String, plan: String, title: String)] = []
             switch fields["plans"] {
             case .object(let map)? where !map.isEmpty && map.count <= DayPlans.Calendar.maxSummaries:
                 var keys: [String: String] = [:]
@@ -204,7 +204,7 @@ extension SessionReader {
                     guard !key.isEmpty else { problem(place, "an empty summary matches no event; write the event's title"); continue }
                     if let earlier = keys[key] { problem(place, "is the same summary as \"\(earlier)\" (summaries are matched trimmed and in any case)"); continue }
                     keys[key] = summary
-                    if let plan = planName(map[summary], at: place, names: names) { plans.append((key, plan)) }
+                    if let plan = planName(map[summary], at: place, names: names) { plans.append((key, plan, summary.trimmingSpaces)) }
                 }
             case let other?:
                 problem("\(field).plans", "\(other.shortDescription) is not 1 to \(DayPlans.Calendar.maxSummaries) event summaries and their plans, such as {\"No school\": \"none\", \"Late start\": \"late-start\"}")

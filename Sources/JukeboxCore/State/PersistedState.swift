@@ -124,7 +124,7 @@ public struct PersistedState: Codable, Sendable, Equatable {
     /// The music bed's music was turned off (`bed off`); absent while it is on.
     public var musicOff: Bool?
     /// Day plans set by hand, by date (`YYYY-MM-DD`); absent when none is.
-    public var plans: [String: String]?
+    public var plans: [String: DayPlans.ByHand]?
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,

@@ -80,7 +80,12 @@ struct StateEncoder {
             key("plans"); raw("{")
             for (index, date) in plans.keys.sorted().enumerated() {
                 if index > 0 { raw(",") }
-                string(date); raw(":"); string(plans[date]!)
+                let set = plans[date]!
+                string(date); raw(":{")
+                if let at = set.at { key("at", first: true); number(at) }
+                if let by = set.by { key("by", first: set.at == nil); string(by) }
+                key("plan", first: set.at == nil && set.by == nil); string(set.plan)
+                raw("}")
             }
             raw("}")
         }
