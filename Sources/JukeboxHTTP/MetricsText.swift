@@ -40,6 +40,16 @@ enum MetricsText {
         }
         family("jukeboxd_clients", "gauge", "Clients following the daemon's events now: the socket's subscribers, the page's event streams, MQTT.")
         sample("jukeboxd_clients", Double(metrics.clients))
+        if !metrics.calendars.isEmpty {
+            family("jukeboxd_calendar_age_seconds", "gauge", "How long ago each day plan calendar was last read or found unchanged; absent until it is, since the start.")
+            for calendar in metrics.calendars {
+                if let age = calendar.age { sample("jukeboxd_calendar_age_seconds", age.rounded(), labels: "calendar=\"\(calendar.name)\"") }
+            }
+            family("jukeboxd_calendar_failures_total", "counter", "Reads of each day plan calendar that failed since the daemon started (its last good copy is used meanwhile).")
+            for calendar in metrics.calendars {
+                sample("jukeboxd_calendar_failures_total", Double(calendar.failures), labels: "calendar=\"\(calendar.name)\"")
+            }
+        }
         if let writes = metrics.stateWrites {
             family("jukeboxd_state_write_seconds", "histogram", "How long each write of the state file took, to the disk and back.")
             for (bound, count) in zip(writes.bounds, writes.cumulative) {

@@ -46,6 +46,9 @@ public struct JukeboxMetrics: Sendable {
     public var stateWrites: Histogram?
     /// Clients following the events now.
     public var clients: Int
+    /// The day plans' calendars: how long ago each was last read or found unchanged (nil:
+    /// not yet since the start), and the reads that failed.
+    public var calendars: [(name: String, age: Double?, failures: Int)] = []
 }
 
 extension Jukebox {
@@ -54,8 +57,11 @@ extension Jukebox {
         let device = await player.device
         let deviceUp = if case .retrying = device { false } else { true }
         let lastPlay = now.currentStartedAt ?? now.history.last?.startedAt
-        return JukeboxMetrics(
+        var metrics = JukeboxMetrics(
             outcomes: await queue.outcomes, missed: await queue.missedCount, queueLength: now.waiting.count, deviceUp: deviceUp,
             lastPlayStarted: lastPlay, stateWrites: await writer?.writeTimes, clients: events.subscriberCount)
+        let wall = configuration.time.wallClock()
+        metrics.calendars = await calendars.states.map { ($0.name, $0.readAt.map { max(wall - Double($0), 0) }, $0.failures) }
+        return metrics
     }
 }
