@@ -160,6 +160,7 @@ extension JukeboxEvent {
         case .ducked(let players): ("ducked", EventParams(players: players))
         case .restored(let players): ("restored", EventParams(players: players))
         case .music(let on): ("bed", EventParams(state: on ? "on" : "off"))
+        case .plans: ("plans", EventParams())
         }
     }
 }

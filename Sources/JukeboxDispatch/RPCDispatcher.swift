@@ -267,7 +267,12 @@ public struct RPCDispatcher: Sendable {
             case "setPlan":
                 try params.allow(["date", "plan", "client"])
                 guard let text = try params.string("date") else { throw RPCError.invalidParams("\"date\" is missing: the date to set, as YYYY-MM-DD") }
-                let date = try Self.date(text, "date")
+                // Today and tomorrow where jukeboxd is, for front ends that do not know its zone.
+                let date = switch text {
+                case "today": await core.today
+                case "tomorrow": await core.today.adding(days: 1)
+                default: try Self.date(text, "date")
+                }
                 let plan = try params.string("plan")
                 let done = try await core.setPlan(plan, on: date, by: requester(params).name)
                 return answer(done) { PlanDay($0) }

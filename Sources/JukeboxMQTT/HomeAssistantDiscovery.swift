@@ -14,6 +14,10 @@ struct HomeAssistantDiscovery {
     var maxVolume = Jukebox.volumeRange.upperBound
     /// The session has a music bed: a switch turns its music off and on.
     var bed = false
+    /// The session's day plans: the "Today's plan" select's options; empty without plans.
+    var plans: [String] = []
+    /// The day plans' calendars: a sensor of each one's health.
+    var calendars: [String] = []
 
     struct Device: Encodable {
         var identifiers: [String]
@@ -106,6 +110,26 @@ struct HomeAssistantDiscovery {
             siren.support_volume_set = true
             siren.icon = "mdi:bullhorn"
             entities.append(("siren", "siren", siren))
+        }
+        if !plans.isEmpty {
+            // Today's plan: choosing one sets it by hand for today; `automatic` goes back to
+            // what the calendars and the rules say. Tomorrow's, to see a snow day set ahead.
+            var today = config("plan_today", "Today's plan")
+            today.command_topic = topics.command("plan_today")
+            today.state_topic = topics.state("plan_today")
+            today.options = plans + [MQTTCommands.automatic]
+            today.icon = "mdi:calendar-today"
+            entities.append(("select", "plan_today", today))
+            var tomorrow = config("plan_tomorrow", "Tomorrow's plan")
+            tomorrow.state_topic = topics.state("plan_tomorrow")
+            tomorrow.icon = "mdi:calendar-arrow-right"
+            entities.append(("sensor", "plan_tomorrow", tomorrow))
+            for name in calendars {
+                var calendar = config("calendar_\(name)", "Calendar \(name)")
+                calendar.state_topic = topics.state("calendar_\(name)")
+                calendar.icon = "mdi:calendar-sync"
+                entities.append(("sensor", "calendar_\(name)", calendar))
+            }
         }
         // Home Assistant's notify entity: its message is the payload, said as an announcement.
         var say = config("say", "Say")

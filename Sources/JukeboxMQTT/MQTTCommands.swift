@@ -38,7 +38,11 @@ struct MQTTCommands: Sendable {
     static let maxPayload = 64 * 1024
 
     /// The commands, for the refusal of an unknown one.
-    static let names = ["play", "play_title", "siren", "say", "skip", "pick", "pause", "resume", "paused", "quiet", "volume", "music"]
+    static let names = ["play", "play_title", "siren", "say", "skip", "pick", "pause", "resume", "paused", "quiet", "volume", "music", "plan_today", "plan"]
+
+    /// What the "Today's plan" select offers besides the plans: back to what the calendars and
+    /// the rules say (a plan set by hand for today is cleared).
+    static let automatic = "automatic"
 
     /// The client name the siren's clips are queued under: `siren.turn_off` ends those.
     static let sirenClient = "siren"
@@ -130,6 +134,13 @@ struct MQTTCommands: Sendable {
                 }
                 return .success(("quiet", ["for": .string(text)]))
             }
+        case "plan_today":
+            // A plan's name, or `automatic`: today's plan by hand, or back to the calendars and rules.
+            guard !text.isEmpty else { return .failure(Refusal(reason: "the payload is empty (send a plan's name, or \(automatic))")) }
+            return .success(("setPlan", ["date": .string("today"), "plan": text == automatic ? .null : .string(text)]))
+        case "plan":
+            // {"date": "2026-12-03" (or today, tomorrow), "plan": "none"}; a null plan clears it.
+            return object(text, what: "{\"date\": \"YYYY-MM-DD\", \"plan\": \"name\"}").map { ("setPlan", $0) }
         case "volume":
             guard let level = volumeLevel(text) else {
                 return .failure(Refusal(reason: "\"\(text.prefix(40))\" is not a volume from \(Jukebox.volumeRange.lowerBound) to \(Jukebox.volumeRange.upperBound)"))

@@ -32,6 +32,8 @@ actor StatePublisher {
         var titles: [String]
         var maxVolume: Int
         var bed: Bool
+        var plans: [String] = []
+        var calendars: [String] = []
     }
 
     init(topics: MQTTTopics, core: Jukebox, told: PlaysTold) {
@@ -155,7 +157,23 @@ actor StatePublisher {
             ("next_play", nextPlay.map(Self.timestamp) ?? "None"),
             // Home Assistant's update entity: the version installed, as JSON.
             ("update", #"{"installed_version":"\#(JukeboxVersion.current)"}"#),
-        ] + (snapshot.player.bed.map { [("music", $0.on ? "ON" : "OFF")] } ?? [])
+        ] + (snapshot.player.bed.map { [("music", $0.on ? "ON" : "OFF")] } ?? []) + plans(snapshot)
+    }
+
+    /// Today's plan (the select's state: the plan in effect, or `automatic` with none),
+    /// tomorrow's, and each calendar's health; nothing without plans.
+    static func plans(_ snapshot: JukeboxSnapshot) -> [(String, String)] {
+        guard let today = snapshot.todayPlan else { return [] }
+        var states = [
+            ("plan_today", today.choice?.plan ?? MQTTCommands.automatic),
+            ("plan_tomorrow", snapshot.tomorrowPlan?.choice?.plan ?? "no plan"),
+        ]
+        for calendar in snapshot.calendars {
+            let health = if let problem = calendar.problem { "failing: \(problem)" } else if calendar.readAt == nil { "not read yet" } else { "ok" }
+            // A sensor's state is at most 255 characters.
+            states.append(("calendar_\(calendar.name)", String(health.prefix(255))))
+        }
+        return states
     }
 
     /// `2026-11-24T21:04:00+00:00`: a moment as Home Assistant's timestamp sensors take it.
@@ -173,7 +191,8 @@ actor StatePublisher {
         Advertised(
             titles: snapshot.catalog.session.clips.filter(\.enabled).map(\.title),
             maxVolume: Int((snapshot.session.maxVolume * Double(Jukebox.volumeRange.upperBound)).rounded(.down)),
-            bed: snapshot.player.bed != nil)
+            bed: snapshot.player.bed != nil, plans: snapshot.session.dayPlans?.planNames ?? [],
+            calendars: snapshot.session.dayPlans?.calendars.map(\.name) ?? [])
     }
 
     func publishDiscovery() async {
@@ -184,7 +203,9 @@ actor StatePublisher {
         guard topics.discovery, let client, await client.isConnected else { return }
         let advertised = Self.advertised(snapshot)
         self.advertised = advertised
-        let discovery = HomeAssistantDiscovery(topics: topics, sessionName: snapshot.session.name, titles: advertised.titles, maxVolume: advertised.maxVolume, bed: advertised.bed)
+        let discovery = HomeAssistantDiscovery(
+            topics: topics, sessionName: snapshot.session.name, titles: advertised.titles, maxVolume: advertised.maxVolume, bed: advertised.bed,
+            plans: advertised.plans, calendars: advertised.calendars)
         for (topic, config) in discovery.configs {
             await send(topic, config)
         }

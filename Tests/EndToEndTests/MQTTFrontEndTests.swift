@@ -59,6 +59,42 @@ struct MQTTFrontEndTests: DaemonSuite {
         }
     }
 
+    /// With day plans: a "Today's plan" select that sets today's plan by hand (and `automatic`
+    /// clears it), a sensor of tomorrow's, one of each calendar's health, and a `plan` command
+    /// for any date; each refusal names the plans.
+    @Test func dayPlansHaveASelectForTodayAndSensorsForTomorrowAndTheCalendars() async throws {
+        let mosquitto = try Mosquitto()
+        try folder.write("term.ics", text: "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nEND:VCALENDAR\r\n")
+        try session(port: mosquitto.port, top: #" "plans": { "regular": [ { "at": "23:59", "clip": "walk" } ], "none": [] }, "days": [ { "plan": "regular" } ], "calendars": [ { "name": "term", "source": "term.ics", "plans": { "No school": "none" } } ],"#)
+        try await mosquitto.run { _ in
+            _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
+                #expect(await log.waitFor("MQTT connected to mqtt://127.0.0.1:\(mosquitto.port)"))
+                let configs = try await mosquitto.messages("homeassistant/+/jukeboxd_desk/+/config", count: 20, verbose: true, wait: 3)
+                #expect(configs.count == 19, "\(configs)")
+                let select = configs.first { $0.hasPrefix("homeassistant/select/jukeboxd_desk/plan_today/config ") } ?? ""
+                #expect(select.contains(#""options":["regular","none","automatic"]"#) && select.contains(#""command_topic":"jukeboxd/desk/command/plan_today""#), "\(select)")
+                #expect(configs.contains { $0.hasPrefix("homeassistant/sensor/jukeboxd_desk/plan_tomorrow/config ") })
+                #expect(configs.contains { $0.hasPrefix("homeassistant/sensor/jukeboxd_desk/calendar_term/config ") })
+                #expect(try await mosquitto.messages("jukeboxd/desk/plan_today") == ["regular"])
+                #expect(try await mosquitto.messages("jukeboxd/desk/plan_tomorrow") == ["regular"])
+                #expect(try await mosquitto.messages("jukeboxd/desk/calendar_term", until: "ok").last == "ok")
+                try await mosquitto.publish("jukeboxd/desk/command/plan_today", "none")
+                #expect(try await mosquitto.messages("jukeboxd/desk/plan_today", until: "none").last == "none")
+                #expect(try await jukebox("plan", "--days", "1").stdout.contains("none  (set by hand (mqtt, "))
+                try await mosquitto.publish("jukeboxd/desk/command/plan_today", "automatic")
+                #expect(try await mosquitto.messages("jukeboxd/desk/plan_today", until: "regular").last == "regular")
+                try await mosquitto.publish("jukeboxd/desk/command/plan", #"{"date": "tomorrow", "plan": "none"}"#)
+                #expect(try await mosquitto.messages("jukeboxd/desk/plan_tomorrow", until: "none").last == "none")
+                try await mosquitto.publish("jukeboxd/desk/command/plan_today", "holiday")
+                #expect(await log.waitFor(#""holiday" is not one of the session's plans (regular, none)"#))
+                // A calendar that breaks is told on its sensor.
+                try folder.write("term.ics", text: "not a calendar")
+                #expect(try await jukebox("reload").status == 0)
+                #expect(try await mosquitto.messages("jukeboxd/desk/calendar_term", until: { $0.hasPrefix("failing: ") }).last?.contains("is not an iCalendar file") == true)
+            }
+        }
+    }
+
     @Test func homeAssistantFindsTheDeviceAndItsCommandsWork() async throws {
         let mosquitto = try Mosquitto()
         try session(port: mosquitto.port, top: #" "maxVolume": 0.8,"#)

@@ -58,6 +58,11 @@ public struct Mosquitto: Sendable {
 
     /// The messages on `topic` up to the first that is `value` (or until 10 s pass).
     public func messages(_ topic: String, until value: String) async throws -> [String] {
+        try await messages(topic, until: { $0 == value })
+    }
+
+    /// The messages on `topic` up to the first that `found` takes (or until 10 s pass).
+    public func messages(_ topic: String, until found: @escaping @Sendable (String) -> Bool) async throws -> [String] {
         let result = try await Subprocess.run(
             .path("/usr/bin/mosquitto_sub"), arguments: ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-W", "10"],
             platformOptions: TestProcesses.options, input: .none, output: .sequence, error: .discarded
@@ -66,7 +71,7 @@ public struct Mosquitto: Sendable {
             for try await line in execution.standardOutput.strings() {
                 let message = line.hasSuffix("\n") ? String(line.dropLast()) : line
                 seen.append(message)
-                if message == value {
+                if found(message) {
                     try? execution.send(signal: .terminate)
                     break
                 }

@@ -29,6 +29,9 @@ public enum JukeboxEvent: Sendable, Equatable {
     case quiet(QuietHours.Status)
     /// The music bed's music was turned on or off (`bed on|off`).
     case music(on: Bool)
+    /// The day plans changed: a plan set or cleared by hand (`byHand`, told once saved), a
+    /// calendar read anew, a reload, or a new day. `plan` tells what they are now.
+    case plans(byHand: Bool)
 }
 
 extension JukeboxEvent {
@@ -37,6 +40,7 @@ extension JukeboxEvent {
     public var describesSavedState: Bool {
         switch self {
         case .queued, .held, .playing, .finished, .cut, .removed, .ducked, .restored, .paused, .resumed, .volume, .quiet, .music: true
+        case .plans(let byHand): byHand
         case .scheduled, .device, .sessionReloaded: false
         }
     }

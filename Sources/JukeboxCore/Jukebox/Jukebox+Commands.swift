@@ -203,7 +203,7 @@ extension Jukebox {
         var now = JukeboxSnapshot(
             catalog: catalog, queue: queueNow, player: playerNow, nextPick: nextPick, quiet: await quiet.statusNow(),
             uptime: configuration.time.wallClock() - startedAt, localTime: configuration.time.localNow(), ducked: await ducker.ducked, ducking: await ducker.isDucking)
-        if hasPlans { now.todayPlan = try? await planDays(from: nil, count: 1).first }
+        if hasPlans, let days = try? await planDays(from: nil, count: 2), days.count == 2 { (now.todayPlan, now.tomorrowPlan) = (days[0], days[1]) }
         now.calendars = await calendars.states
         return now
     }

@@ -71,6 +71,7 @@ extension Jukebox {
     public func run() async throws {
         // The output is taken up: a music bed plays from now on.
         await player.start()
+        await timetable.setPlansChanged { [events] in events.publish(.plans(byHand: false)) }
         await calendars.start()
         await queue.configure(grace: catalog.session.grace, afterCut: catalog.session.afterCut)
         await loudness.adopt(target: session.loudness, sources: Self.loudnessSources(catalog))

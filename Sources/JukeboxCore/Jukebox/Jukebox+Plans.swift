@@ -72,6 +72,7 @@ extension Jukebox {
             throw .invalidParameter("\(date) is more than \(Self.planDaysAhead) days ahead; set it nearer the time")
         }
         await timetable.setPlan(plan, on: date, by: who)
+        events.publish(.plans(byHand: true))
         let by = who.map { " by \($0)" } ?? ""
         logger.notice(plan.map { "the plan for \(date) is set to \"\($0)\" by hand\(by)" } ?? "the plan for \(date) set by hand is cleared\(by)")
         let day = try await planDays(from: date, count: 1)[0]

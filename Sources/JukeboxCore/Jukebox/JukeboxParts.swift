@@ -78,7 +78,7 @@ struct JukeboxParts {
         let timetable = ClipTimetable(schedule: schedule, queue: queue, quiet: quiet, time: time, logger: logger)
         let calendars = CalendarFeeds(
             schedule: schedule, timetable: timetable, time: time, fetcher: configuration.calendarFetcher,
-            folder: configuration.calendarFolder ?? stateFile.map { StateFile.sibling(of: $0.path, ".calendars") }, logger: logger)
+            folder: configuration.calendarFolder ?? stateFile.map { StateFile.sibling(of: $0.path, ".calendars") }, events: events, logger: logger)
         let writer = stateFile.map { file in
             StateWriter(file: file, events: events) { [queue, scheduler, timetable, quiet, volume, player, ducker] in
                 await PersistedState.gather(

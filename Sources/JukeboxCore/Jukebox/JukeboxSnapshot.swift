@@ -20,8 +20,9 @@ public struct JukeboxSnapshot: Sendable {
     public var ducked: [String] = []
     /// Whether a clip that ducks the others sounds now (Home Assistant's Ducking sensor).
     public var ducking = false
-    /// Today's day plan; nil without plans.
+    /// Today's and tomorrow's day plans; nil without plans.
     public var todayPlan: DayPlan?
+    public var tomorrowPlan: DayPlan?
     /// The day plans' calendars as last read.
     public var calendars: [CalendarFeeds.State] = []
 

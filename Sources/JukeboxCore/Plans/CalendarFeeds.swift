@@ -68,13 +68,19 @@ public actor CalendarFeeds: Service {
     private let fetcher: (any CalendarFetcher)?
     private let folder: String?
     private let logger: Logger
+    /// Told when a calendar's health changes (`plans`), for the front ends that show it.
+    private let events: EventBus?
     private var feeds: [String: Feed] = [:]
     private var started = false
     private let nap = WakeableSleep()
     /// File reads and writes, and libical's expansion, run here: never on the cooperative pool.
     private let work = BlockingWorkQueue(label: "jukebox.calendars")
 
-    public init(schedule: ScheduleBoard, timetable: ClipTimetable, time: TimeSource, fetcher: (any CalendarFetcher)?, folder: String?, logger: Logger) {
+    public init(
+        schedule: ScheduleBoard, timetable: ClipTimetable, time: TimeSource, fetcher: (any CalendarFetcher)?, folder: String?,
+        events: EventBus? = nil, logger: Logger
+    ) {
+        self.events = events
         self.schedule = schedule
         self.timetable = timetable
         self.time = time
@@ -181,7 +187,7 @@ public actor CalendarFeeds: Service {
             do {
                 switch try await fetcher.fetch(address, since: feed.text == nil ? nil : feed.validators) {
                 case .notModified:
-                    feeds[name]?.readAt = time.wallSeconds()
+                    markRead(name)
                     cleared(name)
                     return
                 case .fetched(let fetched, let validators):
@@ -195,12 +201,12 @@ public actor CalendarFeeds: Service {
         }
         guard feeds[name] != nil else { return }
         if text == feeds[name]?.text {
-            feeds[name]?.readAt = time.wallSeconds()
+            markRead(name)
             cleared(name)
             return
         }
         if await take(text, for: name, saving: true) {
-            feeds[name]?.readAt = time.wallSeconds()
+            markRead(name)
             cleared(name)
         }
     }
@@ -250,11 +256,19 @@ public actor CalendarFeeds: Service {
         if feed.expandedFor != today { _ = await take(text, for: name, saving: false) }
     }
 
+    /// A good copy was read, or found unchanged: the first since the start is told.
+    private func markRead(_ name: String) {
+        let first = feeds[name]?.readAt == nil
+        feeds[name]?.readAt = time.wallSeconds()
+        if first { events?.publish(.plans(byHand: false)) }
+    }
+
     private func failed(_ name: String, _ problem: String) {
         guard let feed = feeds[name] else { return }
         feeds[name]?.failures += 1
         guard feed.problem != problem else { return }
         feeds[name]?.problem = problem
+        events?.publish(.plans(byHand: false))
         let keeping = feed.text == nil ? "its plans are not used until it can be read" : "the last good copy is used meanwhile"
         logger.warning("calendar \(name): \(problem); it is tried again in \(DurationText.format(feed.calendar.refresh)), and \(keeping)", metadata: ["calendar": "\(name)"])
     }
@@ -262,6 +276,7 @@ public actor CalendarFeeds: Service {
     private func cleared(_ name: String) {
         guard feeds[name]?.problem != nil else { return }
         feeds[name]?.problem = nil
+        events?.publish(.plans(byHand: false))
         logger.notice("calendar \(name): read again", metadata: ["calendar": "\(name)"])
     }
 

@@ -74,6 +74,7 @@ extension ClipTimetable {
         planner = DayPlanner(
             plans: plans, byHand: byHand, calendars: calendarDates, holidays: session.holidays,
             around: time.zone.localTime(at: time.wallSeconds()).date)
+        plansChanged?()
     }
 
     // MARK: - What front ends see and set
@@ -101,10 +102,15 @@ extension ClipTimetable {
 
     /// A calendar was read again: what it covers now.
     public func calendarChanged(_ name: String, dates: CalendarDates) {
+        let changed = calendarDates[name] != dates
         calendarDates[name] = dates
         planner?.calendars = calendarDates
         timesChanged()
+        if changed { plansChanged?() }
     }
+
+    /// `tell` is called when the plans change by themselves (a calendar, a reload, a new day).
+    public func setPlansChanged(_ tell: @escaping @Sendable () -> Void) { plansChanged = tell }
 
     /// The plans set by hand, for the state file: those for dates within a week ago or later.
     public var persistedPlans: [String: DayPlans.ByHand] {

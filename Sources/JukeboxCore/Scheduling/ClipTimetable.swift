@@ -47,6 +47,10 @@ public actor ClipTimetable: Service {
     var calendarDates: [String: CalendarDates] = [:]
     var planTimes: [CivilDate: [PlannedTime]] = [:]
     var planZoneMark: (at: Int64, offsets: [Int])?
+    /// Told when the plans change by themselves: a calendar, a reload, a new day.
+    var plansChanged: (@Sendable () -> Void)?
+    /// The local date the loop last looked on, to tell a new day.
+    var lastDate: CivilDate?
 
     private struct Upcoming {
         /// Worked out as the first moment after this.
@@ -106,6 +110,11 @@ public actor ClipTimetable: Service {
                 }
             }
             handledUntil = max(handledUntil, now)
+            if planner != nil {
+                let today = time.zone.localTime(at: now).date
+                if let lastDate, lastDate != today { plansChanged?() }
+                lastDate = today
+            }
             next = upcoming(after: handledUntil).map { ($0.moment, $0.clip.id) }
             // With no times to keep it sleeps until a reload brings some: an idle daemon wakes
             // for nothing.
