@@ -567,6 +567,29 @@ def main():
         eventually(lambda: jukebox("quiet")["quiet"] is False, "quiet for a while ended from the page")
         print("quiet works")
 
+        # Today's day plan and why; changed by hand for today after a question, told back at
+        # once, and back to as planned the same way.
+        within_a_second(lambda: text_of("#today-state").startswith("regular (days rule 1 (every day))"), f"today's plan ({text_of('#today-state')!r})")
+        def change_plan(day, choice):
+            Select(browser.find_element(By.ID, "plan-day")).select_by_value(day)
+            Select(browser.find_element(By.ID, "plan-choice")).select_by_value(choice)
+            browser.find_element(By.ID, "plan-set").click()
+            eventually(lambda: shown("confirm"), "the question before changing a day's plan")
+            browser.find_element(By.ID, "confirm-yes").click()
+        change_plan("today", "exam")
+        eventually(lambda: jukebox("plan", "--days", "1")[0]["plan"] == "exam", "today's plan changed from the page")
+        why = jukebox("plan", "--days", "1")[0]["why"]
+        if not why.startswith("set by hand (web, "):
+            sys.exit(f"today's plan set from the page says why: {why!r}")
+        within_a_second(lambda: text_of("#today-state").startswith("exam (set by hand (web, "), f"today's plan told back ({text_of('#today-state')!r})")
+        change_plan("tomorrow", "exam")
+        eventually(lambda: jukebox("plan", "--days", "2")[1]["plan"] == "exam", "tomorrow's plan changed from the page")
+        change_plan("today", "")
+        eventually(lambda: jukebox("plan", "--days", "1")[0]["plan"] == "regular", "today as planned again from the page")
+        within_a_second(lambda: text_of("#today-state").startswith("regular (days rule 1"), f"today as planned, told back ({text_of('#today-state')!r})")
+        shot("plans")
+        print("day plans work")
+
         # The music bed's music, off and on from the page; kept in the state file.
         within_a_second(lambda: browser.find_element(By.ID, "music").is_displayed(), "the Music button, for a session with a bed")
         browser.find_element(By.ID, "music").click()

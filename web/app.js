@@ -224,6 +224,7 @@ async function refresh() {
   showPlaying(queue, status);
   showQuiet(status.quiet);
   showBed(status.bed);
+  showToday(status);
   $("about").textContent = `jukeboxd ${status.version || ""}, playing “${status.session}”`;
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = $("volume-value").value = status.volume;
@@ -363,12 +364,33 @@ function ask(title, text, yes, option) {
 // What will happen, in lines: fixed times, the next pick, quiet hours, today's sun.
 function upcoming(next) {
   const when = (t) => new Date(t * 1000).toLocaleString([], { weekday: "short", ...HOURS });
-  const lines = next.fixedTimes.map((play) => `${when(play.at)} ${play.title}${play.quiet ? " (skipped: quiet)" : ""}`);
+  const lines = next.fixedTimes.map((play) => `${when(play.at)} ${play.title}${play.plan ? ` (plan ${play.plan})` : ""}${play.quiet ? " (skipped: quiet)" : ""}`);
   if (next.nextPick && !next.pickSkipped) lines.push(`Next random pick ${when(next.nextPick)}`);
   if (next.quietHours) lines.push(`Quiet hours ${when(next.quietHours.from)}${next.quietHours.to ? ` to ${when(next.quietHours.to)}` : ""}`);
   if (next.sun) lines.push(`Sun today: ${next.sun.map((s) => `${s.event} ${s.time}`).join(", ")}`);
   if (lines.length === 0) lines.push("Nothing planned.");
   return lines;
+}
+
+// Today's day plan, when the session has plans: which, why, and how the calendars were last
+// read. The plan of today or tomorrow can be changed by hand, after a question; "As planned"
+// goes back to what the calendars and the rules say.
+const AS_PLANNED = "";
+function showToday(status) {
+  $("today-box").hidden = !status.plan;
+  if (!status.plan) return;
+  const plan = status.plan;
+  const times = plan.times.map((time) => time.at).join(", ");
+  let text = `${plan.plan || "No plan"} (${plan.why})${times ? `: ${times}` : ""}.`;
+  const failing = (status.calendars || []).filter((calendar) => calendar.problem);
+  if (failing.length) text += ` Calendar ${failing.map((calendar) => calendar.name).join(", ")} could not be read; its last good copy is used.`;
+  $("today-state").textContent = text;
+  const names = status.plans || [];
+  draw("plan-choice", names, () => [AS_PLANNED, ...names].map((name) => {
+    const option = element("option", "", name === AS_PLANNED ? "As planned" : name);
+    option.value = name;
+    return option;
+  }));
 }
 
 // Quiet: nothing jukeboxd starts by itself plays. The button turns it on or off by hand.
@@ -938,7 +960,7 @@ function follow() {
   if (events) events.close();
   events = new EventSource("/events");
   events.onopen = () => { retryDelay = 1000; $("banner").hidden = true; refreshSoon(); };
-  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet", "bed"]) {
+  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet", "bed", "plans"]) {
     events.addEventListener(name, refreshSoon);
   }
   // Lost (the daemon restarted, the Wi-Fi dropped): try again later, fetching everything
@@ -1033,6 +1055,18 @@ $("pause").addEventListener("click", () => {
   rpc(paused ? "resume" : "pause").then(() => { toast(paused ? "Playing again." : "Paused."); refreshSoon(); }).catch(complain);
 });
 $("skip").addEventListener("click", () => rpc("skip").then((result) => { toast("Skipped."); refreshSoon(); return result; }).catch(complain));
+$("plan-set").addEventListener("click", async () => {
+  const day = $("plan-day").value, choice = $("plan-choice").value;
+  const dayName = day === "today" ? "today" : "tomorrow";
+  const asked = choice === AS_PLANNED
+    ? await ask(`Plan ${dayName} as planned?`, `What was set by hand for ${dayName} is cleared; the calendars and the rules decide.`, "Clear it")
+    : await ask(`Change ${dayName}'s plan?`, `${dayName[0].toUpperCase() + dayName.slice(1)} rings the times of “${choice}”, whatever the calendar says.`, "Change it");
+  if (!asked) return;
+  rpc("setPlan", { date: day, plan: choice === AS_PLANNED ? null : choice })
+    .then((result) => { toast(`${dayName[0].toUpperCase() + dayName.slice(1)}: ${result.plan || "no plan"} (${result.why}).`); refreshSoon(); })
+    .catch(complain);
+});
+
 // A button that turns something on or off: quiet, and the music bed's music.
 function toggles(id, method, show, said) {
   $(id).addEventListener("click", () => {

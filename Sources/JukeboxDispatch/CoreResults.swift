@@ -80,6 +80,7 @@ extension StatusResult {
             nextPick: now.nextPick, uptime: now.uptime, played: now.queue.played, failed: now.queue.failed,
             underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count), ducked: now.ducked.isEmpty ? nil : now.ducked,
             bed: now.player.bed.map(BedInfo.init), version: JukeboxVersion.current, plan: now.todayPlan.map(PlanDay.init),
+            plans: now.session.dayPlans?.planNames,
             calendars: now.calendars.isEmpty ? nil : now.calendars.map(CalendarInfo.init))
     }
 }

@@ -230,6 +230,7 @@ async function refresh() {
   showPlaying(queue, status);
   showQuiet(status.quiet);
   showBed(status.bed);
+  showToday(status);
   $("about").textContent = `jukeboxd ${status.version || ""}, playing “${status.session}”`;
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = $("volume-value").value = status.volume;
@@ -369,12 +370,33 @@ function ask(title, text, yes, option) {
 // What will happen, in lines: fixed times, the next pick, quiet hours, today's sun.
 function upcoming(next) {
   const when = (t) => new Date(t * 1000).toLocaleString([], { weekday: "short", ...HOURS });
-  const lines = next.fixedTimes.map((play) => `${when(play.at)} ${play.title}${play.quiet ? " (skipped: quiet)" : ""}`);
+  const lines = next.fixedTimes.map((play) => `${when(play.at)} ${play.title}${play.plan ? ` (plan ${play.plan})` : ""}${play.quiet ? " (skipped: quiet)" : ""}`);
   if (next.nextPick && !next.pickSkipped) lines.push(`Next random pick ${when(next.nextPick)}`);
   if (next.quietHours) lines.push(`Quiet hours ${when(next.quietHours.from)}${next.quietHours.to ? ` to ${when(next.quietHours.to)}` : ""}`);
   if (next.sun) lines.push(`Sun today: ${next.sun.map((s) => `${s.event} ${s.time}`).join(", ")}`);
   if (lines.length === 0) lines.push("Nothing planned.");
   return lines;
+}
+
+// Today's day plan, when the session has plans: which, why, and how the calendars were last
+// read. The plan of today or tomorrow can be changed by hand, after a question; "As planned"
+// goes back to what the calendars and the rules say.
+const AS_PLANNED = "";
+function showToday(status) {
+  $("today-box").hidden = !status.plan;
+  if (!status.plan) return;
+  const plan = status.plan;
+  const times = plan.times.map((time) => time.at).join(", ");
+  let text = `${plan.plan || "No plan"} (${plan.why})${times ? `: ${times}` : ""}.`;
+  const failing = (status.calendars || []).filter((calendar) => calendar.problem);
+  if (failing.length) text += ` Calendar ${failing.map((calendar) => calendar.name).join(", ")} could not be read; its last good copy is used.`;
+  $("today-state").textContent = text;
+  const names = status.plans || [];
+  draw("plan-choice", names, () => [AS_PLANNED, ...names].map((name) => {
+    const option = element("option", "", name === AS_PLANNED ? "As planned" : name);
+    option.value = name;
+    return option;
+  }));
 }
 
 // Quiet: nothing jukeboxd starts by itself plays. The button turns it on or off by hand.
@@ -944,7 +966,7 @@ function follow() {
   if (events) events.close();
   events = new EventSource("/events");
   events.onopen = () => { retryDelay = 1000; $("banner").hidden = true; refreshSoon(); };
-  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet", "bed"]) {
+  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet", "bed", "plans"]) {
     events.addEventListener(name, refreshSoon);
   }
   // Lost (the daemon restarted, the Wi-Fi dropped): try again later, fetching everything
@@ -1039,6 +1061,18 @@ $("pause").addEventListener("click", () => {
   rpc(paused ? "resume" : "pause").then(() => { toast(paused ? "Playing again." : "Paused."); refreshSoon(); }).catch(complain);
 });
 $("skip").addEventListener("click", () => rpc("skip").then((result) => { toast("Skipped."); refreshSoon(); return result; }).catch(complain));
+$("plan-set").addEventListener("click", async () => {
+  const day = $("plan-day").value, choice = $("plan-choice").value;
+  const dayName = day === "today" ? "today" : "tomorrow";
+  const asked = choice === AS_PLANNED
+    ? await ask(`Plan ${dayName} as planned?`, `What was set by hand for ${dayName} is cleared; the calendars and the rules decide.`, "Clear it")
+    : await ask(`Change ${dayName}'s plan?`, `${dayName[0].toUpperCase() + dayName.slice(1)} rings the times of “${choice}”, whatever the calendar says.`, "Change it");
+  if (!asked) return;
+  rpc("setPlan", { date: day, plan: choice === AS_PLANNED ? null : choice })
+    .then((result) => { toast(`${dayName[0].toUpperCase() + dayName.slice(1)}: ${result.plan || "no plan"} (${result.why}).`); refreshSoon(); })
+    .catch(complain);
+});
+
 // A button that turns something on or off: quiet, and the music bed's music.
 function toggles(id, method, show, said) {
   $(id).addEventListener("click", () => {
@@ -1180,6 +1214,17 @@ start();
     </section>
 
     <section id="view-plan" class="view" role="tabpanel" aria-labelledby="tab-plan" hidden>
+      <div id="today-box" hidden>
+        <h2 id="today-title">Today</h2>
+        <p id="today-state" class="status" role="status"></p>
+        <div class="row">
+          <select id="plan-day" aria-label="Which day to change">
+            <option value="today">Today</option><option value="tomorrow">Tomorrow</option>
+          </select>
+          <select id="plan-choice" aria-label="Its plan"></select>
+          <button id="plan-set" type="button">Change</button>
+        </div>
+      </div>
       <h2 id="quiet-title">Quiet</h2>
       <div class="row">
         <select id="quiet-for" aria-label="Quiet for how long">

@@ -173,7 +173,7 @@ extension StatusResult: JSONReadable {
             nextPick: try fields.optionalDouble("nextPick"), uptime: try fields.double("uptime"), played: try fields.int("played"),
             failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"), quiet: try fields.read("quiet", as: QuietInfo.self),
             ducked: try fields.optionalStrings("ducked"), bed: try fields.read("bed", as: BedInfo.self), version: try fields.optionalString("version"),
-            plan: try fields.read("plan", as: PlanDay.self), calendars: fields["calendars"] == nil ? nil : try fields.list("calendars", of: CalendarInfo.self))
+            plan: try fields.read("plan", as: PlanDay.self), plans: try fields.optionalStrings("plans"), calendars: fields["calendars"] == nil ? nil : try fields.list("calendars", of: CalendarInfo.self))
     }
 }
 

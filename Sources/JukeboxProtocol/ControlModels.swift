@@ -128,15 +128,18 @@ public struct StatusResult: Sendable, Equatable, Codable {
     public var bed: BedInfo?
     /// Today's day plan (the session's `plans`); absent without plans.
     public var plan: PlanDay?
+    /// The session's plans' names, in its order; absent without plans.
+    public var plans: [String]?
     /// The day plans' calendars as last read; absent without calendars.
     public var calendars: [CalendarInfo]?
     /// The daemon's version (`JukeboxVersion.current`): after an upgrade, the client's may differ
     /// until the service restarts.
     public var version: String?
 
-    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil, bed: BedInfo? = nil, version: String? = nil, plan: PlanDay? = nil, calendars: [CalendarInfo]? = nil) {
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil, bed: BedInfo? = nil, version: String? = nil, plan: PlanDay? = nil, plans: [String]? = nil, calendars: [CalendarInfo]? = nil) {
         self.version = version
         self.plan = plan
+        self.plans = plans
         self.calendars = calendars
         self.quiet = quiet
         self.bed = bed
