@@ -109,6 +109,11 @@ struct Daemon {
         let enabled = session.clips.filter(\.enabled).count
         print("\(session.sourcePath): OK: \"\(session.name)\", \(Plural.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
         if let location = session.location { printSunTimes(session, location) }
+        if let calendars = session.dayPlans?.calendars, !calendars.isEmpty {
+            let today = SystemLocalTime().localTime(at: Int64(Glibc.time(nil))).date
+            let lines = await BlockingWorkQueue(label: "jukeboxd.check").run { calendars.map { CalendarFeeds.checkLine($0, today: today) } }
+            for line in lines { print(line) }
+        }
         return 0
     }
 

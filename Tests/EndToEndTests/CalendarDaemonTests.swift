@@ -50,7 +50,7 @@ struct CalendarDaemonTests: DaemonSuite {
               "clips": [ { "file": "bell.wav" } ] }
             """)
         _ = try await DaemonProcess.withDaemon(arguments, ready: "control socket listening") { log in
-            #expect(await log.waitFor("calendar school: read, 1 event choosing plans"))
+            #expect(await log.waitFor("calendar school: read, 1 occurrence of events choosing plans"))
             let shown = try await jukebox("plan", "--days", "2")
             #expect(shown.status == 0)
             #expect(shown.stdout.contains("\(today.dashed)  none     (calendar school: No school)"), "\(shown.stdout)")
@@ -74,5 +74,26 @@ struct CalendarDaemonTests: DaemonSuite {
             #expect(await log.waitFor("calendar school: http://127.0.0.1:\(port)/school.ics: the server could not be reached"))
         }
         #expect(lines.contains { $0.contains("calendar school: the copy kept at \(folder.file("state.calendars/school.ics")) is used") }, "\(lines)")
+    }
+
+    /// `--check` reads a calendar file as the daemon does, and warns (exit 0) when it cannot:
+    /// the start would go on with the last good copy.
+    @Test func checkReadsACalendarFileAndWarnsWhenItCannot() async throws {
+        try folder.write("s.json", text: """
+            { "plans": { "regular": [], "none": [] }, "days": [ { "plan": "regular" } ],
+              "calendars": [ { "name": "term", "source": "term.ics", "plans": { "No school": "none" } },
+                             { "name": "web", "source": "https://calendar.example/school.ics", "plans": { "No school": "none" } } ],
+              "clips": [ { "file": "bell.wav" } ] }
+            """)
+        let today = Self.localDate()
+        try folder.write("term.ics", text: "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:1\r\nDTSTART;VALUE=DATE:\(today.compact)\r\nSUMMARY:No school\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+        let good = try await DaemonProcess.run([folder.file("s.json"), "--check", "--device", "null", "--state", folder.file("state.json")])
+        #expect(good.status == 0)
+        #expect(good.stdout.contains("calendar term: \(folder.file("term.ics")): 1 occurrence of events choosing plans in the coming 400 days"), "\(good.stdout)")
+        #expect(good.stdout.contains("calendar web: https://calendar.example/school.ics is fetched when jukeboxd runs, and every 6h"), "\(good.stdout)")
+        try folder.write("term.ics", text: "<html>Sign in</html>")
+        let broken = try await DaemonProcess.run([folder.file("s.json"), "--check", "--device", "null", "--state", folder.file("state.json")])
+        #expect(broken.status == 0)
+        #expect(broken.stdout.contains("calendar term: warning: \(folder.file("term.ics")) is not an iCalendar file"), "\(broken.stdout)")
     }
 }

@@ -28,11 +28,16 @@
 Deterministic for a given --seed. A failing input is saved under --out and named in the
 output, so it can be replayed by hand. Exits 1 on the first failure.
 
+  calendar mutates the iCalendar files in corpus/calendar/ (Google's, Outlook's and
+           Nextcloud's shapes) and runs `jukeboxd FILE --check` on a session whose calendar is
+           that file, which reads and expands it with libical as the daemon does: it must exit
+           0 (a calendar that cannot be read is a warning), within the time limit, never die by
+           a signal or print a raw error.
   players  starts one jukeboxd whose session ducks a fake MPD and a fake snapserver, which
            answer with mutated replies (corpus/players/), hold connections or drop them, while
            clips play one after another; the same checks.
 
-  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|control|mqtt|http|upload|players|all]
+  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|calendar|control|mqtt|http|upload|players|all]
 """
 import argparse
 import copy
@@ -180,6 +185,65 @@ def fuzz_sessions(binary, deadline, rng, out):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"fuzz session: {runs} mutated session files, no crash, hang or raw error")
+
+
+def mutate_calendar(data: bytes, rng: random.Random) -> bytes:
+    """Lines of iCalendar dropped, repeated, swapped or cut; values replaced by hostile ones."""
+    lines = data.split(b"\r\n")
+    hostile = [b"FREQ=SECONDLY", b"FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30", b"FREQ=DAILY;COUNT=999999999", b"19000101", b"99991231T235959Z",
+               b"-1", b"", b"\x00", b"\xff\xfe", b"A" * 5000, b";TZID=Nowhere/Else", b"BEGIN:VEVENT", b"END:VCALENDAR", b"=" * 40,
+               b"FREQ=WEEKLY;BYDAY=" + b"MO," * 300 + b"TU", b"FREQ=MONTHLY;BYSETPOS=-1;BYDAY=MO,TU,WE,TH,FR", b"P1000Y", b"PT-1H"]
+    for _ in range(rng.randint(1, 6)):
+        if not lines:
+            lines = [b""]
+        index = rng.randrange(len(lines))
+        choice = rng.randrange(7)
+        if choice == 0:
+            del lines[index]
+        elif choice == 1:
+            lines[index:index] = [lines[index]] * rng.randint(1, 200)
+        elif choice == 2:
+            other = rng.randrange(len(lines))
+            lines[index], lines[other] = lines[other], lines[index]
+        elif choice == 3 and b":" in lines[index]:
+            name = lines[index].split(b":", 1)[0]
+            lines[index] = name + b":" + rng.choice(hostile)
+        elif choice == 4:
+            lines[index] = lines[index][:rng.randrange(len(lines[index]) + 1)]
+        elif choice == 5:
+            lines[index] = rng.choice(hostile)
+        else:
+            lines[index:index] = [rng.choice(hostile)]
+    return b"\r\n".join(lines)
+
+
+def fuzz_calendars(binary, deadline, rng, out):
+    seeds = [open(os.path.join(CORPUS, "calendar", name), "rb").read() for name in sorted(os.listdir(os.path.join(CORPUS, "calendar")))]
+    work = tempfile.mkdtemp(prefix="jukebox-fuzz-")
+    os.symlink(os.path.abspath(os.path.join(CLIPS, "walk.wav")), os.path.join(work, "walk.wav"))
+    with open(os.path.join(work, "session.json"), "w") as file:
+        json.dump({"plans": {"regular": [{"at": "08:00", "clip": "walk"}], "none": [], "late": []}, "days": [{"plan": "regular"}],
+                   "calendars": [{"name": "fuzz", "source": "calendar.ics", "plans": {"No school": "none", "Late start": "late", "Exam": "regular"}}],
+                   "clips": [{"file": "walk.wav"}]}, file)
+    runs = 0
+    try:
+        while time.monotonic() < deadline:
+            sample = mutate_calendar(rng.choice(seeds), rng)
+            with open(os.path.join(work, "calendar.ics"), "wb") as file:
+                file.write(sample)
+            try:
+                result = subprocess.run([binary, os.path.join(work, "session.json"), "--check", "--device", "null", "--state", os.path.join(work, "state.json")], capture_output=True, timeout=10)
+            except subprocess.TimeoutExpired:
+                fail("calendar", "jukeboxd --check took over 10 s on a calendar", sample, out)
+            runs += 1
+            text = result.stdout.decode(errors="replace") + result.stderr.decode(errors="replace")
+            if result.returncode != 0:
+                fail("calendar", f"jukeboxd --check exited {result.returncode} on a calendar: {text[:300]}", sample, out)
+            if "Fatal error" in text or "Stack dump" in text or "calendar fuzz:" not in text:
+                fail("calendar", f"a raw error, or no word of the calendar: {text[:300]}", sample, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"fuzz calendar: {runs} mutated calendars, no crash, hang or raw error")
 
 
 def resident_kilobytes(pid):
@@ -716,7 +780,7 @@ def fuzz_players(binary, deadline, rng, out):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", nargs="?", default="all", choices=["session", "control", "mqtt", "http", "upload", "players", "all"])
+    parser.add_argument("what", nargs="?", default="all", choices=["session", "calendar", "control", "mqtt", "http", "upload", "players", "all"])
     parser.add_argument("--bin", default=os.path.join(HERE, "..", "..", ".build", "debug"))
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
@@ -724,9 +788,9 @@ def main():
     arguments = parser.parse_args()
     binary = os.path.join(arguments.bin, "jukeboxd")
     rng = random.Random(arguments.seed)
-    parts = ["session", "control", "mqtt", "http", "upload", "players"] if arguments.what == "all" else [arguments.what]
+    parts = ["session", "calendar", "control", "mqtt", "http", "upload", "players"] if arguments.what == "all" else [arguments.what]
     share = arguments.seconds / len(parts)
-    run = {"session": fuzz_sessions, "control": fuzz_control, "mqtt": fuzz_mqtt, "http": fuzz_http, "upload": fuzz_uploads, "players": fuzz_players}
+    run = {"session": fuzz_sessions, "calendar": fuzz_calendars, "control": fuzz_control, "mqtt": fuzz_mqtt, "http": fuzz_http, "upload": fuzz_uploads, "players": fuzz_players}
     for part in parts:
         deadline = time.monotonic() + share
         run[part](binary, deadline, rng, arguments.out)

@@ -245,7 +245,7 @@ public actor CalendarFeeds: Service {
                     logger.warning("calendar \(name): its copy could not be kept at \(path): \(error); it is read again at the next start")
                 }
             }
-            logger.info("calendar \(name): read, \(Plural.count(occurrences.count, "event")) choosing plans in the coming \(DayPlanner.ruleWindow.after) days", metadata: ["calendar": "\(name)"])
+            logger.info("calendar \(name): read, \(Plural.count(occurrences.count, "occurrence")) of events choosing plans in the coming \(DayPlanner.ruleWindow.after) days", metadata: ["calendar": "\(name)"])
             return true
         }
     }
@@ -278,6 +278,25 @@ public actor CalendarFeeds: Service {
         feeds[name]?.problem = nil
         events?.publish(.plans(byHand: false))
         logger.notice("calendar \(name): read again", metadata: ["calendar": "\(name)"])
+    }
+
+    /// `--check`'s line for a calendar: a file is read and expanded as the daemon does it
+    /// (what is wrong with it is a warning: the daemon keeps its last good copy); an address
+    /// is fetched only when jukeboxd runs. Blocks: call it off the cooperative pool.
+    public static func checkLine(_ calendar: DayPlans.Calendar, today: CivilDate) -> String {
+        guard case .file(let path) = calendar.source else {
+            return "calendar \(calendar.name): \(calendar.source) is fetched when jukeboxd runs, and every \(DurationText.format(calendar.refresh))"
+        }
+        let window = (from: today.daysSinceEpoch - DayPlanner.ruleWindow.before, through: today.daysSinceEpoch + DayPlanner.ruleWindow.after)
+        do {
+            let text = String(decoding: try FilePath.read(path, limit: ICalendar.maxBytes + 1), as: UTF8.self)
+            let found = try ICalendar.read(text, from: window.from, through: window.through, keeping: Set(calendar.plans.map(\.summary)))
+            return "calendar \(calendar.name): \(path): \(Plural.count(found.count, "occurrence")) of events choosing plans in the coming \(DayPlanner.ruleWindow.after) days"
+        } catch let problem as ICalendar.Problem {
+            return "calendar \(calendar.name): warning: \(path) \(problem); jukeboxd uses its last good copy until it can be read"
+        } catch {
+            return "calendar \(calendar.name): warning: \(path): \(error); jukeboxd uses its last good copy until it can be read"
+        }
     }
 
     private func copyPath(_ name: String) -> String? {
