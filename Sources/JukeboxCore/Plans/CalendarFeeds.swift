@@ -72,6 +72,8 @@ public actor CalendarFeeds: Service {
     private let events: EventBus?
     private var feeds: [String: Feed] = [:]
     private var started = false
+    /// The calendars being read now: one read of each at a time.
+    private var reading = Set<String>()
     private let nap = WakeableSleep()
     /// File reads and writes, and libical's expansion, run here: never on the cooperative pool.
     private let work = BlockingWorkQueue(label: "jukebox.calendars")
@@ -126,7 +128,8 @@ public actor CalendarFeeds: Service {
             let now = time.wallSeconds()
             var soonest: Int64?
             for calendar in calendars {
-                let feed = feeds[calendar.name]!
+                // A reload while another was read may have taken this one away.
+                guard let feed = feeds[calendar.name] else { continue }
                 let due = (feed.triedAt ?? .min) + calendar.refresh.components.seconds
                 if now >= due { await read(calendar.name) } else { soonest = min(soonest ?? due, due) }
                 await expandIfNewDay(calendar.name)
@@ -168,7 +171,8 @@ public actor CalendarFeeds: Service {
 
     /// Reads or fetches one calendar, and hands what it covers to the timetable.
     private func read(_ name: String) async {
-        guard let feed = feeds[name] else { return }
+        guard let feed = feeds[name], reading.insert(name).inserted else { return }
+        defer { reading.remove(name) }
         feeds[name]?.triedAt = time.wallSeconds()
         let text: String
         switch feed.calendar.source {
