@@ -130,10 +130,11 @@ public struct Session: Sendable, Equatable {
     /// The sun's moments the session's times are anchored on, in the day's order.
     public var sunEventsUsed: [SunEvent] {
         let windows = activeHours + quiet + clips.flatMap(\.windows)
-        let used = Set(
-            windows.flatMap { [$0.from.sunEvent, $0.to.sunEvent] }.compactMap { $0 } + clips.flatMap(\.at).compactMap(\.sunEvent)
-                + volumeSchedule.compactMap(\.from.sunEvent)
-                + (dayPlans?.plans.flatMap(\.entries).compactMap(\.time.sunEvent) ?? []))
+        var used = Set(windows.flatMap { [$0.from.sunEvent, $0.to.sunEvent] }.compactMap { $0 })
+        used.formUnion(clips.flatMap(\.at).compactMap(\.sunEvent))
+        used.formUnion(volumeSchedule.compactMap(\.from.sunEvent))
+        let planEntries: [DayPlans.Entry] = dayPlans?.plans.flatMap(\.entries) ?? []
+        used.formUnion(planEntries.compactMap(\.time.sunEvent))
         return SunEvent.allCases.filter(used.contains)
     }
 
