@@ -141,7 +141,7 @@ actor StatePublisher {
         }
         // "nothing", not an empty payload: a retained empty message deletes the retained
         // value, and Home Assistant would show "unknown" after its next restart.
-        return [
+        var states: [(String, String)] = [
             ("now_playing", snapshot.queue.current?.clip.title ?? Self.nothing),
             // Home Assistant's siren is on while a clip it queued plays.
             ("siren", snapshot.queue.current?.origin.requester?.frontEnd == .siren ? "ON" : "OFF"),
@@ -157,7 +157,10 @@ actor StatePublisher {
             ("next_play", nextPlay.map(Self.timestamp) ?? "None"),
             // Home Assistant's update entity: the version installed, as JSON.
             ("update", #"{"installed_version":"\#(JukeboxVersion.current)"}"#),
-        ] + (snapshot.player.bed.map { [("music", $0.on ? "ON" : "OFF")] } ?? []) + plans(snapshot)
+        ]
+        if let bed = snapshot.player.bed { states.append(("music", bed.on ? "ON" : "OFF")) }
+        states += plans(snapshot)
+        return states
     }
 
     /// Today's plan (the select's state: the plan in effect, or `automatic` with none),
