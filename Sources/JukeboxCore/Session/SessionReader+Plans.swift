@@ -86,9 +86,15 @@ extension SessionReader {
     }
 
     static func planNameProblem(_ name: String) -> String? {
+        nameProblem(name, of: "a plan", limit: DayPlans.maxPlanNameLength, example: "late-start")
+    }
+
+    /// What is wrong with `name` as a name of plans and calendars (and a calendar's copy's
+    /// file): 1 to `limit` letters, digits, `-` and `_`.
+    static func nameProblem(_ name: String, of what: String, limit: Int, example: String) -> String? {
         let allowed = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") }
-        guard !name.isEmpty, name.count <= DayPlans.maxPlanNameLength, allowed else {
-            return "\"\(name)\" is not a plan's name: 1 to \(DayPlans.maxPlanNameLength) letters, digits, - and _, such as \"late-start\""
+        guard !name.isEmpty, name.count <= limit, allowed else {
+            return "\"\(name)\" is not \(what)'s name: 1 to \(limit) letters, digits, - and _, such as \"\(example)\""
         }
         return nil
     }
@@ -217,11 +223,7 @@ extension SessionReader {
     }
 
     static func calendarNameProblem(_ name: String) -> String? {
-        let allowed = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") }
-        guard !name.isEmpty, name.count <= DayPlans.Calendar.maxNameLength, allowed else {
-            return "\"\(name)\" is not a calendar's name: 1 to \(DayPlans.Calendar.maxNameLength) letters, digits, - and _, such as \"school\""
-        }
-        return nil
+        nameProblem(name, of: "a calendar", limit: DayPlans.Calendar.maxNameLength, example: "school")
     }
 
     /// A calendar's `source`: an http(s) address, or a file (relative to the session's folder).
