@@ -81,11 +81,11 @@ def check(binary, work, name):
 
 
 def ticks(pid):
-    total, switches = 0, 0
+    """The process's CPU (its threads', the ended ones' too) and its live threads' voluntary switches."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    total, switches = int(fields[11]) + int(fields[12]), 0
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
-            fields = open(f"/proc/{pid}/task/{task}/stat").read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
             switches += int(next(line for line in open(f"/proc/{pid}/task/{task}/status") if line.startswith("voluntary_ctxt_switches")).split()[1])
         except (FileNotFoundError, StopIteration):
             pass
@@ -104,7 +104,8 @@ def idle(binary, work, name, seconds, calendars):
                 break
             if read == calendars and calendars:
                 break
-        time.sleep(3)
+        # The reads are over once the calendars' threads are idle again.
+        time.sleep(5)
         rss = int(next(line for line in open(f"/proc/{daemon.pid}/status") if line.startswith("VmRSS:")).split()[1])
         first = ticks(daemon.pid)
         time.sleep(seconds)

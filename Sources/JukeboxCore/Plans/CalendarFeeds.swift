@@ -223,6 +223,9 @@ public actor CalendarFeeds: Service {
         let keys = Set(feed.calendar.plans.map(\.summary))
         let window = (from: today.daysSinceEpoch - DayPlanner.ruleWindow.before, through: today.daysSinceEpoch + DayPlanner.ruleWindow.after)
         let result = await work.run { () -> Result<[ICalendar.Occurrence], ICalendar.Problem> in
+            // libical's tree of a large calendar is many small blocks, freed at once: the
+            // allocator is told to give them back, or a daemon that read one keeps its size.
+            defer { ReleaseMemory.now() }
             do throws(ICalendar.Problem) {
                 return .success(try ICalendar.read(text, from: window.from, through: window.through, keeping: keys))
             } catch {
