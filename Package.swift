@@ -245,7 +245,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
-        .testTarget(name: "JukeboxCalendarTests", dependencies: ["JukeboxCalendar"]),
+        .testTarget(name: "JukeboxCalendarTests", dependencies: ["JukeboxCalendar", "JukeboxFiles"]),
         .testTarget(name: "JukeboxFetchTests", dependencies: ["JukeboxFetch", "JukeboxCalendar", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: [
             "jukebox", "JukeboxProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser"),
