@@ -142,6 +142,16 @@ public struct RPCDispatcher: Sendable {
     }
 
     /// A length written as `30m`, `1h30m` or `90s`.
+    /// A date of the day plans: `YYYY-MM-DD`, or `today` and `tomorrow` where jukeboxd is, for
+    /// front ends that do not know its zone.
+    func planDate(_ text: String, _ name: String) async throws(RPCError) -> CivilDate {
+        switch text {
+        case "today": return await core.today
+        case "tomorrow": return await core.today.adding(days: 1)
+        default: return try Self.date(text, name)
+        }
+    }
+
     static func date(_ text: String, _ name: String) throws(RPCError) -> CivilDate {
         guard case .success(.dates(let range)) = DateRule.parse(text, allowHolidays: false), range.lowerBound == range.upperBound else {
             throw RPCError.invalidParams("\"\(name)\" must be a date such as 2026-12-24, not \"\(text.prefix(40))\"")
@@ -261,18 +271,14 @@ public struct RPCDispatcher: Sendable {
                 return answer(NextResult(plan, held: await core.snapshot().queue.held.count))
             case "plan":
                 try params.allow(["from", "days"])
-                let from = try params.string("from").map { text throws(RPCError) in try Self.date(text, "from") }
+                var from: CivilDate?
+                if let text = try params.string("from") { from = try await planDate(text, "from") }
                 let days = try await core.planDays(from: from, count: try params.integer("days", in: Jukebox.planDaysRange) ?? 14)
                 return answer(PlanResult(days: days.map(PlanDay.init)))
             case "setPlan":
                 try params.allow(["date", "plan", "client"])
                 guard let text = try params.string("date") else { throw RPCError.invalidParams("\"date\" is missing: the date to set, as YYYY-MM-DD") }
-                // Today and tomorrow where jukeboxd is, for front ends that do not know its zone.
-                let date = switch text {
-                case "today": await core.today
-                case "tomorrow": await core.today.adding(days: 1)
-                default: try Self.date(text, "date")
-                }
+                let date = try await planDate(text, "date")
                 let plan = try params.string("plan")
                 let done = try await core.setPlan(plan, on: date, by: requester(params).name)
                 return answer(done) { PlanDay($0) }

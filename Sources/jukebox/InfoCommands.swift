@@ -115,12 +115,12 @@ extension JukeboxCLI {
                 switch words {
                 case []:
                     var params: [String: JSONValue] = ["days": .number(Double(days))]
-                    if let from { params["from"] = .string(try Self.date(from)) }
+                    if let from { params["from"] = .string(from) }
                     return ("plan", params)
                 case let words where words.count == 3 && words[0] == "set":
-                    return ("setPlan", ["date": .string(try Self.date(words[1])), "plan": .string(words[2])])
+                    return ("setPlan", ["date": .string(words[1]), "plan": .string(words[2])])
                 case let words where words.count == 2 && words[0] == "clear":
-                    return ("setPlan", ["date": .string(try Self.date(words[1])), "plan": .null])
+                    return ("setPlan", ["date": .string(words[1]), "plan": .null])
                 default:
                     throw ValidationError("say `jukebox plan`, `jukebox plan set DATE PLAN` or `jukebox plan clear DATE`")
                 }
@@ -154,22 +154,6 @@ extension JukeboxCLI {
             } catch {
                 throw settings.fail(error)
             }
-        }
-
-        /// `today` and `tomorrow` as this machine's local dates; other words are sent as they
-        /// are, and jukeboxd says what is wrong with them.
-        static func date(_ word: String) throws -> String {
-            let offset: Int
-            switch word.lowercased() {
-            case "today": offset = 0
-            case "tomorrow": offset = 1
-            default: return word
-            }
-            var seconds = time_t(Glibc.time(nil)) + time_t(offset * 86_400)
-            var fields = tm()
-            localtime_r(&seconds, &fields)
-            func two(_ value: Int32) -> String { (value < 10 ? "0" : "") + "\(value)" }
-            return "\(fields.tm_year + 1900)-\(two(fields.tm_mon + 1))-\(two(fields.tm_mday))"
         }
 
         /// A line a date, and a line of its times under it when it has any.

@@ -107,6 +107,24 @@ struct DayPlanTests {
         #expect(problems(text).isEmpty == (count <= DayPlans.maxCalendars), "\(problems(text).prefix(2))")
     }
 
+    @Test(arguments: [DayPlans.Calendar.maxSummaries - 1, DayPlans.Calendar.maxSummaries, DayPlans.Calendar.maxSummaries + 1])
+    func summariesOfACalendarAtUnderAndOverTheLimit(count: Int) {
+        let text = session(#""calendars": [ { "name": "c", "source": "c.ics", "plans": { \#(Self.named(count) { "\"event \($0)\": \"none\"" }) } } ]"#)
+        #expect(problems(text).isEmpty == (count <= DayPlans.Calendar.maxSummaries), "\(problems(text).prefix(2))")
+    }
+
+    @Test(arguments: [DayPlans.maxPlanNameLength - 1, DayPlans.maxPlanNameLength, DayPlans.maxPlanNameLength + 1])
+    func aPlansNameAtUnderAndOverItsLength(length: Int) {
+        let text = #"{ "plans": { "\#(String(repeating: "p", count: length))": [] }, \#(Self.clips) }"#
+        #expect(problems(text).isEmpty == (length <= DayPlans.maxPlanNameLength), "\(problems(text).prefix(2))")
+    }
+
+    @Test(arguments: [DayPlans.Calendar.maxNameLength - 1, DayPlans.Calendar.maxNameLength, DayPlans.Calendar.maxNameLength + 1])
+    func aCalendarsNameAtUnderAndOverItsLength(length: Int) {
+        let text = session(#""calendars": [ { "name": "\#(String(repeating: "c", count: length))", "source": "c.ics", "plans": { "X": "none" } } ]"#)
+        #expect(problems(text).isEmpty == (length <= DayPlans.Calendar.maxNameLength), "\(problems(text).prefix(2))")
+    }
+
     // MARK: - Which plan a date gets
 
     static func date(_ year: Int, _ month: Int, _ day: Int) -> CivilDate { CivilDate(year: year, month: month, day: day)! }
