@@ -180,6 +180,27 @@ struct SessionEditTests {
         }
     }
 
+    /// Where the order of an object's keys means something, the file's order is kept when it
+    /// is written again: a calendar's first summary wins, and the plans and alerts are shown
+    /// in their order. Written in alphabetical order, "Late start" would beat "No school".
+    @Test func theOrderOfPlansSummariesAndAlertsIsKeptWhenTheFileIsWrittenAgain() throws {
+        let text = #"""
+            { "plans": { "regular": [], "late": [], "none": [] },
+              "calendars": [ { "name": "school", "source": "school.ics", "plans": { "No school": "none", "Late start": "late" } } ],
+              "alerts": { "lockdown": { "clip": "a" }, "evacuate": { "clip": "a" } },
+              "clips": [ { "file": "a.wav" } ] }
+            """#
+        var document = try SessionDocument(parsing: Array(text.utf8), path: "/s/s.json")
+        document.clips.append(.object(["file": .string("b.wav")]))
+        let written = String(decoding: document.formatted(), as: UTF8.self)
+        #expect(written.contains(#""plans": { "regular": [], "late": [], "none": [] }"#), "\(written)")
+        #expect(written.contains(#""plans": { "No school": "none", "Late start": "late" }"#), "\(written)")
+        #expect(written.contains(#""alerts": { "lockdown": { "clip": "a" }, "evacuate": { "clip": "a" } }"#), "\(written)")
+        let session = try SessionLoader.parse(Array(written.utf8), path: "/s/s.json")
+        #expect(session.dayPlans?.calendars.first?.plans.map(\.plan) == ["none", "late"])
+        #expect(session.alerts.map(\.name) == ["lockdown", "evacuate"])
+    }
+
     /// A clip too long for one line is written one key per line.
     @Test func longClipsAreBrokenUp() {
         let document = SessionDocument(fields: ["clips": .array([.object([

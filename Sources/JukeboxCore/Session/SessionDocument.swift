@@ -6,8 +6,14 @@
 /// small objects and one clip per line where it fits.
 public struct SessionDocument: Sendable, Equatable {
     public var fields: [String: JSONValue]
+    /// Where each value began in the file read, by path (`JSONParser.offsets`): the order of
+    /// the keys of the objects whose order means something (`keepsOrder`), kept when the file
+    /// is written again.
+    var keyOffsets: [String: Int] = [:]
 
     public init(fields: [String: JSONValue]) { self.fields = fields }
+
+    public static func == (left: SessionDocument, right: SessionDocument) -> Bool { left.fields == right.fields }
 
     /// The document in `bytes`; a file that is not a JSON object is a problem to fix by hand.
     public init(parsing bytes: [UInt8], path: String) throws(SessionLoadError) {
@@ -15,6 +21,7 @@ public struct SessionDocument: Sendable, Equatable {
             throw SessionLoadError(kind: .invalid, problems: ["\(path): not a JSON object; fix it by hand, then run `jukebox reload`"])
         }
         self.fields = fields
+        keyOffsets = JSONParser.offsets(in: SessionLoader.withoutByteOrderMark(bytes))
     }
 
     /// The clip list as written; entries that are not objects are left as they are.
@@ -62,11 +69,11 @@ public struct SessionDocument: Sendable, Equatable {
         for (index, key) in keys.enumerated() {
             let value = fields[key]!
             let comma = index == keys.count - 1 ? "" : ","
-            let single = "  \(Self.quoted(key)): \(Self.inline(value, kind: Self.kind(ofChildOf: key)))"
+            let single = "  \(Self.quoted(key)): \(inline(value, kind: Self.kind(ofChildOf: key), path: key))"
             if case .array(let items) = value, !items.isEmpty, key == "clips" || single.count > Self.lineWidth {
                 text += "  \(Self.quoted(key)): [\n"
                 for (position, item) in items.enumerated() {
-                    text += Self.block(item, kind: Self.kind(ofChildOf: key), indent: "    ")
+                    text += block(item, kind: Self.kind(ofChildOf: key), indent: "    ", path: "\(key)[\(position)]")
                     text += position == items.count - 1 ? "\n" : ",\n"
                 }
                 text += "  ]\(comma)\n"
@@ -88,34 +95,49 @@ public struct SessionDocument: Sendable, Equatable {
     }
 
     /// An item of a broken-up list: on one line if it fits, else one key per line.
-    static func block(_ value: JSONValue, kind: String, indent: String) -> String {
-        let single = indent + inline(value, kind: kind)
-        guard single.count > lineWidth, case .object(let fields) = value else { return single }
-        let keys = ordered(fields.keys, kind)
+    func block(_ value: JSONValue, kind: String, indent: String, path: String) -> String {
+        let single = indent + inline(value, kind: kind, path: path)
+        guard single.count > Self.lineWidth, case .object(let fields) = value else { return single }
+        let keys = ordered(fields.keys, kind, path: path)
         var text = indent + "{\n"
         for (index, key) in keys.enumerated() {
-            text += "\(indent)  \(quoted(key)): \(inline(fields[key]!, kind: self.kind(ofChildOf: key)))"
+            text += "\(indent)  \(Self.quoted(key)): \(inline(fields[key]!, kind: Self.kind(ofChildOf: key), path: path + "." + key))"
             text += index == keys.count - 1 ? "\n" : ",\n"
         }
         return text + indent + "}"
     }
 
+    /// Whether the order of the keys of the object at `path` means something: which plan is
+    /// shown first, which alert, and which of a calendar's summaries wins.
+    static func keepsOrder(_ path: String) -> Bool {
+        path == "plans" || path == "alerts" || (path.hasPrefix("calendars[") && path.hasSuffix("].plans"))
+    }
+
+    /// The keys of the object at `path` in the order they are written: as the file read had
+    /// them where their order means something (keys added since follow, sorted); else as
+    /// `keyOrder` says.
+    func ordered(_ keys: some Collection<String>, _ kind: String, path: String) -> [String] {
+        guard Self.keepsOrder(path) else { return Self.ordered(keys, kind) }
+        let placed = keys.compactMap { key in keyOffsets[path + "." + key].map { (key, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
+        return placed + keys.filter { keyOffsets[path + "." + $0] == nil }.sorted()
+    }
+
     /// A value on one line: `{ "a": 1, "b": [ { … } ] }`, `["mon", "tue"]`.
-    static func inline(_ value: JSONValue, kind: String) -> String {
+    func inline(_ value: JSONValue, kind: String, path: String) -> String {
         switch value {
         case .null: return "null"
         case .bool(let flag): return flag ? "true" : "false"
         case .number(let number):
             return number == number.rounded() && abs(number) < 1e15 ? "\(Int64(number))" : "\(number)"
-        case .string(let text): return quoted(text)
+        case .string(let text): return Self.quoted(text)
         case .array(let items):
             guard !items.isEmpty else { return "[]" }
-            let parts = items.map { inline($0, kind: kind) }
+            let parts = items.enumerated().map { inline($1, kind: kind, path: "\(path)[\($0)]") }
             let scalars = items.allSatisfy { if case .object = $0 { false } else if case .array = $0 { false } else { true } }
             return scalars ? "[" + parts.joined(separator: ", ") + "]" : "[ " + parts.joined(separator: ", ") + " ]"
         case .object(let fields):
             guard !fields.isEmpty else { return "{}" }
-            let parts = ordered(fields.keys, kind).map { "\(quoted($0)): \(inline(fields[$0]!, kind: self.kind(ofChildOf: $0)))" }
+            let parts = ordered(fields.keys, kind, path: path).map { "\(Self.quoted($0)): \(inline(fields[$0]!, kind: Self.kind(ofChildOf: $0), path: path + "." + $0))" }
             return "{ " + parts.joined(separator: ", ") + " }"
         }
     }
