@@ -28,7 +28,7 @@ scripts/fuzz.sh --seconds 80
 # short pass: seconds of CPU at the start of the first pass once held the music bed's suites
 # past their 10 s to open a pipe. Arguments go to every pass.
 timed='\.(RealTimeTests|SnapcastTests|AnnouncementTests|MQTTClientTests|PlayerTargetTests|SnapserverBatchTests)/'
-moments='\.(DuckFaultTests|OutboxTests|ICalendarTests|HTTPCalendarFetcherTests)/'
+moments='\.(DuckFaultTests|AlertDuckTests|OutboxTests|ICalendarTests|HTTPCalendarFetcherTests)/'
 browser='\.WebPageTests/'
 swift test --skip "$timed|$moments|$browser" "$@"
 swift test --filter "$moments" "$@"

@@ -590,6 +590,27 @@ def main():
         shot("plans")
         print("day plans work")
 
+        # An alert, started after a question, shown at the top of every view in the title's
+        # place, and ended from there after another question.
+        Select(browser.find_element(By.ID, "alert-name")).select_by_value("lockdown")
+        browser.find_element(By.ID, "alert-start").click()
+        eventually(lambda: shown("confirm"), "the question before starting an alert")
+        browser.find_element(By.ID, "confirm-yes").click()
+        eventually(lambda: (jukebox("alert")["alert"] or {}).get("name") == "lockdown", "the alert started from the page")
+        if jukebox("alert")["alert"]["by"] != "web":
+            sys.exit(f"the alert says who started it: {jukebox('alert')}")
+        within_a_second(lambda: shown("alert-on") and text_of("#alert-text") == "Alert: lockdown" and not shown("title"), "the alert at the top")
+        shot("alert")
+        view("queue")
+        within_a_second(lambda: shown("alert-on"), "the alert at the top of another view")
+        browser.find_element(By.ID, "alert-end").click()
+        eventually(lambda: shown("confirm"), "the question before ending an alert")
+        browser.find_element(By.ID, "confirm-yes").click()
+        eventually(lambda: jukebox("alert")["alert"] is None, "the alert ended from the page")
+        within_a_second(lambda: not shown("alert-on") and shown("title"), "the title back at the top")
+        view("plan")
+        print("alerts work")
+
         # The music bed's music, off and on from the page; kept in the state file.
         within_a_second(lambda: browser.find_element(By.ID, "music").is_displayed(), "the Music button, for a session with a bed")
         browser.find_element(By.ID, "music").click()

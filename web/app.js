@@ -225,6 +225,7 @@ async function refresh() {
   showQuiet(status.quiet);
   showBed(status.bed);
   showToday(status);
+  showAlert(status);
   $("about").textContent = `jukeboxd ${status.version || ""}, playing “${status.session}”`;
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = $("volume-value").value = status.volume;
@@ -391,6 +392,22 @@ function showToday(status) {
     option.value = name;
     return option;
   }));
+}
+
+// Alerts: each started, and ended, after a question. One that is on takes the title's place
+// at the top, on every view, with a button to end it.
+function showAlert(status) {
+  const names = status.alerts || [];
+  $("alerts-box").hidden = names.length === 0;
+  draw("alert-name", names, () => names.map((name) => {
+    const option = element("option", "", name);
+    option.value = name;
+    return option;
+  }));
+  const on = status.alert;
+  $("title").hidden = Boolean(on);
+  $("alert-on").hidden = !on;
+  if (on) $("alert-text").textContent = `Alert: ${on.name}`;
 }
 
 // Quiet: nothing jukeboxd starts by itself plays. The button turns it on or off by hand.
@@ -960,7 +977,7 @@ function follow() {
   if (events) events.close();
   events = new EventSource("/events");
   events.onopen = () => { retryDelay = 1000; $("banner").hidden = true; refreshSoon(); };
-  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet", "bed", "plans"]) {
+  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet", "bed", "plans", "alert"]) {
     events.addEventListener(name, refreshSoon);
   }
   // Lost (the daemon restarted, the Wi-Fi dropped): try again later, fetching everything
@@ -1065,6 +1082,16 @@ $("plan-set").addEventListener("click", async () => {
   rpc("setPlan", { date: day, plan: choice === AS_PLANNED ? null : choice })
     .then((result) => { toast(`${dayName[0].toUpperCase() + dayName.slice(1)}: ${result.plan || "no plan"} (${result.why}).`); refreshSoon(); })
     .catch(complain);
+});
+
+$("alert-start").addEventListener("click", async () => {
+  const name = $("alert-name").value;
+  if (!name || !await ask(`Start the ${name} alert?`, "It sounds at once, over everything and louder than the day's volume, and repeats until someone ends it.", "Start it")) return;
+  rpc("alert", { start: name }).then(() => { toast(`The ${name} alert is on.`); refreshSoon(); }).catch(complain);
+});
+$("alert-end").addEventListener("click", async () => {
+  if (!await ask("End the alert?", "It stops at once; its end clip plays, then what waited, in order.", "End it")) return;
+  rpc("alert", { end: true }).then((result) => { toast(result.ended ? `The ${result.ended.name} alert ended.` : "No alert was on."); refreshSoon(); }).catch(complain);
 });
 
 // A button that turns something on or off: quiet, and the music bed's music.

@@ -55,7 +55,8 @@ extension EntryInfo {
         self.init(ticket: entry.ticket, clip: entry.clip.id, title: entry.clip.title, file: entry.clip.source.file,
                   origin: entry.origin.description, position: position, say: entry.clip.speech, afterQuiet: afterQuiet ? true : nil,
                   now: entry.urgent ? true : nil, resumeAt: entry.resumeAt?.seconds,
-                  volume: entry.playing.volume.map { Int((min($0, ceiling) * Double(Jukebox.volumeRange.upperBound)).rounded()) }, stopAfter: entry.playing.stopAfter?.secondsDouble)
+                  volume: entry.playing.volume.map { Int((min($0, entry.playing.aboveCeiling ? 1 : ceiling) * Double(Jukebox.volumeRange.upperBound)).rounded()) },
+                  stopAfter: entry.playing.stopAfter?.secondsDouble, alert: entry.alert)
     }
 
     /// An entry just accepted: queued at `position`, or held until quiet ends (nil).
@@ -81,7 +82,14 @@ extension StatusResult {
             underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count), ducked: now.ducked.isEmpty ? nil : now.ducked,
             bed: now.player.bed.map(BedInfo.init), version: JukeboxVersion.current, plan: now.todayPlan.map(PlanDay.init),
             plans: now.session.dayPlans?.planNames,
-            calendars: now.calendars.isEmpty ? nil : now.calendars.map(CalendarInfo.init))
+            calendars: now.calendars.isEmpty ? nil : now.calendars.map(CalendarInfo.init),
+            alert: now.queue.alert.map(AlertInfo.init), alerts: now.session.alerts.isEmpty ? nil : now.session.alerts.map(\.name))
+    }
+}
+
+extension AlertInfo {
+    public init(_ run: ClipPlayQueue.AlertRun) {
+        self.init(name: run.name, since: run.since, by: run.by.name, soundings: run.soundings)
     }
 }
 
@@ -162,6 +170,7 @@ extension JukeboxEvent {
         case .restored(let players): ("restored", EventParams(players: players))
         case .music(let on): ("bed", EventParams(state: on ? "on" : "off"))
         case .plans: ("plans", EventParams())
+        case .alert(let run): ("alert", EventParams(state: run == nil ? "off" : "on", alert: run.map(AlertInfo.init)))
         }
     }
 }

@@ -254,7 +254,7 @@ public struct RPCDispatcher: Sendable {
             case "health":
                 try params.allow([])
                 let health = await core.health()
-                return answer(HealthResult(healthy: health.isHealthy, problem: health.problem))
+                return answer(HealthResult(healthy: health.isHealthy, problem: health.problem, alert: health.alert))
             case "bed":
                 try params.allow(["set"])
                 switch try params.string("set") {
@@ -282,6 +282,23 @@ public struct RPCDispatcher: Sendable {
                 let plan = try params.string("plan")
                 let done = try await core.setPlan(plan, on: date, by: requester(params).name)
                 return answer(done) { PlanDay($0) }
+            case "alert":
+                try params.allow(["start", "end", "client"])
+                let names = await core.snapshot().session.alerts.map(\.name)
+                switch (try params.string("start"), try params.bool("end")) {
+                case (nil, nil), (nil, false?):
+                    return answer(AlertResult(alert: await core.alertOn.map(AlertInfo.init), alerts: names))
+                case (let name?, nil), (let name?, false?):
+                    let was = await core.alertOn
+                    return answer(try await core.startAlert(name, client: try requester(params))) { run in
+                        AlertResult(alert: AlertInfo(run), ended: was.map(AlertInfo.init), alerts: names)
+                    }
+                case (nil, true?):
+                    return answer(try await core.endAlert(client: try requester(params))) { ended in
+                        AlertResult(alert: nil, ended: ended.map(AlertInfo.init), alerts: names)
+                    }
+                case (_?, true?): throw RPCError.invalidParams("give \"start\" (an alert's name) or \"end\": true, not both")
+                }
             case "reload": try params.allow([]); return answer(try await core.reload()) { ReloadResult(session: $0.session, clips: $0.clips) }
             case "loudness":
                 try params.allow([])

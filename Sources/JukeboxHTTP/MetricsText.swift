@@ -50,6 +50,10 @@ enum MetricsText {
                 sample("jukeboxd_calendar_failures_total", Double(calendar.failures), labels: "calendar=\"\(calendar.name)\"")
             }
         }
+        if !metrics.alerts.isEmpty {
+            family("jukeboxd_alert_active", "gauge", "1 while the alert is on, 0 otherwise, for each of the session's alerts.")
+            for alert in metrics.alerts { sample("jukeboxd_alert_active", alert.on ? 1 : 0, labels: "alert=\"\(alert.name)\"") }
+        }
         if let writes = metrics.stateWrites {
             family("jukeboxd_state_write_seconds", "histogram", "How long each write of the state file took, to the disk and back.")
             for (bound, count) in zip(writes.bounds, writes.cumulative) {

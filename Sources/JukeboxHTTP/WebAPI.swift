@@ -70,7 +70,7 @@ struct WebAPI: Sendable {
             let health = await core.health()
             return Response(
                 status: health.isHealthy ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
-                body: .init(byteBuffer: ByteBuffer(string: (health.problem ?? "ok") + "\n")))
+                body: .init(byteBuffer: ByteBuffer(string: health.words + "\n")))
         case (.get, "/ca.crt"):
             // Public, as any certificate is: a phone fetches it before it trusts anything.
             guard let certificate = authority() else { return Self.problem(.notFound, "this web remote has no certificate authority of its own") }

@@ -231,6 +231,7 @@ async function refresh() {
   showQuiet(status.quiet);
   showBed(status.bed);
   showToday(status);
+  showAlert(status);
   $("about").textContent = `jukeboxd ${status.version || ""}, playing “${status.session}”`;
   // Not while the slider is being moved: its value is the one on its way.
   if (document.activeElement !== $("volume") && wantedVolume === null) $("volume").value = $("volume-value").value = status.volume;
@@ -397,6 +398,22 @@ function showToday(status) {
     option.value = name;
     return option;
   }));
+}
+
+// Alerts: each started, and ended, after a question. One that is on takes the title's place
+// at the top, on every view, with a button to end it.
+function showAlert(status) {
+  const names = status.alerts || [];
+  $("alerts-box").hidden = names.length === 0;
+  draw("alert-name", names, () => names.map((name) => {
+    const option = element("option", "", name);
+    option.value = name;
+    return option;
+  }));
+  const on = status.alert;
+  $("title").hidden = Boolean(on);
+  $("alert-on").hidden = !on;
+  if (on) $("alert-text").textContent = `Alert: ${on.name}`;
 }
 
 // Quiet: nothing jukeboxd starts by itself plays. The button turns it on or off by hand.
@@ -966,7 +983,7 @@ function follow() {
   if (events) events.close();
   events = new EventSource("/events");
   events.onopen = () => { retryDelay = 1000; $("banner").hidden = true; refreshSoon(); };
-  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet", "bed", "plans"]) {
+  for (const name of ["queued", "held", "playing", "finished", "cut", "removed", "paused", "resumed", "scheduled", "device", "session", "volume", "quiet", "bed", "plans", "alert"]) {
     events.addEventListener(name, refreshSoon);
   }
   // Lost (the daemon restarted, the Wi-Fi dropped): try again later, fetching everything
@@ -1071,6 +1088,16 @@ $("plan-set").addEventListener("click", async () => {
   rpc("setPlan", { date: day, plan: choice === AS_PLANNED ? null : choice })
     .then((result) => { toast(`${dayName[0].toUpperCase() + dayName.slice(1)}: ${result.plan || "no plan"} (${result.why}).`); refreshSoon(); })
     .catch(complain);
+});
+
+$("alert-start").addEventListener("click", async () => {
+  const name = $("alert-name").value;
+  if (!name || !await ask(`Start the ${name} alert?`, "It sounds at once, over everything and louder than the day's volume, and repeats until someone ends it.", "Start it")) return;
+  rpc("alert", { start: name }).then(() => { toast(`The ${name} alert is on.`); refreshSoon(); }).catch(complain);
+});
+$("alert-end").addEventListener("click", async () => {
+  if (!await ask("End the alert?", "It stops at once; its end clip plays, then what waited, in order.", "End it")) return;
+  rpc("alert", { end: true }).then((result) => { toast(result.ended ? `The ${result.ended.name} alert ended.` : "No alert was on."); refreshSoon(); }).catch(complain);
 });
 
 // A button that turns something on or off: quiet, and the music bed's music.
@@ -1178,7 +1205,8 @@ start();
 
 <div id="app" hidden>
   <header class="top">
-    <h1>jukeboxd</h1>
+    <h1 id="title">jukeboxd</h1>
+    <p id="alert-on" hidden><strong id="alert-text">Alert</strong> <button id="alert-end" type="button" class="danger">End</button></p>
     <button id="logout" type="button">Log out</button>
   </header>
 
@@ -1223,6 +1251,13 @@ start();
           </select>
           <select id="plan-choice" aria-label="Its plan"></select>
           <button id="plan-set" type="button">Change</button>
+        </div>
+      </div>
+      <div id="alerts-box" hidden>
+        <h2 id="alerts-title">Alerts</h2>
+        <div class="row">
+          <select id="alert-name" aria-label="Which alert"></select>
+          <button id="alert-start" type="button" class="danger">Start</button>
         </div>
       </div>
       <h2 id="quiet-title">Quiet</h2>
@@ -1434,6 +1469,7 @@ input[type=checkbox] { width: 1.4rem; height: 1.4rem; accent-color: var(--accent
 
 #banner { position: fixed; top: 0; left: 0; right: 0; z-index: 20; padding: .6rem 1rem; background: #b3261e; color: #fff; }
 #login { padding-top: 2rem; }
+#alert-on { margin: 0; color: var(--problem); font-size: 1.2rem; display: flex; gap: .6rem; align-items: center; }
 #login input[type=password] { width: 100%; margin: .3rem 0 .8rem; }
 
 .top { display: flex; justify-content: space-between; align-items: center; padding: .5rem 0; border-bottom: 1px solid var(--rule); }

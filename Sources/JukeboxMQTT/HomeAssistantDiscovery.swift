@@ -18,6 +18,8 @@ struct HomeAssistantDiscovery {
     var plans: [String] = []
     /// The day plans' calendars: a sensor of each one's health.
     var calendars: [String] = []
+    /// The session's alerts: a switch for each ("Alert: lockdown").
+    var alerts: [String] = []
 
     struct Device: Encodable {
         var identifiers: [String]
@@ -82,6 +84,16 @@ struct HomeAssistantDiscovery {
             toggle.payload_off = "OFF"
             toggle.icon = icon
             entities.append(("switch", object, toggle))
+        }
+        // An alert's switch: on starts it (an automation, a wall button); off ends it.
+        for name in alerts {
+            var toggle = config("alert_\(name)", "Alert: \(name)")
+            toggle.command_topic = topics.command("alert_\(name)")
+            toggle.state_topic = topics.state("alert_\(name)")
+            toggle.payload_on = "ON"
+            toggle.payload_off = "OFF"
+            toggle.icon = "mdi:alarm-light"
+            entities.append(("switch", "alert_\(name)", toggle))
         }
         var volume = config("volume", "Volume")
         volume.command_topic = topics.command("volume")

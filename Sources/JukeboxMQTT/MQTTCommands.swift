@@ -38,7 +38,7 @@ struct MQTTCommands: Sendable {
     static let maxPayload = 64 * 1024
 
     /// The commands, for the refusal of an unknown one.
-    static let names = ["play", "play_title", "siren", "say", "skip", "pick", "pause", "resume", "paused", "quiet", "volume", "music", "plan_today", "plan"]
+    static let names = ["play", "play_title", "siren", "say", "skip", "pick", "pause", "resume", "paused", "quiet", "volume", "music", "plan_today", "plan", "alert", "alert_NAME"]
 
     /// What the "Today's plan" select offers besides the plans: back to what the calendars and
     /// the rules say (a plan set by hand for today is cleared).
@@ -141,6 +141,17 @@ struct MQTTCommands: Sendable {
         case "plan":
             // {"date": "2026-12-03" (or today, tomorrow), "plan": "none"}; a null plan clears it.
             return object(text, what: "{\"date\": \"YYYY-MM-DD\", \"plan\": \"name\"}").map { ("setPlan", $0) }
+        case "alert":
+            // An alert's name starts it; OFF ends the one on.
+            guard !text.isEmpty else { return .failure(Refusal(reason: "the payload is empty (send an alert's name, or OFF)")) }
+            return .success(("alert", text.uppercased() == "OFF" ? ["end": .bool(true)] : ["start": .string(text)]))
+        case let command where command.hasPrefix("alert_"):
+            // Home Assistant's switch of one alert: ON starts it, OFF ends whichever alert is on.
+            switch text.uppercased() {
+            case "ON": return .success(("alert", ["start": .string(String(command.dropFirst("alert_".count)))]))
+            case "OFF": return .success(("alert", ["end": .bool(true)]))
+            default: return .failure(Refusal(reason: "\"\(text.prefix(40))\" is not ON or OFF"))
+            }
         case "volume":
             guard let level = volumeLevel(text) else {
                 return .failure(Refusal(reason: "\"\(text.prefix(40))\" is not a volume from \(Jukebox.volumeRange.lowerBound) to \(Jukebox.volumeRange.upperBound)"))

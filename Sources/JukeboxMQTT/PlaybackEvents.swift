@@ -6,7 +6,7 @@ import JukeboxProtocol
 /// `event_type` and the play's attributes.
 enum PlaybackEvents {
     /// The event types, as discovery lists them.
-    static let types = ["started", "finished", "failed", "skipped", "missed", "announced"]
+    static let types = ["started", "finished", "failed", "skipped", "missed", "announced", "held-back", "alert-started", "alert-ended"]
 
     /// The event a play that ended is told as.
     static func type(_ outcome: PlayOutcome, announcement: Bool) -> String {
@@ -15,6 +15,8 @@ enum PlaybackEvents {
         case .stopped, .notPlayed: "skipped"
         case .failed, .endedEarly: "failed"
         case .missed: "missed"
+        case .heldBack: "held-back"
+        case .alert: "alert-ended"
         }
     }
 
@@ -56,6 +58,15 @@ enum PlaybackEvents {
         return JSONValue.object(fields).text
     }
 
+    /// The message for an alert that started (`alert-started`): its name, who started it, and
+    /// its sound's clip.
+    static func alertStarted(_ run: ClipPlayQueue.AlertRun) -> String {
+        var fields = attributes(QueueEntry(ticket: 0, clip: run.sound, origin: .client(run.by), alert: run.name))
+        fields["ticket"] = nil
+        fields["event_type"] = .string("alert-started")
+        return JSONValue.object(fields).text
+    }
+
     /// What every event of an entry carries: the clip's id and title, the ticket, who asked
     /// for it (and the client's own name), and a fixed time's moment.
     static func attributes(_ entry: QueueEntry) -> [String: JSONValue] {
@@ -63,6 +74,7 @@ enum PlaybackEvents {
             "clip": .string(entry.clip.id), "title": .string(entry.clip.title), "ticket": .number(Double(entry.ticket)),
             "source": .string(source(entry)),
         ]
+        if let alert = entry.alert { fields["alert"] = .string(alert) }
         switch entry.origin {
         case .client(let requester): fields["client"] = .string(requester.name)
         case .fixedTime(let moment): fields["time"] = .string(StatePublisher.timestamp(Double(moment)))

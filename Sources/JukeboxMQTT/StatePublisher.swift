@@ -34,6 +34,7 @@ actor StatePublisher {
         var bed: Bool
         var plans: [String] = []
         var calendars: [String] = []
+        var alerts: [String] = []
     }
 
     init(topics: MQTTTopics, core: Jukebox, told: PlaysTold) {
@@ -61,12 +62,16 @@ actor StatePublisher {
     /// those that ended are told in order, each once, as soon as the broker is there.
     func playEvent(_ event: JukeboxEvent) async {
         switch event {
-        case .playing(let entry):
+        case .playing(let entry) where entry.alert == nil:
             guard let client, await client.isConnected else { return }
             _ = await client.publish(.init(topic: topics.state("playback"), text: PlaybackEvents.started(entry), qos: .atLeastOnce, retain: false))
         case .finished(let play):
             tellableThrough = max(tellableThrough, play.seq)
             tellRequests.yield()
+        case .alert(let run?):
+            // Its end is told as a play that ended (`alert-ended`); its soundings are not told.
+            guard let client, await client.isConnected else { return }
+            _ = await client.publish(.init(topic: topics.state("playback"), text: PlaybackEvents.alertStarted(run), qos: .atLeastOnce, retain: false))
         default:
             break
         }
@@ -159,6 +164,7 @@ actor StatePublisher {
             ("update", #"{"installed_version":"\#(JukeboxVersion.current)"}"#),
         ]
         if let bed = snapshot.player.bed { states.append(("music", bed.on ? "ON" : "OFF")) }
+        for alert in snapshot.session.alerts { states.append(("alert_\(alert.name)", snapshot.queue.alert?.name == alert.name ? "ON" : "OFF")) }
         states += plans(snapshot)
         return states
     }
@@ -195,7 +201,7 @@ actor StatePublisher {
             titles: snapshot.catalog.session.clips.filter(\.enabled).map(\.title),
             maxVolume: Int((snapshot.session.maxVolume * Double(Jukebox.volumeRange.upperBound)).rounded(.down)),
             bed: snapshot.player.bed != nil, plans: snapshot.session.dayPlans?.planNames ?? [],
-            calendars: snapshot.session.dayPlans?.calendars.map(\.name) ?? [])
+            calendars: snapshot.session.dayPlans?.calendars.map(\.name) ?? [], alerts: snapshot.session.alerts.map(\.name))
     }
 
     func publishDiscovery() async {
@@ -208,7 +214,7 @@ actor StatePublisher {
         self.advertised = advertised
         let discovery = HomeAssistantDiscovery(
             topics: topics, sessionName: snapshot.session.name, titles: advertised.titles, maxVolume: advertised.maxVolume, bed: advertised.bed,
-            plans: advertised.plans, calendars: advertised.calendars)
+            plans: advertised.plans, calendars: advertised.calendars, alerts: advertised.alerts)
         for (topic, config) in discovery.configs {
             await send(topic, config)
         }

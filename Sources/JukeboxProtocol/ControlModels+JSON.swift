@@ -159,7 +159,8 @@ extension EntryInfo: JSONReadable {
             ticket: try fields.ticket("ticket"), clip: try fields.string("clip"), title: try fields.string("title"),
             file: try fields.string("file"), origin: try fields.string("origin"), position: try fields.optionalInt("position"),
             say: try fields.optionalString("say"), afterQuiet: try fields.optionalBool("afterQuiet"), now: try fields.optionalBool("now"),
-            resumeAt: try fields.optionalDouble("resumeAt"), volume: try fields.optionalInt("volume"), stopAfter: try fields.optionalDouble("stopAfter"))
+            resumeAt: try fields.optionalDouble("resumeAt"), volume: try fields.optionalInt("volume"), stopAfter: try fields.optionalDouble("stopAfter"),
+            alert: try fields.optionalString("alert"))
     }
 }
 
@@ -173,7 +174,22 @@ extension StatusResult: JSONReadable {
             nextPick: try fields.optionalDouble("nextPick"), uptime: try fields.double("uptime"), played: try fields.int("played"),
             failed: try fields.int("failed"), underruns: try fields.optionalInt("underruns"), quiet: try fields.read("quiet", as: QuietInfo.self),
             ducked: try fields.optionalStrings("ducked"), bed: try fields.read("bed", as: BedInfo.self), version: try fields.optionalString("version"),
-            plan: try fields.read("plan", as: PlanDay.self), plans: try fields.optionalStrings("plans"), calendars: fields["calendars"] == nil ? nil : try fields.list("calendars", of: CalendarInfo.self))
+            plan: try fields.read("plan", as: PlanDay.self), plans: try fields.optionalStrings("plans"), calendars: fields["calendars"] == nil ? nil : try fields.list("calendars", of: CalendarInfo.self),
+            alert: try fields.read("alert", as: AlertInfo.self), alerts: try fields.optionalStrings("alerts"))
+    }
+}
+
+extension AlertInfo: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json, "alert")
+        self.init(name: try fields.string("name"), since: try fields.double("since"), by: try fields.string("by"), soundings: try fields.int("soundings"))
+    }
+}
+
+extension AlertResult: JSONReadable {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let fields = try JSONFields(json)
+        self.init(alert: try fields.read("alert", as: AlertInfo.self), ended: try fields.read("ended", as: AlertInfo.self), alerts: try fields.optionalStrings("alerts") ?? [])
     }
 }
 
@@ -203,7 +219,7 @@ extension CalendarInfo: JSONReadable {
 extension HealthResult: JSONReadable {
     public init(json: JSONValue) throws(JSONShapeError) {
         let fields = try JSONFields(json)
-        self.init(healthy: try fields.bool("healthy"), problem: try fields.optionalString("problem"))
+        self.init(healthy: try fields.bool("healthy"), problem: try fields.optionalString("problem"), alert: try fields.optionalString("alert"))
     }
 }
 

@@ -22,11 +22,14 @@ public struct EntryInfo: Sendable, Equatable, Codable {
     public var volume: Int?
     /// How many seconds of it play before it stops, when it was asked to stop early.
     public var stopAfter: Double?
+    /// The alert it sounds for (a sounding, or the alert's end clip); absent for any other.
+    public var alert: String?
 
     public init(
         ticket: UInt64, clip: String, title: String, file: String, origin: String, position: Int? = nil, say: String? = nil, afterQuiet: Bool? = nil,
-        now: Bool? = nil, resumeAt: Double? = nil, volume: Int? = nil, stopAfter: Double? = nil
+        now: Bool? = nil, resumeAt: Double? = nil, volume: Int? = nil, stopAfter: Double? = nil, alert: String? = nil
     ) {
+        self.alert = alert
         self.volume = volume
         self.stopAfter = stopAfter
         self.afterQuiet = afterQuiet
@@ -132,11 +135,17 @@ public struct StatusResult: Sendable, Equatable, Codable {
     public var plans: [String]?
     /// The day plans' calendars as last read; absent without calendars.
     public var calendars: [CalendarInfo]?
+    /// The alert that is on; absent when none is.
+    public var alert: AlertInfo?
+    /// The session's alerts' names, in its order; absent without alerts.
+    public var alerts: [String]?
     /// The daemon's version (`JukeboxVersion.current`): after an upgrade, the client's may differ
     /// until the service restarts.
     public var version: String?
 
-    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil, bed: BedInfo? = nil, version: String? = nil, plan: PlanDay? = nil, plans: [String]? = nil, calendars: [CalendarInfo]? = nil) {
+    public init(session: String, device: String, deviceState: String, playing: EntryInfo? = nil, waitingForDevice: EntryInfo? = nil, queueLength: Int, paused: Bool, volume: Int, nextPick: Double? = nil, uptime: Double, played: Int, failed: Int, underruns: Int? = nil, quiet: QuietInfo? = nil, ducked: [String]? = nil, bed: BedInfo? = nil, version: String? = nil, plan: PlanDay? = nil, plans: [String]? = nil, calendars: [CalendarInfo]? = nil, alert: AlertInfo? = nil, alerts: [String]? = nil) {
+        self.alert = alert
+        self.alerts = alerts
         self.version = version
         self.plan = plan
         self.plans = plans
@@ -162,14 +171,57 @@ public struct StatusResult: Sendable, Equatable, Codable {
 
 /// Whether it is quiet now (nothing the daemon starts by itself plays), why, and until when:
 /// the `quiet` method's result, part of `status`, and the `quiet` event.
+/// An alert that is on: part of `alert`'s answer and of `status`.
+public struct AlertInfo: Sendable, Equatable, Codable {
+    public var name: String
+    /// Seconds since the epoch.
+    public var since: Double
+    /// Who started it: the client's name.
+    public var by: String
+    /// How many times it has begun to sound.
+    public var soundings: Int
+
+    public init(name: String, since: Double, by: String, soundings: Int) {
+        self.name = name
+        self.since = since
+        self.by = by
+        self.soundings = soundings
+    }
+}
+
+/// The answer to `alert`: the alert on now (none: null), the one a start replaced or an end
+/// ended, and the session's alerts.
+public struct AlertResult: Sendable, Equatable, Codable {
+    public var alert: AlertInfo?
+    public var ended: AlertInfo?
+    public var alerts: [String]
+
+    public init(alert: AlertInfo?, ended: AlertInfo? = nil, alerts: [String]) {
+        self.alert = alert
+        self.ended = ended
+        self.alerts = alerts
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var fields = encoder.container(keyedBy: CodingKeys.self)
+        // `alert` is always there: null when none is on.
+        try fields.encode(alert, forKey: .alert)
+        try fields.encodeIfPresent(ended, forKey: .ended)
+        try fields.encode(alerts, forKey: .alerts)
+    }
+}
+
 /// The answer to `health`: healthy, or the one reason it is not.
 public struct HealthResult: Sendable, Equatable, Codable {
     public var healthy: Bool
     public var problem: String?
+    /// The alert on now: healthy all the same.
+    public var alert: String?
 
-    public init(healthy: Bool, problem: String? = nil) {
+    public init(healthy: Bool, problem: String? = nil, alert: String? = nil) {
         self.healthy = healthy
         self.problem = problem
+        self.alert = alert
     }
 }
 

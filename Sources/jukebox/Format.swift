@@ -86,6 +86,24 @@ enum Format {
         return "\(when.tm_year + 1900)-\(two(when.tm_mon + 1))-\(two(when.tm_mday)) \(clock)"
     }
 
+    /// An alert on: `lockdown, on since 14:02 (started by pi, sounded 3 times)`.
+    static func alertOn(_ info: AlertInfo) -> String {
+        "\(info.name), on since \(moment(info.since)) (started by \(info.by), sounded \(info.soundings == 1 ? "once" : "\(info.soundings) times"))"
+    }
+
+    /// The answer to `alert`: what was started or ended, what is on, and the session's alerts.
+    static func alert(_ result: AlertResult) -> String {
+        var lines: [String] = []
+        switch (result.alert, result.ended) {
+        case (let on?, let replaced?): lines.append("alert \(on.name) started, in place of \(replaced.name)")
+        case (nil, let ended?): lines.append("alert \(ended.name) ended, after sounding \(ended.soundings == 1 ? "once" : "\(ended.soundings) times")")
+        default: break
+        }
+        lines.append("alert:  \(result.alert.map(alertOn) ?? "none on")")
+        lines.append("alerts: \(result.alerts.isEmpty ? "none in the session (see docs/alerts.md)" : result.alerts.joined(separator: ", "))")
+        return lines.joined(separator: "\n")
+    }
+
     /// Whether it is quiet, why and until when: `quiet by hand until 14:30`.
     static func quiet(_ info: QuietInfo) -> String {
         var text = info.quiet ? (info.byHand ? "quiet by hand" : "quiet hours") : (info.byHand ? "quiet hours lifted by hand" : "not quiet")
@@ -150,6 +168,7 @@ enum Format {
         if let entry = params?.entry { text += details(entry, ended: event.method == "finished") }
         if let quiet = params?.quiet { text += " " + Self.quiet(quiet) }
         if let players = params?.players { text += " " + players.joined(separator: ", ") }
+        if let alert = params?.alert { text += ": " + alertOn(alert) }
         return text
     }
 }

@@ -15,7 +15,9 @@ extension JukeboxCLI {
                 var bed: [String] = status.bed.map { ["bed:       \(Format.bed($0))"] } ?? []
                 if let plan = status.plan { bed.append("plan:      \(plan.plan ?? "none") today (\(plan.why))") }
                 bed += (status.calendars ?? []).map { "calendar:  \(Plan.calendarLine($0))" }
-                let lines: [String] = [
+                // An alert on comes first: it is what matters most.
+                let alert: [String] = status.alert.map { ["ALERT:     \(Format.alertOn($0))"] } ?? []
+                let lines: [String] = alert + [
                     "session:   \(status.session)",
                     "device:    \(status.device) (\(status.deviceState))",
                     Self.playing(status),
@@ -55,7 +57,8 @@ extension JukeboxCLI {
             var healthy = true
             try options.run("health", as: HealthResult.self) { health in
                 healthy = health.healthy
-                return health.healthy ? "ok" : "unhealthy: \(health.problem ?? "no reason given")"
+                guard health.healthy else { return "unhealthy: \(health.problem ?? "no reason given")" }
+                return health.alert.map { "ok; the \($0) alert is on" } ?? "ok"
             }
             if !healthy { throw ExitCode(69) }
         }

@@ -16,7 +16,7 @@ struct JukeboxCLI: ParsableCommand {
         version: JukeboxVersion.current,
         subcommands: [
             Play.self, Say.self, QueueCommand.self, Status.self, Skip.self, Remove.self, Clear.self, Stop.self, Pause.self, Resume.self,
-            Pick.self, Clips.self, History.self, Volume.self, Quiet.self, Bed.self, Health.self, Test.self, Next.self, Plan.self, Reload.self, Watch.self,
+            Pick.self, Clips.self, History.self, Volume.self, Quiet.self, Alert.self, Bed.self, Health.self, Test.self, Next.self, Plan.self, Reload.self, Watch.self,
             SessionCommand.self, Add.self, Edit.self, RemoveClip.self, Enable.self, Disable.self, Schedule.self, Loudness.self, WebCA.self,
         ]
     )

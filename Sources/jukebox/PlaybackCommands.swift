@@ -252,6 +252,38 @@ extension JukeboxCLI {
         }
     }
 
+    struct Alert: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "alert", abstract: "Start one of the session's alerts, end the one on, or show it.",
+            discussion: """
+                jukebox alert            show the alert on (which, since when, who started it) and the session's alerts
+                jukebox alert lockdown   start the alert named lockdown: it cuts in at once and repeats until ended
+                jukebox alert off        end it: its end clip plays once, then what waited, in order
+                While an alert is on nothing else plays: fixed times are held back, and what is queued waits for its end.
+                It sounds at its own level, whatever the volume, quiet hours and maxVolume say, and a restart sounds it
+                again. See docs/alerts.md.
+                """)
+
+        @OptionGroup var options: ClientOptions
+
+        @Argument(help: "An alert's name, or off.")
+        var name: String?
+
+        @Option(help: "A name for whoever starts or ends it, shown in `jukebox alert` and the history.")
+        var client: String?
+
+        func run() throws {
+            var params: [String: JSONValue] = [:]
+            switch name {
+            case nil: break
+            case "off"?: params["end"] = .bool(true)
+            case let name?: params["start"] = .string(name)
+            }
+            if name != nil, let client { params["client"] = .string(client) }
+            try options.run("alert", params, as: AlertResult.self) { Format.alert($0) }
+        }
+    }
+
     struct Bed: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bed", abstract: "Show the music bed, or turn its music off or on; the clips play either way.",

@@ -109,12 +109,24 @@ struct Daemon {
         let enabled = session.clips.filter(\.enabled).count
         print("\(session.sourcePath): OK: \"\(session.name)\", \(Plural.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
         if let location = session.location { printSunTimes(session, location) }
+        if !session.alerts.isEmpty { print("alerts: " + session.alerts.map(Self.alertWords).joined(separator: "; ")) }
         if let calendars = session.dayPlans?.calendars, !calendars.isEmpty {
             let today = SystemLocalTime().localTime(at: Int64(Glibc.time(nil))).date
             let lines = await BlockingWorkQueue(label: "jukeboxd.check").run { calendars.map { CalendarFeeds.checkLine($0, today: today) } }
             for line in lines { print(line) }
         }
         return 0
+    }
+
+    /// An alert as `--check` lists it: `lockdown (lockdown.wav every 30s, then all-clear.wav, at 100 %)`.
+    static func alertWords(_ alert: AlertSettings) -> String {
+        let sound: String = switch alert.sound {
+        case .clip(let id): id
+        case .say(let text): "says \"\(text.prefix(30))\(text.count > 30 ? "…" : "")\""
+        }
+        let every = alert.every == .zero ? "back to back" : "every \(DurationText.format(alert.every))"
+        let end = alert.end.map { ", then \($0)" } ?? ""
+        return "\(alert.name) (\(sound) \(every)\(end), at \(Int((alert.level * 100).rounded())) %)"
     }
 
     /// Opens an ALSA output for a moment, as the service will (a Snapcast output's pipe is

@@ -296,4 +296,23 @@ struct ClipTimetableTests {
         #expect(await autumnQueue.waiting.count == 1)
         #expect(await autumnQueue.waiting.first?.origin == .fixedTime(LocalZoneTests.utc(2026, 10, 25, 0, 30)))
     }
+
+    /// While an alert is on, a time that comes is held back by it: in the history as such,
+    /// not queued, not missed, and not played after the alert.
+    @Test func aTimeThatComesWhileAnAlertIsOnIsHeldBack() async throws {
+        let start = LocalZoneTests.utc(2026, 11, 27, 6, 59)
+        let (timetable, queue) = make([try clip("bell", at: ["08:00"])], start: start)
+        let alarm = PlayableClip(id: "alarm", source: ClipSource(file: "alarm.wav", path: "/clips/alarm.wav"))
+        await queue.startAlert(.init(settings: AlertSettings(name: "lockdown", sound: .clip("alarm")), sound: alarm, endClip: nil, by: "office", since: 0))
+        let running = Task { try await timetable.run() }
+        defer { running.cancel() }
+        await settled()
+        while await queue.history.isEmpty { await step() }
+        let play = try #require(await queue.history.first)
+        #expect(play.entry.clip.id == "bell")
+        #expect(play.outcome == .heldBack(reason: "lockdown alert"))
+        #expect(play.outcome.name == "held-back")
+        #expect(await queue.waiting.isEmpty, "not queued for after the alert")
+        #expect(await queue.missedCount == 0, "not missed")
+    }
 }

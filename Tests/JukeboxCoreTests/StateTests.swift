@@ -22,9 +22,17 @@ struct StateTests {
             bag: .init(remaining: ["c", "a"], lastPick: "b", cycle: 4), paused: true, volume: 0.4,
             stats: ["a": ClipStats(timesPlayed: 3, lastPlayed: 1_000)], history: [])
         state.plans = ["2026-12-03": DayPlans.ByHand(plan: "none", by: "pi", at: 1_800_000_000), "2026-12-01": DayPlans.ByHand(plan: "late-start")]
+        state.alert = .init(name: "lockdown", client: "phone", via: "web", since: 1_800_000_000.5)
+        var end = entry(10, "all-clear")
+        end.alert = "lockdown"
+        end.volume = 0.9
+        state.waiting.insert(end, at: 0)
         try await file.save(state)
         #expect(await file.load() == .loaded(state))
         #expect(!FilePath.isRegularFile(folder.file("deep/er/.state.json.tmp")), "the temporary file was renamed over")
+        // An alert's end clip plays at the alert's level, above maxVolume, after a restart too.
+        let restored = state.waiting[0].queueEntry
+        #expect(restored.alert == "lockdown" && restored.playing == .alert(level: 0.9))
     }
 
     /// A clip queued at its `at` time keeps that moment through a restart, and comes back as

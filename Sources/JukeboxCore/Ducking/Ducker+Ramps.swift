@@ -68,7 +68,8 @@ extension Ducker {
                     logger.info("duck: \(player) is lowered by another jukeboxd too; the level to go back to is the one it keeps, \(claimed)", metadata: ["player": "\(player)"])
                 }
                 let volume = claimed ?? current
-                let low = Int((Double(volume) * settings.level).rounded())
+                // An alert that came while the levels were read lowers to silence.
+                let low = Int((Double(volume) * (silenced ? 0 : settings.level)).rounded())
                 guard low < volume else { continue }
                 lowered.append(DuckRecord(player, mode: .lower, volume: volume, lowered: low, ramping: true))
             case .pause:

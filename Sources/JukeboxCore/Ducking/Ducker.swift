@@ -61,6 +61,9 @@ public actor Ducker {
     var away: [String: Double] = [:]
     /// The claims held on players that keep them (`DuckClaims`), by player.
     var claimsHeld: [String: Task<Void, Never>] = [:]
+    /// An alert sounds, or did since the players were last raised: what is lowered goes to
+    /// silence, not to the duck's `level`, until the players are raised again.
+    var silenced = false
     /// How other jukeboxds know this one's claims from their own: the process and a random part.
     let claimID = "\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
 
@@ -94,15 +97,19 @@ public actor Ducker {
     /// when it lowers nothing for it.
     func settings(for entry: QueueEntry?) -> DuckSettings? {
         let session = schedule.current.session
+        var settings: DuckSettings?
         switch lowers {
         case .players:
             // Whether it lowers the others was fixed when it was queued (`PlayableClip.ducks`),
             // whatever a reload says since.
-            guard entry?.clip.ducks ?? true else { return nil }
-            return session.duck
+            guard entry?.clip.ducks ?? true || entry?.alert != nil else { return nil }
+            settings = session.duck
         case .bed:
-            return session.bed.map { DuckSettings(level: $0.level, attack: $0.attack, release: $0.release, mode: .lower, players: [.bed]) }
+            settings = session.bed.map { DuckSettings(level: $0.level, attack: $0.attack, release: $0.release, mode: .lower, players: [.bed]) }
         }
+        // Under an alert, and after one until the players are raised: silence.
+        if entry?.alert != nil || silenced { settings?.level = 0 }
+        return settings
     }
 
     /// Whether a clip that ducks sounds now (or the players are on their way down): Home
@@ -127,15 +134,20 @@ public actor Ducker {
     /// Lowers what this ducker lowers for `entry` unless it is low already; returns the
     /// attack when it was not (the clip then waits for it), nil when nothing was to be done.
     public func duck(for entry: QueueEntry) async -> Duration? {
+        let silencing = entry.alert != nil && !silenced
+        if entry.alert != nil { silenced = true }
         guard let settings = settings(for: entry) else { return nil }
         heldRaise?.cancel()
         heldRaise = nil
         switch phase {
         case .low, .lowering:
+            // Low for a clip when an alert cuts in: on down to silence.
+            if silencing { await deepen(over: settings.attack) }
             return nil
         case .raising:
             // Back down from wherever the raising got to; the levels to go back to are saved.
             work?.cancel()
+            if silencing { toSilence() }
             let records = records
             if let makeTarget {
                 work = Task {
@@ -185,6 +197,7 @@ public actor Ducker {
     func raiseNow() {
         heldRaise = nil
         guard phase == .low || phase == .lowering else { return }
+        silenced = false
         guard !records.isEmpty, let makeTarget else {
             // Nothing to raise (only Home Assistant's sensor follows): ducking is over.
             phase = .idle
@@ -197,6 +210,35 @@ public actor Ducker {
         work = Task {
             await lowering?.value
             await self.raise(records, over: release, makeTarget: makeTarget)
+        }
+    }
+
+    /// The records of players lowered (not paused) go to silence: what an alert lowers them to.
+    /// Returns those changed.
+    @discardableResult
+    func toSilence() -> [DuckRecord] {
+        var changed: [DuckRecord] = []
+        for index in records.indices where records[index].mode == DuckSettings.Mode.lower.rawValue && (records[index].lowered ?? 0) > 0 {
+            records[index].lowered = 0
+            records[index].ramping = true
+            changed.append(records[index])
+        }
+        return changed
+    }
+
+    /// Players low for a clip go on down to silence over `attack`: an alert cut in. Saved
+    /// first, so that a crash midway puts them back.
+    func deepen(over attack: Duration) async {
+        let deeper = toSilence()
+        guard !deeper.isEmpty, let makeTarget else { return }
+        try? await save?()
+        let lowering = work
+        work = Task {
+            // The ramp to the clip's level stops where it got to, and this one goes on from there.
+            lowering?.cancel()
+            await lowering?.value
+            let ends = await self.ramp(deeper, down: true, over: attack, makeTarget: makeTarget)
+            await self.rampEnded(ends, down: true)
         }
     }
 
@@ -223,6 +265,7 @@ public actor Ducker {
         // A lowering still reading the levels lowers nothing now.
         lowerings += 1
         phase = .idle
+        silenced = false
         work?.cancel()
         leftOver?.cancel()
         guard let makeTarget, !records.isEmpty else { return }

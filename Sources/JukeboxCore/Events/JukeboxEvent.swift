@@ -32,6 +32,9 @@ public enum JukeboxEvent: Sendable, Equatable {
     /// The day plans changed: a plan set or cleared by hand (`byHand`, told once saved), a
     /// calendar read anew, a reload, or a new day. `plan` tells what they are now.
     case plans(byHand: Bool)
+    /// An alert started (the one on now), or the one on ended (nil). An alert that replaces
+    /// another is told once, as the one on now.
+    case alert(ClipPlayQueue.AlertRun?)
 }
 
 extension JukeboxEvent {
@@ -39,7 +42,7 @@ extension JukeboxEvent {
     /// the history), which subscribers hear of only once it is on disk.
     public var describesSavedState: Bool {
         switch self {
-        case .queued, .held, .playing, .finished, .cut, .removed, .ducked, .restored, .paused, .resumed, .volume, .quiet, .music: true
+        case .queued, .held, .playing, .finished, .cut, .removed, .ducked, .restored, .paused, .resumed, .volume, .quiet, .music, .alert: true
         case .plans(let byHand): byHand
         case .scheduled, .device, .sessionReloaded: false
         }

@@ -134,8 +134,11 @@ extension Jukebox {
     /// Pauses playback; the players the session ducks come back up while nothing sounds.
     public func pause() async -> Acknowledged<Bool> {
         await queue.pause()
-        await ducker.paused()
-        await bedDucker.paused()
+        // A pause does not hold an alert back, nor bring the music up under it.
+        if await queue.alert == nil {
+            await ducker.paused()
+            await bedDucker.paused()
+        }
         return await acknowledge(true, .pause)
     }
 

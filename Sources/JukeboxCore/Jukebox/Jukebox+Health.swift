@@ -5,6 +5,11 @@ extension Jukebox {
         /// Why it is unhealthy; nil when it is healthy.
         public var problem: String?
         public var isHealthy: Bool { problem == nil }
+        /// The alert on now: the daemon is doing its job (sounding it), and says so.
+        public var alert: String? = nil
+
+        /// How it is said in one line: `ok`, `ok; the lockdown alert is on`, or the problem.
+        public var words: String { problem ?? (alert.map { "ok; the \($0) alert is on" } ?? "ok") }
     }
 
     /// How long the device may be missing before the daemon counts as unhealthy: long enough
@@ -17,6 +22,12 @@ extension Jukebox {
     /// The first problem found: the audio output stuck in a call, the device missing for more
     /// than `deviceMissingLimit`, or the state file not being saved.
     public func health() async -> Health {
+        var health = await problem()
+        health.alert = await queue.alert?.name
+        return health
+    }
+
+    private func problem() async -> Health {
         if let stall = outputStall(), stall > Self.stallLimit {
             return Health(problem: "the audio output has been stuck in one call for \(DurationText.format(stall))")
         }

@@ -52,6 +52,9 @@ extension Jukebox {
                 let reason = "it was queued at its time, but jukeboxd stopped before it played, longer ago than \(session.grace.words); not played late"
                 await queue.recordNotPlayed(entry.queueEntry, outcome: .missed(reason: reason))
             }
+            // An alert that was on sounds again, first; the times that passed meanwhile were
+            // held back by it.
+            if let alert = state.alert { await restoreAlert(alert) }
             if let bag = state.bag { await scheduler.restoreBag(bag) }
             await quiet.restore(state.quiet)
             if let plans = state.plans { await timetable.restorePlans(plans) }

@@ -49,6 +49,8 @@ public struct JukeboxMetrics: Sendable {
     /// The day plans' calendars: how long ago each was last read or found unchanged (nil:
     /// not yet since the start), and the reads that failed.
     public var calendars: [(name: String, age: Double?, failures: Int)] = []
+    /// The session's alerts, in its order, and whether each is on.
+    public var alerts: [(name: String, on: Bool)] = []
 }
 
 extension Jukebox {
@@ -62,6 +64,7 @@ extension Jukebox {
             lastPlayStarted: lastPlay, stateWrites: await writer?.writeTimes, clients: events.subscriberCount)
         let wall = configuration.time.wallClock()
         metrics.calendars = await calendars.states.map { ($0.name, $0.readAt.map { max(wall - Double($0), 0) }, $0.failures) }
+        metrics.alerts = catalog.session.alerts.map { ($0.name, $0.name == now.alert?.name) }
         return metrics
     }
 }

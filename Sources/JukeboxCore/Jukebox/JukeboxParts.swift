@@ -57,8 +57,10 @@ struct JukeboxParts {
                 // Both lower at once; the clip waits for the longer attack (the bed's only while
                 // music comes in: over silence it is lowered all the same, and nothing waits).
                 let bedMusicPlays = await player.bedMusicPlays
-                async let others: Void = ducker.clipStarting(entry, leadIn: leadIn)
-                async let bed: Void = bedDucker.clipStarting(entry, leadIn: leadIn, waiting: bedMusicPlays)
+                // An alert waits for nothing: it is heard at once, over the music going down.
+                let waits = entry.alert == nil
+                async let others: Void = ducker.clipStarting(entry, leadIn: leadIn, waiting: waits)
+                async let bed: Void = bedDucker.clipStarting(entry, leadIn: leadIn, waiting: bedMusicPlays && waits)
                 _ = await (others, bed)
             },
             afterPlaying: { entry, outcome, anotherWaits in

@@ -2,12 +2,14 @@
 /// durability rule: a change that must survive a restart is acknowledged to its client only
 /// once the state file holds it (`Jukebox.waitUntilDurable`).
 public enum StateChange: String, Sendable, CaseIterable {
-    case enqueue, say, remove, clear, stop, skip, pause, resume, pick, setVolume, setQuiet, setMusic, setPlan, reload
+    case enqueue, say, remove, clear, stop, skip, pause, resume, pick, setVolume, setQuiet, setMusic, setPlan, alert, reload
     case addClip, updateClip, removeClip, updateSchedule
 
     public var mustBeDurable: Bool {
         switch self {
         case .enqueue, .say, .remove, .clear, .stop, .pause, .resume, .pick, .setVolume, .setQuiet, .setMusic, .setPlan: true
+        // An alert is latched: on disk before anyone is told it is on, or off.
+        case .alert: true
         // The session file itself is written and fsynced before an edit returns; the state
         // is saved too, since the bag now holds other clips.
         case .addClip, .updateClip, .removeClip, .updateSchedule: true

@@ -13,9 +13,15 @@ public enum PlayOutcome: Sendable, Equatable {
     case missed(reason: String)
     /// A fixed time that was not played, for a reason that is no fault: quiet.
     case notPlayed(reason: String)
+    /// A fixed time that came while an alert was on, and was held back by it (the reason
+    /// names the alert): not missed, and not played afterwards.
+    case heldBack(reason: String)
+    /// An alert's whole run, as one play: from its start to its end or to the alert that
+    /// replaced it; the reason says how often it sounded and who ended it.
+    case alert(reason: String)
 
     /// How clients, events and the state file name it: `completed`, `skipped`, `failed`,
-    /// `ended-early` or `missed`.
+    /// `ended-early`, `missed`, `held-back` or `alert`.
     public var name: String {
         switch self {
         case .completed: "completed"
@@ -23,6 +29,8 @@ public enum PlayOutcome: Sendable, Equatable {
         case .failed: "failed"
         case .endedEarly: "ended-early"
         case .missed: "missed"
+        case .heldBack: "held-back"
+        case .alert: "alert"
         }
     }
 
@@ -36,7 +44,7 @@ public enum PlayOutcome: Sendable, Equatable {
 
     public var reason: String? {
         switch self {
-        case .failed(let reason), .endedEarly(let reason), .missed(let reason), .notPlayed(let reason): reason
+        case .failed(let reason), .endedEarly(let reason), .missed(let reason), .notPlayed(let reason), .heldBack(let reason), .alert(let reason): reason
         default: nil
         }
     }

@@ -63,8 +63,10 @@ public actor Player {
     /// The level of its own the clip playing now was asked for at (`QueueEntry.Playing`);
     /// nil: it plays at `volume`.
     var ownVolume: Double?
+    /// The clip playing now is an alert's, whose level `maxVolume` does not hold.
+    var aboveCeiling = false
     /// What the clip playing now is played at.
-    var level: Double { min(ownVolume ?? volume, ceiling) }
+    var level: Double { min(ownVolume ?? volume, aboveCeiling ? 1 : ceiling) }
     /// The most any clip is played at: the session's `maxVolume`, set by `VolumeControl`.
     /// It holds a clip's own level too, queued before the cap was lowered.
     var ceiling: Double = 1
@@ -214,9 +216,11 @@ public actor Player {
         pauseRequested = pause
         isPlaying = true
         ownVolume = playing.volume
+        aboveCeiling = playing.aboveCeiling
         defer {
             isPlaying = false
             ownVolume = nil
+            aboveCeiling = false
             pauseRequested = nil
             progress = nil
             volumeBefore = nil

@@ -6,8 +6,18 @@ import Logging
 extension ClipPlayQueue {
     func consume() async {
         for await _ in wakeups {
-            while !waiting.isEmpty {
-                await waitWhilePaused()
+            while true {
+                if alert != nil {
+                    // While an alert is on, it is all that sounds; what waits stays waiting.
+                    guard !closing, !Task.isCancelled else { break }
+                    await soundAlert()
+                    if Task.isCancelled { return }
+                    continue
+                }
+                guard !waiting.isEmpty else { break }
+                // An alert's end clip plays even while paused: it is the alert's last word.
+                if waiting.first?.alert == nil { await waitWhilePaused() }
+                if alert != nil { continue }
                 guard !closing, !Task.isCancelled, let entry = order.next() else { break }
                 current = entry
                 // A cut asked for while the entry before ended by itself is over.
@@ -30,6 +40,10 @@ extension ClipPlayQueue {
                 switch end {
                 case .ended(let ended):
                     outcome = ended
+                case .cut where entry.alert != nil:
+                    // An alert's end clip, cut by another alert, which has an end of its own.
+                    alertSwitch.requestCut(false)
+                    outcome = .stopped
                 case .cut(let point):
                     guard let dropped = putBack(entry, cutAt: point) else { continue }
                     outcome = dropped
@@ -44,7 +58,7 @@ extension ClipPlayQueue {
                 }
                 // A clip that ended (its tail drained as the shutdown began) counts as played.
                 finish(entry, outcome)
-                await afterPlaying?(entry, outcome, !waiting.isEmpty)
+                await afterPlaying?(entry, outcome, somethingStartsNext)
                 if Task.isCancelled { return }
                 if waiting.isEmpty { await player.becameIdle() }
             }
@@ -86,6 +100,9 @@ extension ClipPlayQueue {
     /// (or from where a cut left it). That includes a problem while the last clip's tail
     /// drains: it was not all heard.
     func playSlot(_ entry: QueueEntry) async -> SlotEnd {
+        // What cuts it: an urgent entry or an alert, or, for an alert's own clips, the
+        // alert's end or replacement. Only the first is ever paused.
+        let gate = entry.alert == nil ? pauseSwitch : alertSwitch
         var backoff = Backoff()
         /// The device's last problem in this slot: a repeat of it is logged quietly.
         var lastProblem: AudioDeviceError?
@@ -100,6 +117,8 @@ extension ClipPlayQueue {
             let made = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
             preparing = nil
             if skipRequested || Task.isCancelled { return .ended(.stopped) }
+            // An alert came while its audio was made: it waits, made, for the alert's end.
+            if gate.cutRequested { return .cut(at: entry.resumeAt ?? .start) }
             switch made {
             case .success(let clip): entry.clip = clip
             case .failure(let error): return .ended(.failed(reason: "\(error)"))
@@ -114,7 +133,7 @@ extension ClipPlayQueue {
                     // The cue, in the same slot: a cue that cannot be played is logged, and
                     // the clip plays anyway. (A clip going on after a cut goes on without it.)
                     // At the entry's own level, if it has one; its length is the clip's.
-                    switch try await playThrough(cue, playing: .init(volume: entry.playing.volume)) {
+                    switch try await playThrough(cue, playing: .init(volume: entry.playing.volume), gate: gate) {
                     case .ended(.failed(let reason)):
                         logger.warning("cue skipped before \(entry.clip.id): \(reason)", metadata: Self.fields(entry))
                     case .cut:
@@ -124,8 +143,11 @@ extension ClipPlayQueue {
                     }
                     if skipRequested { return .ended(.stopped) }
                 }
-                let end = try await playThrough(entry.clip, from: resumeAt.frame, playing: entry.playing)
-                if case .ended(let outcome) = end, outcome.reachedItsEnd, waiting.isEmpty { try await player.finishBuffered() }
+                let end = try await playThrough(entry.clip, from: resumeAt.frame, playing: entry.playing, gate: gate)
+                // Its tail is heard before it counts as played, when nothing follows at once (an
+                // alert's sounding is followed by its silence, unless it repeats back to back).
+                let silenceFollows = currentIsSounding ? (alert?.settings.every ?? .zero) > .zero : waiting.isEmpty
+                if case .ended(let outcome) = end, outcome.reachedItsEnd, silenceFollows { try await player.finishBuffered() }
                 return end
             } catch let error as AudioDeviceError where error.code == .unsupportedFormat {
                 // Retrying cannot help: the device will never take this clip's format. The
@@ -147,7 +169,7 @@ extension ClipPlayQueue {
                 await player.waitForDevice(error, retryIn: delay)
                 // Skipped or cut while the player took the news: there is no wait to cancel yet.
                 if skipRequested { break }
-                if pauseSwitch.cutRequested { return .cut(at: resumeAt) }
+                if gate.cutRequested { return .cut(at: resumeAt) }
                 // The session's end is waiting for this clip, which now waits for its device:
                 // the session ends, and the clip stays first in the queue.
                 if closing { stopWaitingForTheEnd() }
@@ -161,7 +183,7 @@ extension ClipPlayQueue {
                 }
                 retryWait = nil
                 // Cut by an urgent entry while waiting: it goes back to wait after it.
-                if !skipRequested, !Task.isCancelled, pauseSwitch.cutRequested { return .cut(at: resumeAt) }
+                if !skipRequested, !Task.isCancelled, gate.cutRequested { return .cut(at: resumeAt) }
                 // Cancelled by `skip()`, or shutting down: either way the slot ends here.
                 guard slept, !skipRequested else { break }
                 if case .fixedTime(let due) = entry.origin, grace.isMissed(due: Double(due), now: time.wallClock()) {
@@ -180,10 +202,10 @@ extension ClipPlayQueue {
     /// Plays one clip of the slot (the cue or the clip) to its end, from `frame`. A pause
     /// stops it where the listener stopped hearing it, and it goes on from there once
     /// resumed; a skip while paused ends it, and an urgent entry cuts it there.
-    func playThrough(_ clip: PlayableClip, from frame: Int = 0, playing: QueueEntry.Playing) async throws -> SlotEnd {
+    func playThrough(_ clip: PlayableClip, from frame: Int = 0, playing: QueueEntry.Playing, gate: PauseSwitch) async throws -> SlotEnd {
         var from = frame
         while true {
-            switch try await player.play(clip, from: from, pause: pauseSwitch, playing: playing) {
+            switch try await player.play(clip, from: from, pause: gate, playing: playing) {
             case .ended(let outcome):
                 return .ended(outcome)
             case .cut(let frame, let elapsed):
@@ -193,7 +215,7 @@ extension ClipPlayQueue {
                 await waitWhilePaused()
                 pausedPosition = nil
                 if skipRequested || Task.isCancelled { return .ended(.stopped) }
-                if pauseSwitch.cutRequested { return .cut(at: .init(frame: frame, seconds: elapsed.secondsDouble)) }
+                if gate.cutRequested { return .cut(at: .init(frame: frame, seconds: elapsed.secondsDouble)) }
                 from = frame
             }
         }
@@ -231,8 +253,10 @@ extension ClipPlayQueue {
             logger.warning("\(clip.id) ended early: \(reason)", metadata: fields)
         case .missed(let reason):
             logger.warning("missed \(clip.id): \(reason)", metadata: fields)
-        case .notPlayed(let reason):
+        case .notPlayed(let reason), .heldBack(let reason):
             logger.info("skipped \(clip.id): \(reason)", metadata: fields)
+        case .alert(let reason):
+            logger.notice("\(clip.id): \(reason)", metadata: fields)
         }
         let play = plays.add(entry, startedAt: currentStartedAt ?? time.wallClock(), outcome: outcome)
         current = nil

@@ -96,6 +96,20 @@ public actor ClipPlayQueue: Service {
     var retryWait: Task<Void, any Error>?
     /// An announcement's audio being made for the entry at the head; a skip cancels it.
     var preparing: Task<PlayableClip, any Error>?
+    /// The alert that is on: while it is, the queue sounds it and nothing else
+    /// (`ClipPlayQueue+Alerts`).
+    public internal(set) var alert: AlertRun?
+    /// Cuts the alert's sounding (or its end clip) when the alert ends or is replaced; a
+    /// pause never stops an alert.
+    let alertSwitch = PauseSwitch()
+    /// Counts the alerts' starts and ends, so a sounding that ended can tell it is stale.
+    var alertGeneration = 0
+    /// The silence between two soundings, which an end or a new alert cuts short.
+    var alertGap: Task<Void, any Error>?
+    /// `current` is a sounding of the alert: no waiting entry, and nothing a skip ends.
+    var currentIsSounding = false
+    /// Why the alert's sound last failed, so it is said once, not at every try.
+    var alertFailure: String?
 
     public init(
         player: Player, events: EventBus = EventBus(), time: TimeSource = .system, capacity: Int = ClipPlayQueue.defaultCapacity,
@@ -216,14 +230,15 @@ public actor ClipPlayQueue: Service {
         func ours(_ entry: QueueEntry) -> Bool { client.map { entry.origin.requester?.name == $0 } ?? true }
         let removed = order.removeAll(where: ours)
         if !removed.isEmpty { events.publish(.removed(removed)) }
-        guard let current, ours(current) else { return (removed, nil) }
+        guard let current, ours(current), !currentIsSounding else { return (removed, nil) }
         return (removed, await skip())
     }
 
     /// Stops the clip playing now; the queue goes on. Returns the entry that was stopped.
     /// An entry waiting for its device (retrying) ends too: skip always moves on.
     public func skip() async -> QueueEntry? {
-        guard let current else { return nil }
+        // An alert sounds until it is ended (`endAlert`), not skipped.
+        guard let current, !currentIsSounding else { return nil }
         skipRequested = true
         retryWait?.cancel()
         preparing?.cancel()
@@ -247,10 +262,10 @@ public actor ClipPlayQueue: Service {
         events.publish(.resumed)
     }
 
-    /// Returns once the queue is not paused, the entry playing now was skipped, or the task
-    /// is cancelled.
+    /// Returns once the queue is not paused, the entry playing now was skipped or cut, an
+    /// alert is on (a pause never holds one back), or the task is cancelled.
     func waitWhilePaused() async {
-        while isPaused, !Task.isCancelled, !(current != nil && (skipRequested || pauseSwitch.cutRequested)) {
+        while isPaused, alert == nil, !Task.isCancelled, !(current != nil && (skipRequested || pauseSwitch.cutRequested)) {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { resumeWaiters.append($0) }
             } onCancel: {
@@ -267,6 +282,8 @@ public actor ClipPlayQueue: Service {
 
     /// Why the scheduler must not pick now, or nil when it may.
     public enum PickBlock: Sendable, Equatable {
+        /// An alert is on: nothing else plays.
+        case alert
         case paused
         /// The entry at the head waits for a missing device: a pick would only wait behind it
         /// and build a backlog to play back to back later.
@@ -276,6 +293,7 @@ public actor ClipPlayQueue: Service {
     }
 
     public var pickBlock: PickBlock? {
+        if alert != nil { return .alert }
         if isPaused { return .paused }
         if current != nil, retryingHead { return .waitingForDevice }
         if waiting.contains(where: { $0.origin == .scheduler }) { return .previousPickWaiting }
@@ -297,12 +315,14 @@ public actor ClipPlayQueue: Service {
         public var stats: [String: ClipStats]
         public var history: Deque<PlayRecord>
         public var pickBlock: PickBlock?
+        /// The alert that is on.
+        public var alert: AlertRun?
     }
 
     public func snapshot() -> Snapshot {
         Snapshot(current: current, currentStartedAt: currentStartedAt,
                  waiting: waiting, held: held, paused: isPaused, pausedPosition: pausedPosition, played: playedCount, failed: failedCount,
-                 stats: stats, history: history, pickBlock: pickBlock)
+                 stats: stats, history: history, pickBlock: pickBlock, alert: alert)
     }
 
     /// The queue as it should survive a restart: the clip playing now first (after a crash it
@@ -311,9 +331,12 @@ public actor ClipPlayQueue: Service {
     /// the requests held until quiet hours end. While urgent entries wait to cut in, they come
     /// before the clip they are cutting.
     public func persisted() -> (
-        entries: [QueueEntry], held: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool
+        entries: [QueueEntry], held: [QueueEntry], nextTicket: UInt64, stats: [String: ClipStats], history: [PlayRecord], started: StartMark?, paused: Bool,
+        alert: AlertRun?
     ) {
-        (order.persisted(current: current), Array(held), nextTicket, stats, Array(history), started, isPaused)
+        // A sounding of the alert is not a waiting entry: the alert itself is saved, and sounds
+        // again after a restart.
+        (order.persisted(current: currentIsSounding ? nil : current), Array(held), nextTicket, stats, Array(history), started, isPaused, alert)
     }
 
     /// Puts saved entries back, in order, keeping their tickets. Call before `run()`.

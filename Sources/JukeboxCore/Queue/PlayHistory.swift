@@ -41,7 +41,7 @@ public struct PlayHistory: Sendable {
             }
         case .failed, .endedEarly: failedCount += 1
         case .missed: missedCount += 1
-        case .stopped, .notPlayed: break
+        case .stopped, .notPlayed, .heldBack, .alert: break
         }
         let play = PlayRecord(entry: entry, startedAt: startedAt, outcome: outcome, seq: nextSeq)
         nextSeq += 1

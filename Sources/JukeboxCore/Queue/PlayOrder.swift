@@ -42,13 +42,16 @@ public struct PlayOrder: Sendable {
     /// Takes the entry at the head, to play it.
     public mutating func next() -> QueueEntry? { waiting.popFirst() }
 
-    /// A clip an urgent entry cut goes back right after the urgent entries. Returns its
-    /// position.
+    /// A clip an urgent entry cut goes back right after the urgent entries; an urgent one
+    /// an alert cut goes back first. Returns its position.
     public mutating func putBack(_ entry: QueueEntry) -> Int {
-        let index = place(urgent: true, fixedTime: false)
+        let index = entry.urgent ? 0 : place(urgent: true, fixedTime: false)
         waiting.insert(entry, at: index)
         return index + 1
     }
+
+    /// Puts an entry before every other (an alert's end clip).
+    public mutating func putFirst(_ entry: QueueEntry) { waiting.prepend(entry) }
 
     public mutating func hold(_ entries: [QueueEntry]) { held.append(contentsOf: entries) }
 

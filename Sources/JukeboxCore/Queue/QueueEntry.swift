@@ -40,6 +40,9 @@ public struct QueueEntry: Sendable, Identifiable, Equatable {
     /// How it is played, when it was asked for otherwise than the volume and the whole clip
     /// (Home Assistant's siren: `volume_level` and `duration`).
     public var playing: Playing
+    /// The alert it sounds for (its name): a sounding of the alert, or its `end` clip. It
+    /// silences the other players and the bed, and nothing cuts it.
+    public var alert: String?
 
     /// A level of its own and a length to stop at.
     public struct Playing: Sendable, Equatable {
@@ -48,6 +51,8 @@ public struct QueueEntry: Sendable, Identifiable, Equatable {
         public var volume: Double?
         /// The clip stops after this much of it, fading out; nil: it plays to its end.
         public var stopAfter: Duration?
+        /// `volume` is an alert's level, which `maxVolume` does not hold either.
+        public var aboveCeiling = false
 
         public static let asIs = Playing()
 
@@ -60,10 +65,14 @@ public struct QueueEntry: Sendable, Identifiable, Equatable {
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }
 
-        public init(volume: Double? = nil, stopAfter: Duration? = nil) {
+        public init(volume: Double? = nil, stopAfter: Duration? = nil, aboveCeiling: Bool = false) {
             self.volume = volume.map { $0.isFinite ? min(max($0, 0), 1) : 1 }
             self.stopAfter = stopAfter
+            self.aboveCeiling = aboveCeiling && volume != nil
         }
+
+        /// An alert's sounding: at `level`, whatever the volume and `maxVolume` say.
+        public static func alert(level: Double) -> Playing { Playing(volume: level, aboveCeiling: true) }
     }
 
     /// Where in a clip it goes on from: the clip frame, and how far into the clip that is.
@@ -81,7 +90,11 @@ public struct QueueEntry: Sendable, Identifiable, Equatable {
 
     public var id: UInt64 { ticket }
 
-    public init(ticket: UInt64, clip: PlayableClip, cue: PlayableClip? = nil, origin: Origin, urgent: Bool = false, resumeAt: ResumePoint? = nil, playing: Playing = .asIs) {
+    public init(
+        ticket: UInt64, clip: PlayableClip, cue: PlayableClip? = nil, origin: Origin, urgent: Bool = false, resumeAt: ResumePoint? = nil, playing: Playing = .asIs,
+        alert: String? = nil
+    ) {
+        self.alert = alert
         self.playing = playing
         self.ticket = ticket
         self.clip = clip

@@ -73,6 +73,7 @@ public actor ClipJukebox: Service {
             guard try await nap(until: due) else { continue }
             pickAt = nil
             switch await queue.pickBlock {
+            case .alert?: logger.debug("an alert is on; nothing picked")
             case .paused?: logger.debug("paused; nothing picked")
             case .waitingForDevice?: logger.debug("a clip is waiting for the audio device; nothing picked")
             case .previousPickWaiting?: logger.debug("the previous scheduled clip is still waiting; nothing picked")

@@ -241,6 +241,12 @@ public actor ClipTimetable: Service {
         let reading = time.zone.localTime(at: due)
         let when = "\(reading.date) \(TimeOfDay(minuteOfDay: reading.secondOfDay / 60)!)"
         let late = now - due
+        // An alert on: held back by it, not missed, and not played after it.
+        if let alert = await queue.alert?.name {
+            logger.info("held back \(clip.id) at \(when): the \(alert) alert is on", metadata: ["clip": "\(clip.id)", "alert": "\(alert)"])
+            await queue.recordNotPlayed(PlayableClip(clip), due: due, outcome: .heldBack(reason: "\(alert) alert"))
+            return
+        }
         // Quiet then: skipped, whenever it is looked at; not missed.
         if await quiet.isQuiet(at: due) {
             logger.info("skipped \(clip.id) at \(when): quiet; it is not saved up for afterwards", metadata: ["clip": "\(clip.id)"])

@@ -59,6 +59,8 @@ public struct Session: Sendable, Equatable {
     public var bed: BedSettings?
     /// Bell schedules by the day (`plans`, `days`, `calendars`); nil: none.
     public var dayPlans: DayPlans?
+    /// Alerts a person can start (`alerts`), in the file's order; empty: none.
+    public var alerts: [AlertSettings] = []
     /// A fingerprint of the file's bytes as read (`SessionDocument.revision(of:)`); empty for
     /// a session made in code.
     public var revision: String

@@ -28,9 +28,9 @@ public enum SessionLoader {
             throw SessionLoadError(kind: .invalid, problems: ["\(path):\(error.line):\(error.column): \(what)"])
         }
         var reader = SessionReader(sessionPath: path)
-        // The order of a calendar's summaries matters (the first listed wins), and an object
-        // does not keep it: where each key starts says.
-        if case .object(let fields) = document, fields["plans"] != nil { reader.keyOffsets = JSONParser.offsets(in: bytes) }
+        // The order of a calendar's summaries matters (the first listed wins), and so does the
+        // order alerts are shown in; an object does not keep it: where each key starts says.
+        if case .object(let fields) = document, fields["plans"] != nil || fields["alerts"] != nil { reader.keyOffsets = JSONParser.offsets(in: bytes) }
         let session = reader.session(from: document)
         guard var session, reader.problems.isEmpty else {
             throw SessionLoadError(kind: .invalid, problems: located(reader.problems, in: bytes, path: path), clips: reader.clips, cue: reader.cue)

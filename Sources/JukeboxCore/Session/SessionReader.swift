@@ -18,7 +18,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "missed", "playLateWithin", "duck", "bed", "quiet", "maxVolume", "loudness", "plans", "days", "calendars", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "missed", "playLateWithin", "duck", "bed", "quiet", "maxVolume", "loudness", "plans", "days", "calendars", "alerts", "clips"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
@@ -140,6 +140,7 @@ struct SessionReader {
             problem(firstSunTime, "a sun time needs the session's location: add \"location\": {\"latitude\": 52.37, \"longitude\": 4.89} with your own place (degrees north and east; a map shows them)")
         }
         let dayPlans = self.dayPlans(fields, clips: clips, sessionDirectory: sessionDirectory)
+        let alerts = fields["alerts"].map { self.alerts($0, clips: clips) } ?? []
         self.clips = clips
         self.cue = cue
         guard problems.isEmpty else { return nil }
@@ -155,6 +156,7 @@ struct SessionReader {
         session.duck = duck
         session.bed = bed
         session.dayPlans = dayPlans
+        session.alerts = alerts
         return session
     }
 

@@ -49,6 +49,9 @@ public struct PersistedState: Codable, Sendable, Equatable {
         public var volume: Double?
         /// Seconds of the clip it stops after (`QueueEntry.Playing.stopAfter`).
         public var stopAfter: Double?
+        /// An alert's end clip: the alert's name (`QueueEntry.alert`). It plays at `volume`,
+        /// which `maxVolume` does not hold.
+        public var alert: String?
 
         public init(
             ticket: UInt64, clip: Clip, cue: Clip?, client: String?, at: Int64? = nil, afterQuiet: Bool? = nil, now: Bool? = nil,
@@ -125,6 +128,24 @@ public struct PersistedState: Codable, Sendable, Equatable {
     public var musicOff: Bool?
     /// Day plans set by hand, by date (`YYYY-MM-DD`); absent when none is.
     public var plans: [String: DayPlans.ByHand]?
+    /// The alert that is on; absent when none is.
+    public var alert: SavedAlert?
+
+    /// An alert that is on: its name, who started it (and through which front end), and when.
+    public struct SavedAlert: Codable, Sendable, Equatable {
+        public var name: String
+        public var client: String
+        public var via: String?
+        /// Seconds since the epoch.
+        public var since: Double
+
+        public init(name: String, client: String, via: String?, since: Double) {
+            self.name = name
+            self.client = client
+            self.via = via
+            self.since = since
+        }
+    }
 
     public init(
         nextTicket: UInt64 = 1, waiting: [Entry] = [], bag: Bag? = nil, paused: Bool = false, volume: Double = 1,
@@ -167,6 +188,9 @@ extension PersistedState {
         state.musicOff = await player.musicOn ? nil : true
         let plans = await timetable.persistedPlans
         state.plans = plans.isEmpty ? nil : plans
+        state.alert = saved.alert.map { run in
+            SavedAlert(name: run.name, client: run.by.name, via: run.by.frontEnd == .socket ? nil : run.by.frontEnd.rawValue, since: run.since)
+        }
         return state
     }
 }
@@ -235,13 +259,15 @@ extension PersistedState.Entry {
                   now: entry.urgent ? true : nil, resumeAt: entry.resumeAt,
                   volume: entry.playing.volume, stopAfter: entry.playing.stopAfter?.secondsDouble)
         if let requester = entry.origin.requester, requester.frontEnd != .socket { via = requester.frontEnd.rawValue }
+        alert = entry.alert
     }
 
     public var queueEntry: QueueEntry {
         QueueEntry(
             ticket: ticket, clip: clip.playable, cue: cue?.playable, origin: client.map { .client(.saved(name: $0, via: via)) } ?? at.map { .fixedTime($0) } ?? .scheduler,
             urgent: now == true, resumeAt: resumeAt.map { .init(frame: $0.frame, seconds: $0.seconds) },
-            playing: .init(volume: volume, stopAfter: stopAfter.flatMap(QueueEntry.Playing.stopAfter(seconds:))))
+            playing: .init(volume: volume, stopAfter: stopAfter.flatMap(QueueEntry.Playing.stopAfter(seconds:)), aboveCeiling: alert != nil),
+            alert: alert)
     }
 }
 
@@ -257,6 +283,8 @@ extension PersistedState.Play {
         case "failed": .failed(reason: reason ?? "")
         case "ended-early": .endedEarly(reason: reason ?? "")
         case "missed": .missed(reason: reason ?? "")
+        case "held-back": .heldBack(reason: reason ?? "")
+        case "alert": .alert(reason: reason ?? "")
         default: reason.map { .notPlayed(reason: $0) } ?? .stopped
         }
         return PlayRecord(entry: entry.queueEntry, startedAt: startedAt, outcome: result, seq: seq ?? 0)

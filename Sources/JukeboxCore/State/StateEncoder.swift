@@ -32,8 +32,16 @@ struct StateEncoder {
 
     private mutating func state(_ state: PersistedState) throws(StateFileError) {
         raw("{")
+        if let alert = state.alert {
+            key("alert", first: true); raw("{")
+            key("client", first: true); string(alert.client)
+            key("name"); string(alert.name)
+            key("since"); number(alert.since)
+            if let via = alert.via { key("via"); string(via) }
+            raw("}")
+        }
         if let bag = state.bag {
-            key("bag", first: true)
+            key("bag", first: state.alert == nil)
             raw("{")
             key("cycle", first: true); number(bag.cycle)
             if let lastPick = bag.lastPick { key("lastPick"); string(lastPick) }
@@ -46,7 +54,7 @@ struct StateEncoder {
             raw("]}")
         }
         if let ducked = state.ducked {
-            key("ducked", first: state.bag == nil); raw("[")
+            key("ducked", first: state.alert == nil && state.bag == nil); raw("[")
             for (index, record) in ducked.enumerated() {
                 if index > 0 { raw(",") }
                 raw("{"); key("address", first: true); string(record.address)
@@ -62,7 +70,7 @@ struct StateEncoder {
             }
             raw("]")
         }
-        key("history", first: state.bag == nil && state.ducked == nil); raw("[")
+        key("history", first: state.alert == nil && state.bag == nil && state.ducked == nil); raw("[")
         for (index, play) in state.history.enumerated() {
             if index > 0 { raw(",") }
             raw("{"); key("entry", first: true); entry(play.entry)
@@ -124,6 +132,7 @@ struct StateEncoder {
         raw("{")
         var first = true
         if let afterQuiet = entry.afterQuiet { key("afterQuiet", first: true); raw(afterQuiet ? "true" : "false"); first = false }
+        if let alert = entry.alert { key("alert", first: first); string(alert); first = false }
         if let at = entry.at { key("at", first: first); number(at); first = false }
         key("clip", first: first)
         clip(entry.clip)
