@@ -262,6 +262,20 @@ struct AlertTests {
         #expect(!saved.contains(#""alert":{"#), "ended, it is off on disk too")
     }
 
+    /// A device that is missing when the alert starts is tried again as for any clip, and the
+    /// alert sounds as soon as it is back.
+    @Test func anAlertSoundsAsSoonAsAMissingDeviceIsBack() async throws {
+        let unplugged = AudioDeviceError(code: .disconnected, device: "one", operation: "open", reason: "No such device")
+        await sink.failOpens([unplugged, unplugged])
+        let core = make(session())
+        let running = Task { try await core.run() }
+        defer { running.cancel() }
+        _ = try await core.startAlert("lockdown", client: "office")
+        #expect(await clock.advance { await sink.framesWritten(tag: 50) >= 100 }, "sounded once the device opened")
+        #expect(await core.snapshot().queue.alert?.soundings == 1, "one sounding, tried until the device came back")
+        #expect(await core.snapshot().queue.history.isEmpty, "nothing failed or was skipped meanwhile")
+    }
+
     /// `status` and `health` show it: on, and healthy all the same.
     @Test func healthSaysTheAlertIsOnAndHealthy() async throws {
         let core = make(session())
