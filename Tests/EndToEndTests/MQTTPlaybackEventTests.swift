@@ -53,7 +53,7 @@ extension MQTTFrontEndTests {
                 // The entity, with its event types.
                 let config = try #require(subscriber.payloads("homeassistant/event/jukeboxd_desk/playback/config").first)
                 let entity = try #require(try JSONSerialization.jsonObject(with: Data(config.utf8)) as? [String: Any])
-                #expect(entity["event_types"] as? [String] == ["started", "finished", "failed", "skipped", "missed", "announced"])
+                #expect(entity["event_types"] as? [String] == ["started", "finished", "failed", "skipped", "missed", "announced", "held-back", "alert-started", "alert-ended"])
                 #expect(entity["state_topic"] as? String == "jukeboxd/desk/playback")
                 let events = Self.events(subscriber)
                 func event(_ type: String, _ clip: String) -> [String: Any]? {
