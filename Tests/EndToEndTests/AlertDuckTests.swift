@@ -35,9 +35,12 @@ struct AlertDuckTests: DaemonSuite {
                 #expect(try await jukebox("alert", "lockdown").status == 0)
                 #expect(try await mpd.volume { $0 == 0 } == 0, "silent for the alert")
                 // Between soundings (an hour apart) it stays silent.
-                for _ in 0..<200 where try await jukebox("status").stdout.contains("playing:   nothing") == false {
+                var asked = 0
+                while try await !jukebox("status").stdout.contains("playing:   nothing"), asked < 200 {
+                    asked += 1
                     try await Task.sleep(for: .milliseconds(25))
                 }
+                #expect(asked < 200, "the sounding ended")
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(try await mpd.status()["volume"] == "0", "still silent between soundings")
                 let saved = try String(contentsOfFile: folder.file("state.json"), encoding: .utf8)

@@ -18,6 +18,17 @@ extension RealTimeTests {
         return (try? JSONDecoder().decode(Shown.self, from: Data(shown.utf8)))?.alert?.soundings ?? 0
     }
 
+    /// Returns once the alert has begun to sound `count` times (asked every 25 ms); false
+    /// after 20 s.
+    func soundingsReach(_ count: Int) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if try await soundings() >= count { return true }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        return false
+    }
+
     @Test func anAlertCutsInWithin300msRepeatsAboveTheVolumeAndEndsWithTheAllClearThenWhatWaited() async throws {
         // c0: 20 s at 500 Hz; c1 (the alert): 1 s at 800 Hz; c2 (the all-clear): 1 s at 1100 Hz;
         // c3: 1 s at 1400 Hz, queued while the alert is on. Quiet all day, the volume 20.
@@ -36,7 +47,7 @@ extension RealTimeTests {
                 expectSuccess(reply)
                 #expect(reply.stdout.contains("alert:  lockdown, on since "), "\(reply.stdout)")
                 try await expectSuccess(jukebox("play", "c3"))
-                for _ in 0..<400 where try await soundings() < 3 { try await Task.sleep(for: .milliseconds(25)) }
+                #expect(try await soundingsReach(3), "three soundings within 20 s")
                 // Ended while its third sounding plays: that one stops, faded, where it is heard.
                 try await Task.sleep(for: .milliseconds(300))
                 try await expectSuccess(jukebox("alert", "off"))
@@ -103,7 +114,7 @@ extension RealTimeTests {
                 #expect(await log.waitFor("opened pulse"))
                 let opened = ContinuousClock.now - began
                 #expect(await log.waitFor("playing c1"))
-                for _ in 0..<200 where try await soundings() < 2 { try await Task.sleep(for: .milliseconds(25)) }
+                #expect(try await soundingsReach(2), "two soundings within 20 s")
                 try await expectSuccess(jukebox("alert", "off"))
                 try await expectSuccess(jukebox("resume"))
                 #expect(await log.waitFor("played c0"))

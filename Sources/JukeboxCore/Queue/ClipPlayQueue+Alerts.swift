@@ -112,6 +112,7 @@ extension ClipPlayQueue {
         currentIsSounding = true
         currentStartedAt = time.wallClock()
         events.publish(.playing(entry))
+        logger.debug("playing \(entry.clip.id) (ticket \(entry.ticket)): the \(run.name) alert, sounding \(run.soundings)", metadata: Self.fields(entry))
         let end = await playSlot(entry)
         await endDeviceWait()
         current = nil
