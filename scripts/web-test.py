@@ -613,7 +613,7 @@ def main():
 
         # The music bed's music, off and on from the page; kept in the state file.
         within_a_second(lambda: browser.find_element(By.ID, "music").is_displayed(), "the Music button, for a session with a bed")
-        browser.find_element(By.ID, "music").click()
+        press(browser.find_element(By.ID, "music"))
         eventually(lambda: jukebox("bed")["on"] is False, "music turned off from the page")
         eventually(lambda: json.load(open(args.state)).get("musicOff") is True, "music off in the state file")
         within_a_second(lambda: browser.find_element(By.ID, "music").text == "Music on", "the Music on button")

@@ -1469,7 +1469,8 @@ input[type=checkbox] { width: 1.4rem; height: 1.4rem; accent-color: var(--accent
 
 #banner { position: fixed; top: 0; left: 0; right: 0; z-index: 20; padding: .6rem 1rem; background: #b3261e; color: #fff; }
 #login { padding-top: 2rem; }
-#alert-on { margin: 0; color: var(--problem); font-size: 1.2rem; display: flex; gap: .6rem; align-items: center; }
+#alert-on { margin: 0; color: var(--problem); font-size: 1.2rem; }
+#alert-on:not([hidden]) { display: flex; gap: .6rem; align-items: center; }
 #login input[type=password] { width: 100%; margin: .3rem 0 .8rem; }
 
 .top { display: flex; justify-content: space-between; align-items: center; padding: .5rem 0; border-bottom: 1px solid var(--rule); }
