@@ -52,11 +52,13 @@ extension RPCError {
 extension EntryInfo {
     /// `ceiling`: the session's `maxVolume`, which holds an entry's own level when it plays.
     public init(_ entry: QueueEntry, position: Int? = nil, afterQuiet: Bool = false, ceiling: Double = 1) {
+        // An alert's level is not held to the ceiling.
+        let held: Double = entry.playing.aboveCeiling ? 1 : ceiling
+        let volume: Int? = entry.playing.volume.map { Int((min($0, held) * Double(Jukebox.volumeRange.upperBound)).rounded()) }
         self.init(ticket: entry.ticket, clip: entry.clip.id, title: entry.clip.title, file: entry.clip.source.file,
                   origin: entry.origin.description, position: position, say: entry.clip.speech, afterQuiet: afterQuiet ? true : nil,
                   now: entry.urgent ? true : nil, resumeAt: entry.resumeAt?.seconds,
-                  volume: entry.playing.volume.map { Int((min($0, entry.playing.aboveCeiling ? 1 : ceiling) * Double(Jukebox.volumeRange.upperBound)).rounded()) },
-                  stopAfter: entry.playing.stopAfter?.secondsDouble, alert: entry.alert)
+                  volume: volume, stopAfter: entry.playing.stopAfter?.secondsDouble, alert: entry.alert)
     }
 
     /// An entry just accepted: queued at `position`, or held until quiet ends (nil).
@@ -73,6 +75,9 @@ extension QuietInfo {
 
 extension StatusResult {
     public init(_ now: JukeboxSnapshot) {
+        // Worked out apart: one expression of them all is more than Swift 6.2.3 type-checks in time.
+        let calendars: [CalendarInfo]? = now.calendars.isEmpty ? nil : now.calendars.map { CalendarInfo($0) }
+        let alert: AlertInfo? = now.queue.alert.map { AlertInfo($0) }
         self.init(
             session: now.session.name, device: now.player.deviceName, deviceState: now.deviceState.description,
             playing: now.playing.map { EntryInfo($0, ceiling: now.session.maxVolume) },
@@ -82,8 +87,12 @@ extension StatusResult {
             underruns: now.player.underruns, quiet: QuietInfo(now.quiet, held: now.queue.held.count), ducked: now.ducked.isEmpty ? nil : now.ducked,
             bed: now.player.bed.map(BedInfo.init), version: JukeboxVersion.current, plan: now.todayPlan.map(PlanDay.init),
             plans: now.session.dayPlans?.planNames,
-            calendars: now.calendars.isEmpty ? nil : now.calendars.map(CalendarInfo.init),
-            alert: now.queue.alert.map(AlertInfo.init), alerts: now.session.alerts.isEmpty ? nil : now.session.alerts.map(\.name))
+            calendars: calendars, alert: alert, alerts: Self.alertNames(now.session))
+    }
+
+    /// The session's alerts' names; nil without alerts.
+    static func alertNames(_ session: Session) -> [String]? {
+        session.alerts.isEmpty ? nil : session.alerts.map(\.name)
     }
 }
 
