@@ -284,7 +284,7 @@ public struct RPCDispatcher: Sendable {
                 return answer(done) { PlanDay($0) }
             case "alert":
                 try params.allow(["start", "end", "client"])
-                let names = await core.snapshot().session.alerts.map(\.name)
+                let names = await core.alertNames
                 switch (try params.string("start"), try params.bool("end")) {
                 case (nil, nil), (nil, false?):
                     return answer(AlertResult(alert: await core.alertOn.map(AlertInfo.init), alerts: names))

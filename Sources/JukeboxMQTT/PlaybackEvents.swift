@@ -61,7 +61,7 @@ enum PlaybackEvents {
     /// The message for an alert that started (`alert-started`): its name, who started it, and
     /// its sound's clip.
     static func alertStarted(_ run: ClipPlayQueue.AlertRun) -> String {
-        var fields = attributes(QueueEntry(ticket: 0, clip: run.sound, origin: .client(run.by), alert: run.name))
+        var fields = attributes(run.entry(run.sound, ticket: 0))
         fields["ticket"] = nil
         fields["event_type"] = .string("alert-started")
         return JSONValue.object(fields).text

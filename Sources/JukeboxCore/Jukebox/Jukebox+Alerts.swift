@@ -11,7 +11,7 @@ extension Jukebox {
         try Self.checkClient(client.name)
         let session = catalog.session
         guard let settings = session.alert(named: name) else {
-            let names = session.alerts.map(\.name)
+            let names = alertNames
             let shown = String(name.prefix(60))
             throw .invalidParameter(names.isEmpty
                 ? "the session has no alerts: add an \"alerts\" section, such as {\"lockdown\": {\"clip\": \"lockdown\", \"every\": \"30s\"}} (see docs/alerts.md)"
@@ -43,6 +43,9 @@ extension Jukebox {
         }
         return await acknowledge(ended, .alert)
     }
+
+    /// The session's alerts' names, in its order.
+    public var alertNames: [String] { catalog.session.alerts.map(\.name) }
 
     /// The alert that is on, if any.
     public var alertOn: ClipPlayQueue.AlertRun? {

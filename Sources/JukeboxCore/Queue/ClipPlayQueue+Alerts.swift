@@ -17,6 +17,12 @@ extension ClipPlayQueue {
 
         public var name: String { settings.name }
 
+        /// An entry of this alert's: a sounding, its end clip, or its run in the history. It
+        /// is the starter's, cuts in, and plays at the alert's level.
+        public func entry(_ clip: PlayableClip, ticket: UInt64) -> QueueEntry {
+            QueueEntry(ticket: ticket, clip: clip, origin: .client(by), urgent: true, playing: .alert(level: settings.level), alert: name)
+        }
+
         public init(settings: AlertSettings, sound: PlayableClip, endClip: PlayableClip?, by: Requester, since: Double) {
             self.settings = settings
             self.sound = sound
@@ -59,7 +65,7 @@ extension ClipPlayQueue {
         recordAlert(run, ending: "ended by \(requester.name)")
         alert = nil
         if let end = run.endClip {
-            let entry = QueueEntry(ticket: nextTicket, clip: end, origin: .client(run.by), urgent: true, playing: .alert(level: run.settings.level), alert: run.name)
+            let entry = run.entry(end, ticket: nextTicket)
             nextTicket += 1
             order.putFirst(entry)
             events.publish(.queued(entry, position: 1))
@@ -90,7 +96,7 @@ extension ClipPlayQueue {
 
     /// The alert's run, as one play in the history: from its start to `ending`.
     private func recordAlert(_ run: AlertRun, ending: String) {
-        let entry = QueueEntry(ticket: nextTicket, clip: run.sound, origin: .client(run.by), urgent: true, playing: .alert(level: run.settings.level), alert: run.name)
+        let entry = run.entry(run.sound, ticket: nextTicket)
         nextTicket += 1
         let times = run.soundings == 1 ? "once" : "\(run.soundings) times"
         let play = plays.add(entry, startedAt: run.since, outcome: .alert(reason: "the \(run.name) alert, started by \(run.by.name), sounded \(times); \(ending)"))
@@ -103,7 +109,7 @@ extension ClipPlayQueue {
     func soundAlert() async {
         guard var run = alert else { return }
         let generation = alertGeneration
-        let entry = QueueEntry(ticket: nextTicket, clip: run.sound, origin: .client(run.by), urgent: true, playing: .alert(level: run.settings.level), alert: run.name)
+        let entry = run.entry(run.sound, ticket: nextTicket)
         nextTicket += 1
         run.soundings += 1
         alert = run
