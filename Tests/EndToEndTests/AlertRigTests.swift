@@ -68,7 +68,11 @@ extension RealTimeTests {
         let heardAfter = Double(segments[1].start - segments[0].start) / 100 - timing.inSeconds
         print("real-time rig: the alert was heard \(Int(heardAfter * 1000)) ms after `jukebox alert` started")
         #expect(heardAfter < 0.3, "the alert came \(Int(heardAfter * 1000)) ms after the command")
-        #expect(heardAfter > -0.1, "the alert was heard before it was asked for: the timing reference is off")
+        // The reference (the log line of the device opening) comes before c0's first audible
+        // sample by the sound server's start latency, which a loaded machine stretches past
+        // 100 ms; the cut-in goes through a stream already running. So a prompt cut can come
+        // out below zero, and only far below means the reference is off.
+        #expect(heardAfter > -0.25, "the alert was heard before it was asked for: the timing reference is off")
         // Two whole soundings, 2 s apart; the third cut short by the end.
         #expect((99...101).contains(segments[1].windows) && (99...101).contains(segments[2].windows), "\(segments)")
         #expect(segments[3].windows < 95, "the third cut where it was heard: \(segments)")

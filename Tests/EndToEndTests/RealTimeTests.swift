@@ -184,10 +184,11 @@ struct RealTimeTests: DaemonSuite {
         // machine and delay the log line this is timed from. What must hold is that the skip
         // cut the clip, rather than letting the device's 500 ms buffer play out.
         // Without the cut, the buffer would play out: about +500 ms. The reference comes
-        // before the first audible sample by the sound server's start latency (tens of ms),
-        // so a prompt skip can come out below zero; far below means the reference is off.
+        // before the first audible sample by the sound server's start latency (tens of ms, past
+        // 100 ms on a loaded machine), so a prompt skip can come out below zero; far below means
+        // the reference is off.
         #expect(delay < 0.25, "skip took \(Int(delay * 1000)) ms to silence the clip")
-        #expect(delay > -0.1, "the clip ended \(Int(-delay * 1000)) ms before the skip was sent: the timing reference is off")
+        #expect(delay > -0.25, "the clip ended \(Int(-delay * 1000)) ms before the skip was sent: the timing reference is off")
         #expect(heard < 2.9)
         #expect(CaptureAnalysis.gaps(segments) == [0] || CaptureAnalysis.gaps(segments) == [1], "\(segments)")
         #expect((49...51).contains(segments[1].windows), "the next clip plays whole: \(segments)")

@@ -38,7 +38,11 @@ extension RealTimeTests {
         let heardAfter = Double(segments[1].start - segments[0].start) / 100 - timing.inSeconds
         print("real-time rig: the urgent clip was heard \(Int(heardAfter * 1000)) ms after play --now started")
         #expect(heardAfter < 0.3, "the urgent clip came \(Int(heardAfter * 1000)) ms after the command")
-        #expect(heardAfter > -0.1, "the urgent clip was heard before it was asked for: the timing reference is off")
+        // The reference (the log line of the device opening) comes before c0's first audible
+        // sample by the sound server's start latency, which a loaded machine stretches past
+        // 100 ms; the cut-in goes through a stream already running. So a prompt cut can come
+        // out below zero, and only far below means the reference is off.
+        #expect(heardAfter > -0.25, "the urgent clip was heard before it was asked for: the timing reference is off")
         #expect((99...101).contains(segments[1].windows), "the urgent clip whole: \(segments)")
         // All 20 s of the long clip, in two parts, nothing twice and nothing lost (give or take
         // the fades and a window at each edge).
