@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
         // Fetching calendars by address (HTTPS with swift-nio-ssl).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // ESPHome's native API messages (generated once by scripts/esphome/generate.sh).
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // C libraries: found by pkg-config; each is imported by exactly one Swift file.
@@ -75,6 +77,16 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+
+        // ESPHome's native API, with no I/O and nothing of the core: Noise, frames, the
+        // server's side of a connection, and the messages used.
+        .target(
+            name: "ESPHomeAPI",
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 
@@ -245,6 +257,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
+        .testTarget(name: "ESPHomeAPITests", dependencies: ["ESPHomeAPI"]),
         .testTarget(name: "JukeboxCalendarTests", dependencies: ["JukeboxCalendar", "JukeboxFiles"]),
         .testTarget(name: "JukeboxFetchTests", dependencies: ["JukeboxFetch", "JukeboxCalendar", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: [
