@@ -21,7 +21,8 @@ enum PlaybackEvents {
     }
 
     /// Who asked for it: `scheduler`, `fixed-time`, `say` (an announcement), `web`, `mqtt`,
-    /// `siren`, or `cli` (the socket, under any other client name).
+    /// `siren`, `home-assistant` (its media player), or `cli` (the socket, under any other
+    /// client name).
     static func source(_ entry: QueueEntry) -> String {
         if entry.clip.speech != nil { return "say" }
         switch entry.origin {
@@ -32,6 +33,7 @@ enum PlaybackEvents {
             case .web: "web"
             case .mqtt: "mqtt"
             case .siren: "siren"
+            case .esphome: "home-assistant"
             case .socket, .soundTest: "cli"
             }
         }

@@ -50,7 +50,7 @@ extension EntryInfo {
     public var shown: String { say == nil ? clip : title }
 
     /// Who queued it, in words: `picked at random`, `at its time`, `from the web page`,
-    /// `over MQTT`, `by Home Assistant's siren`, `sound test`, or `by pi` (a user of the
+    /// `over MQTT`, `by Home Assistant's siren`, `by Home Assistant` (its media player), `sound test`, or `by pi` (a user of the
     /// `jukebox` command, or a name given with `--client`).
     public var queuedBy: String { Self.queuedBy(origin) }
 
@@ -62,6 +62,7 @@ extension EntryInfo {
         case "web": "from the web page"
         case "mqtt": "over MQTT"
         case "siren": "by Home Assistant's siren"
+        case "home-assistant": "by Home Assistant"
         case "test": "sound test"
         default: "by \(origin)"
         }

@@ -110,6 +110,9 @@ struct Daemon {
         print("\(session.sourcePath): OK: \"\(session.name)\", \(Plural.count(session.clips.count, "clip")) (\(enabled) enabled), device \"\(session.deviceName)\"")
         if let location = session.location { printSunTimes(session, location) }
         if !session.alerts.isEmpty { print("alerts: " + session.alerts.map(Self.alertWords).joined(separator: "; ")) }
+        if let esphome = session.esphome {
+            print("Home Assistant's media player \"\(esphome.name)\" on \(esphome.listen), \(esphome.encryptionKey == nil ? "without a key (this machine only)" : "with its encryption key")")
+        }
         if let calendars = session.dayPlans?.calendars, !calendars.isEmpty {
             let today = SystemLocalTime().localTime(at: Int64(Glibc.time(nil))).date
             let lines = await BlockingWorkQueue(label: "jukeboxd.check").run { calendars.map { CalendarFeeds.checkLine($0, today: today) } }

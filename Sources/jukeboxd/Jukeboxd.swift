@@ -29,8 +29,11 @@ struct Jukeboxd: AsyncParsableCommand {
         version: JukeboxVersion.current
     )
 
-    @Argument(help: "The session file (JSON).")
-    var session: String
+    @Argument(help: ArgumentHelp("The session file (JSON).", valueName: "session"))
+    var sessionArgument: String?
+
+    /// The session file; `validate()` has made sure there is one unless only a key is asked for.
+    var session: String { sessionArgument ?? "" }
 
     @Option(help: "The ALSA PCM to play through (overrides the session's \"output\" or \"device\"; see `aplay -L`).")
     var device: String?
@@ -70,7 +73,12 @@ struct Jukeboxd: AsyncParsableCommand {
     @Flag(help: "Check the session and every clip file, then exit.")
     var check = false
 
+    @Flag(help: "Print a fresh key for the session's \"esphome\" encryptionKey (Home Assistant asks for it), then exit.")
+    var newEsphomeKey = false
+
     func validate() throws {
+        if newEsphomeKey { return }
+        guard sessionArgument != nil else { throw ValidationError("Missing expected argument '<session>': the session file (JSON) to play") }
         if let output {
             guard OutputConfig.parse(commandLine: output) != nil else {
                 throw ValidationError("--output takes snapcast:PIPE (such as snapcast:/run/snapserver/jukeboxd) or alsa:DEVICE, not \"\(output)\"")
@@ -90,6 +98,10 @@ struct Jukeboxd: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if newEsphomeKey {
+            print(ESPHomeSettings.newKey())
+            return
+        }
         ReleaseMemory.configureAllocator()
         // Hooks, ffmpeg and the speech engine cannot leave a program behind past their limit.
         if !check { ChildProcess.adoptOrphans() }

@@ -15,6 +15,8 @@ public struct Requester: Sendable, Hashable, CustomStringConvertible, Expressibl
         case siren
         /// The sound test's tone, through the queue.
         case soundTest = "test"
+        /// Home Assistant's media player, over ESPHome's native API.
+        case esphome
     }
 
     public var frontEnd: FrontEnd

@@ -31,6 +31,8 @@ public struct Session: Sendable, Equatable {
     public var web: WebSettings?
     /// MQTT and Home Assistant discovery (`mqtt`); nil: off.
     public var mqtt: MQTTSettings?
+    /// Home Assistant's media player over ESPHome's native API (`esphome`); nil: off.
+    public var esphome: ESPHomeSettings?
     /// Programs run around playback (`hooks`).
     public var hooks: Hooks
     /// The speech engine for `say` (`tts`).

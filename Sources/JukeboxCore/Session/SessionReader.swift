@@ -18,7 +18,7 @@ struct SessionReader {
         problems.append((field, message))
     }
 
-    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "missed", "playLateWithin", "duck", "bed", "quiet", "maxVolume", "loudness", "plans", "days", "calendars", "alerts", "clips"]
+    static let sessionKeys = ["version", "name", "clipsDirectory", "device", "output", "interval", "activeHours", "duration", "cue", "volume", "leadIn", "fade", "keepDeviceOpen", "maxUploadSize", "maxUploadLength", "http", "mqtt", "esphome", "hooks", "tts", "location", "holidays", "atGrace", "afterCut", "missed", "playLateWithin", "duck", "bed", "quiet", "maxVolume", "loudness", "plans", "days", "calendars", "alerts", "clips"]
     static let atKeys = ["time", "dates", "except"]
     /// At most this many `at` times on one clip (every minute of an hour, and then some).
     static let maxAtTimes = 100
@@ -81,6 +81,7 @@ struct SessionReader {
         let playback = playbackOptions(fields)
         let web = fields["http"].flatMap { self.web($0, sessionDirectory: sessionDirectory) }
         let mqtt = fields["mqtt"].flatMap { self.mqtt($0, sessionDirectory: sessionDirectory, name: name) }
+        let esphome = fields["esphome"].flatMap { self.esphome($0, sessionName: name) }
         let hooks = fields["hooks"].map { self.hooks($0) } ?? Hooks()
         let speech = fields["tts"].map { self.speech($0) } ?? SpeechSettings()
         let duck = fields["duck"].flatMap { self.duck($0, sessionDirectory: sessionDirectory) }
@@ -157,6 +158,7 @@ struct SessionReader {
         session.bed = bed
         session.dayPlans = dayPlans
         session.alerts = alerts
+        session.esphome = esphome
         return session
     }
 
