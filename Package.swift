@@ -90,6 +90,20 @@ let package = Package(
             ]
         ),
 
+        // Home Assistant's media player: ESPHome's native API as a front end, on swift-nio.
+        .target(
+            name: "JukeboxESPHome",
+            dependencies: [
+                "ESPHomeAPI", "JukeboxCore", "JukeboxDispatch", "JukeboxProtocol", "JukeboxFiles",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         // Files and users, as both sides see them: reading and writing files within limits
         // and atomically, the words for what went wrong, a user's name for messages, and the
         // thread that blocking calls run on.
@@ -211,7 +225,7 @@ let package = Package(
         .executableTarget(
             name: "jukeboxd",
             dependencies: [
-                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxBed", "JukeboxSndFile", "JukeboxResample", "JukeboxLoudness", "JukeboxControl", "JukeboxDispatch", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT", "JukeboxDuck", "JukeboxFetch",
+                "JukeboxCore", "JukeboxALSA", "JukeboxSnapcast", "JukeboxBed", "JukeboxSndFile", "JukeboxResample", "JukeboxLoudness", "JukeboxControl", "JukeboxDispatch", "JukeboxProtocol", "JukeboxHTTP", "JukeboxMQTT", "JukeboxDuck", "JukeboxFetch", "JukeboxESPHome",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -258,6 +272,10 @@ let package = Package(
         ),
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
         .testTarget(name: "ESPHomeAPITests", dependencies: ["ESPHomeAPI"]),
+        .testTarget(name: "JukeboxESPHomeTests", dependencies: [
+            "JukeboxESPHome", "ESPHomeAPI", "JukeboxCore", "JukeboxCoreTestSupport", "JukeboxTestSupport",
+            .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         .testTarget(name: "JukeboxCalendarTests", dependencies: ["JukeboxCalendar", "JukeboxFiles"]),
         .testTarget(name: "JukeboxFetchTests", dependencies: ["JukeboxFetch", "JukeboxCalendar", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: [

@@ -11,7 +11,7 @@ packages=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev l
 if [ "${1:-}" = --tests ]; then
     shift
     packages+=(pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl chromium chromium-driver python3-selenium
-        mosquitto mosquitto-clients espeak-ng snapserver snapclient mpd strace openssl libnss3-tools python3-prometheus-client)
+        mosquitto mosquitto-clients espeak-ng snapserver snapclient mpd strace openssl libnss3-tools python3-prometheus-client python3-venv)
 fi
 packages+=("$@")
 missing=()

@@ -367,3 +367,26 @@ public struct RPCDispatcher: Sendable {
         }
     }
 }
+
+extension RPCDispatcher {
+    /// A refusal, in the dispatcher's words.
+    public struct Refusal: Error, Sendable, Equatable {
+        public var message: String
+    }
+
+    /// A request made by a front end that speaks another protocol (MQTT, ESPHome's API): the
+    /// same dispatch, checks and durability as a JSON-RPC client's. Returns the result once
+    /// the change is on disk, or the refusal's message.
+    public func call(_ method: String, _ params: [String: JSONValue]) async -> Result<JSONValue, Refusal> {
+        let line = JSONValue.object(["jsonrpc": .string("2.0"), "id": .number(1), "method": .string(method), "params": .object(params)]).text
+        let reply = await handle(Array(line.utf8))
+        guard let answer = reply.line, case .object(let fields)? = try? JSONParser.parse(answer) else {
+            return .failure(Refusal(message: "no answer"))
+        }
+        if case .object(let error)? = fields["error"] {
+            if case .string(let message)? = error["message"] { return .failure(Refusal(message: message)) }
+            return .failure(Refusal(message: "refused"))
+        }
+        return .success(fields["result"] ?? .null)
+    }
+}

@@ -80,20 +80,16 @@ struct MQTTCommands: Sendable {
                 }
                 params["title"] = .string(first)
             }
-            let line = Self.requestLine(method, params)
             // The answer comes once the change is on disk, as the socket's does. The siren's
             // clips are the siren's (its state is on while one plays), whatever a payload says.
-            let reply = await (name == "siren" ? sirenDispatcher : dispatcher).handle(line)
-            if let problem = reply.line.flatMap(Self.errorMessage) { refuse(name, problem) }
+            if case .failure(let refusal) = await (name == "siren" ? sirenDispatcher : dispatcher).call(method, params) {
+                refuse(name, refusal.message)
+            }
         }
     }
 
     struct Refusal: Error { var reason: String }
 
-    /// A JSON-RPC request line.
-    static func requestLine(_ method: String, _ params: [String: JSONValue]) -> [UInt8] {
-        Array(JSONValue.object(["jsonrpc": .string("2.0"), "id": .number(1), "method": .string(method), "params": .object(params)]).text.utf8)
-    }
 
     /// The JSON-RPC method and params a command's payload stands for.
     static func request(_ name: String, _ text: String) -> Result<(String, [String: JSONValue]), Refusal> {
@@ -221,11 +217,7 @@ struct MQTTCommands: Sendable {
     }
 
     /// The message of a JSON-RPC error answer; nil for a result.
-    static func errorMessage(_ line: [UInt8]) -> String? {
-        guard case .object(let reply)? = try? JSONParser.parse(line), case .object(let error)? = reply["error"] else { return nil }
-        if case .string(let message)? = error["message"] { return message }
-        return "refused"
-    }
+
 
     /// A volume as Home Assistant's number entity sends it (`40`, `40.0`, `39.6`), rounded to a
     /// whole step of the core's range; nil for anything else. The number is checked before
@@ -265,9 +257,3 @@ final class TopicsLogged: Sendable {
     }
 }
 
-/// A `LogBudget` shared by every copy of `MQTTCommands`.
-final class SharedLogBudget: Sendable {
-    private let budget: Mutex<LogBudget>
-    init(_ budget: LogBudget) { self.budget = Mutex(budget) }
-    func admit(_ line: String) -> [String] { budget.withLock { $0.admit(line, at: .now) } }
-}

@@ -8,6 +8,7 @@ import JukeboxDuck
 import JukeboxFetch
 import JukeboxHTTP
 import JukeboxLoudness
+import JukeboxESPHome
 import JukeboxMQTT
 import JukeboxCore
 import JukeboxProtocol
@@ -263,6 +264,10 @@ struct Daemon {
         if let mqtt {
             // Never waited for: a broker that is away does not hold up playback or readiness.
             frontEnds.append(.init(service: MQTTFrontEnd(settings: mqtt.settings, password: mqtt.password, core: core, statePath: statePath, logger: logger)))
+        }
+        if let esphome = session.esphome {
+            // Never waited for either: a port that is taken is tried again while clips play.
+            frontEnds.append(.init(service: ESPHomeFrontEnd(settings: esphome, core: core, logger: logger)))
         }
 
         logger.info("jukeboxd \(JukeboxVersion.current), session \"\(session.name)\": \(Plural.count(catalog.playableClips.count, "clip")), device \"\(session.deviceName)\", every \(DurationText.format(session.interval.lowerBound))–\(DurationText.format(session.interval.upperBound))")

@@ -74,5 +74,8 @@ import Testing
     @Test func theNodeNameIsMadeOfLettersDigitsAndDashes() {
         #expect(ESPHomeSettings(host: "::1", encryptionKey: nil, name: "Küche / Radio 2").nodeName == "k-che-radio-2")
         #expect(ESPHomeSettings(host: "::1", encryptionKey: nil, name: "!!").nodeName == "jukeboxd")
+        // ESPHome's 31 at most, without a dash at the end.
+        let long = ESPHomeSettings(host: "::1", encryptionKey: nil, name: String(repeating: "a", count: 30) + " bcd").nodeName
+        #expect(long == String(repeating: "a", count: 30))
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// At most `maxLines` lines of one kind in each `window`; the rest are counted, and the count
 /// is told with the next line that may be written. For what anyone outside can cause as fast
 /// as they like (wrong passwords, refused MQTT commands): the log, and the disk it is kept on,
@@ -36,4 +38,11 @@ public struct LogBudget: Sendable {
         written += 1
         return lines + [line]
     }
+}
+
+/// A `LogBudget` shared by every copy of what holds it (a front end's connections).
+public final class SharedLogBudget: Sendable {
+    private let budget: Mutex<LogBudget>
+    public init(_ budget: LogBudget) { self.budget = Mutex(budget) }
+    public func admit(_ line: String) -> [String] { budget.withLock { $0.admit(line, at: .now) } }
 }

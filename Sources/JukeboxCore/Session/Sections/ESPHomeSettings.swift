@@ -12,6 +12,8 @@ public struct ESPHomeSettings: Sendable, Equatable {
     public static let defaultPort = 6053
     public static let defaultListen = "0.0.0.0:6053"
     public static let maxNameLength = 40
+    /// ESPHome's limit on a node's name.
+    public static let maxNodeNameLength = 31
 
     public init(host: String, port: Int = defaultPort, encryptionKey: [UInt8]?, name: String) {
         self.host = host
@@ -26,10 +28,10 @@ public struct ESPHomeSettings: Sendable, Equatable {
     public var listen: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// The name as ESPHome names a node: lower case letters, digits and dashes
-    /// (`Desk speaker` → `desk-speaker`).
+    /// (`Desk speaker` → `desk-speaker`), at most `maxNodeNameLength`.
     public var nodeName: String {
         var node = ""
-        for character in name.lowercased() {
+        for character in name.lowercased() where node.count < Self.maxNodeNameLength {
             if character.isASCII, character.isLetter || character.isNumber {
                 node.append(character)
             } else if !node.isEmpty, node.last != "-" {
