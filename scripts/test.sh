@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 # Swift first: installing packages for a build that cannot run helps nobody.
 source scripts/require-swift.sh
 scripts/install-deps.sh --tests
+# aioesphomeapi, Home Assistant's side of the media player's end-to-end tests (.build/ha-venv).
+scripts/esphome/client-venv.sh >/dev/null
 # A short fuzz run of the session loader, the control protocol, MQTT commands, HTTP
 # requests and uploads (scripts/fuzz.sh).
 scripts/fuzz.sh --seconds 80

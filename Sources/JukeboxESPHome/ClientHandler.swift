@@ -10,6 +10,14 @@ import SwiftProtobuf
 struct ClientHandler {
     let context: ClientContext
     let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    /// Taken as it connects: a closed channel no longer knows it.
+    let peer: String
+
+    init(context: ClientContext, connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) {
+        self.context = context
+        self.connection = connection
+        peer = connection.channel.remoteAddress?.ipAddress ?? "an unknown address"
+    }
 
     /// The API version jukeboxd speaks (ESPHome's api.proto of aioesphomeapi 46.23.0).
     static let apiVersion = (major: UInt32(1), minor: UInt32(13))
@@ -17,7 +25,6 @@ struct ClientHandler {
     static let esphomeVersion = "2025.12.0"
 
     private var logger: Logger { context.logger }
-    private var peer: String { connection.channel.remoteAddress?.ipAddress ?? "an unknown address" }
 
     func serve() async {
         guard let state = try? ESPHomeServerConnection(psk: context.settings.encryptionKey, identity: context.identity.serverIdentity) else { return }

@@ -9,11 +9,12 @@ public enum Tool {
         public var stderr: String
     }
 
-    /// Runs `program` (found on PATH, else in /usr/bin) with `arguments`, standard input
-    /// empty; its outputs as the other tests collect them, as bytes.
+    /// Runs `program` (a path, or a name found on PATH, else in /usr/bin) with `arguments`,
+    /// standard input empty; its outputs as the other tests collect them, as bytes.
     public static func run(_ program: String, _ arguments: [String]) async throws -> Output {
         let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
-        let path = folders.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/\(program)"
+        let path = program.hasPrefix("/") ? program
+            : folders.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/\(program)"
         let result = try await Subprocess.run(
             .path(.init(path)), arguments: Arguments(arguments), platformOptions: TestProcesses.options, input: .none,
             output: .bytes(limit: 1 << 20), error: .bytes(limit: 1 << 20))
