@@ -203,6 +203,13 @@ public struct RPCDispatcher: Sendable {
                     text, cue: try params.bool("cue") ?? false, client: try requester(params),
                     afterQuiet: try params.bool("afterQuiet") ?? false, now: try params.bool("now") ?? false)
                 return answer(done) { EnqueueResult(entries: [EntryInfo(accepted: $0.entry, position: $0.position)]) }
+            case "playAddress":
+                try params.allow(["address", "before", "title", "client", "now"])
+                guard let address = try params.string("address") else { throw RPCError.invalidParams("\"address\" must give the http:// or https:// address of the audio") }
+                let done = try await core.playAddress(
+                    address, before: try params.string("before"), title: try params.string("title"), client: try requester(params),
+                    now: try params.bool("now") ?? false)
+                return answer(done) { EnqueueResult(entries: [EntryInfo(accepted: $0.entry, position: $0.position)]) }
             case "queue": try params.allow([]); return answer(QueueResult(await core.snapshot()))
             case "status": try params.allow([]); return answer(StatusResult(await core.snapshot()))
             case "skip": try params.allow([]); return answer(await core.skip()) { SkipResult(skipped: $0.map { EntryInfo($0) }) }
@@ -372,6 +379,7 @@ extension RPCDispatcher {
     /// A refusal, in the dispatcher's words.
     public struct Refusal: Error, Sendable, Equatable {
         public var message: String
+        public init(message: String) { self.message = message }
     }
 
     /// A request made by a front end that speaks another protocol (MQTT, ESPHome's API): the

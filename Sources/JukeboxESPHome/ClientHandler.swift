@@ -29,9 +29,11 @@ struct ClientHandler {
     func serve() async {
         guard let state = try? ESPHomeServerConnection(psk: context.settings.encryptionKey, identity: context.identity.serverIdentity) else { return }
         let link = ClientLink(connection: state, channel: connection.channel, maxUnsentBytes: context.limits.maxUnsentBytes)
+        let media = MediaWork(limit: context.limits.maxWaitingMedia)
         do {
             try await connection.executeThenClose { inbound, _ in
                 try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { await media.run { job in await perform(job, link: link) } }
                     tasks.addTask { await handshakeDeadline(link) }
                     tasks.addTask { await keepalive(link) }
                     var subscribed = false
@@ -39,7 +41,7 @@ struct ClientHandler {
                         let received = await link.receive(buffer)
                         await link.write(received.write)
                         for message in received.messages {
-                            switch await handle(message, link: link) {
+                            switch await handle(message, link: link, media: media) {
                             case .goOn: break
                             case .close: break reading
                             case .subscribe:
@@ -56,6 +58,7 @@ struct ClientHandler {
                     if link.unsent.overrun {
                         refuse("it left over \(context.limits.maxUnsentBytes / 1024) KB unread")
                     }
+                    media.finish()
                     tasks.cancelAll()
                 }
             }
@@ -72,7 +75,7 @@ struct ClientHandler {
 
     enum Action { case goOn, close, subscribe }
 
-    private func handle(_ message: ESPHomeServerConnection.Message, link: ClientLink) async -> Action {
+    private func handle(_ message: ESPHomeServerConnection.Message, link: ClientLink, media: MediaWork) async -> Action {
         do {
             switch message.type {
             case ESPHomeMessageType.helloRequest:
@@ -102,8 +105,19 @@ struct ClientHandler {
             case ESPHomeMessageType.mediaPlayerCommandRequest:
                 let command = try ESPMediaPlayerCommandRequest(serializedBytes: message.data)
                 guard command.key == MediaPlayerView.key else { break }
-                if let refusal = await context.commands.handle(command) {
-                    for line in context.refusals.admit("Home Assistant's media player: refused \(refusal)") { logger.warning("\(line)") }
+                if command.hasMediaURL_p {
+                    let job = MediaWork.Job.play(address: command.mediaURL, announce: command.hasAnnouncement_p && command.announcement)
+                    if !media.add(job) { refuseCommand("the media at \(Self.shown(command.mediaURL)): \(media.limit) are being fetched for this connection already") }
+                }
+                if let refusal = await context.commands.handle(command) { refuseCommand(refusal) }
+            case ESPHomeMessageType.voiceAssistantAnnounceRequest:
+                let request = try ESPVoiceAssistantAnnounceRequest(serializedBytes: message.data)
+                if request.startConversation {
+                    refuseCommand("an announcement that starts a conversation: jukeboxd has no microphone")
+                    await announced(false, link: link)
+                } else if !media.add(.announce(request)) {
+                    refuseCommand("an announcement: \(media.limit) are under way for this connection already")
+                    await announced(false, link: link)
                 }
             case ESPHomeMessageType.voiceAssistantConfigurationRequest:
                 // No microphone, so no wake words.
@@ -118,6 +132,63 @@ struct ClientHandler {
             return .close
         }
         return .goOn
+    }
+
+    private func refuseCommand(_ what: String) {
+        for line in context.refusals.admit("Home Assistant's media player: refused \(what)") { logger.warning("\(line)") }
+    }
+
+    private func announced(_ success: Bool, link: ClientLink) async {
+        var finished = ESPVoiceAssistantAnnounceFinished()
+        finished.success = success
+        await link.send(ESPHomeMessageType.voiceAssistantAnnounceFinished, finished)
+    }
+
+    /// An address as the log shows it: without its query, which may hold a token.
+    static func shown(_ address: String) -> String {
+        let bare = address.prefix { $0 != "?" && $0 != "#" }
+        return bare.count > 100 ? String(bare.prefix(99)) + "…" : String(bare)
+    }
+
+    /// Fetches and queues one media request; for an announcement, returns the wait for its
+    /// end, after which Home Assistant is told it finished.
+    private func perform(_ job: MediaWork.Job, link: ClientLink) async -> (@Sendable () async -> Void)? {
+        switch job {
+        case .play(let address, let announce):
+            if case .failure(let refusal) = await context.commands.play(address, now: announce) { refuseCommand(refusal.message) }
+            return nil
+        case .announce(let request):
+            // Followed from before it is queued, so its end cannot be missed.
+            let events = context.core.events.subscribe()
+            let chime = request.preannounceMediaID.isEmpty ? nil : request.preannounceMediaID
+            switch await context.commands.play(request.mediaID, before: chime, title: "Home Assistant's announcement", now: true) {
+            case .failure(let refusal):
+                refuseCommand(refusal.message)
+                await announced(false, link: link)
+                return nil
+            case .success(let ticket):
+                return {
+                    await announced(await Self.played(ticket, in: events), link: link)
+                }
+            }
+        }
+    }
+
+    /// Waits for the entry's end: true once it played to its end, false if it failed, was
+    /// stopped or removed.
+    static func played(_ ticket: UInt64, in events: AsyncStream<JukeboxEvent>) async -> Bool {
+        for await event in events {
+            switch event {
+            case .finished(let record) where record.entry.ticket == ticket:
+                if case .completed = record.outcome { return true }
+                return false
+            case .removed(let tickets) where tickets.contains(ticket):
+                return false
+            default:
+                continue
+            }
+        }
+        return false
     }
 
     private func deviceInfo() -> ESPDeviceInfoResponse {

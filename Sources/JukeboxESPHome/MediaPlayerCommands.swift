@@ -54,6 +54,23 @@ struct MediaPlayerCommands: Sendable {
         }
     }
 
+    /// Queues the media at `address` (with `before` as its cue): after what waits, or cutting
+    /// in when `now`. The entry's ticket, or the refusal's words.
+    func play(_ address: String, before: String? = nil, title: String? = nil, now: Bool) async -> Result<UInt64, RPCDispatcher.Refusal> {
+        var params: [String: JSONValue] = ["address": .string(address), "now": .bool(now)]
+        if let before { params["before"] = .string(before) }
+        if let title { params["title"] = .string(title) }
+        switch await dispatcher.call("playAddress", params) {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success(let result):
+            guard case .object(let fields) = result, case .array(let entries)? = fields["entries"], case .object(let entry)? = entries.first,
+                  case .number(let ticket)? = entry["ticket"], ticket >= 0, ticket < 1e15
+            else { return .failure(RPCDispatcher.Refusal(message: "the answer named no entry")) }
+            return .success(UInt64(ticket))
+        }
+    }
+
     private func setVolume(_ level: Int) async -> String? {
         await call("volume", ["level": .number(Double(level))])
     }

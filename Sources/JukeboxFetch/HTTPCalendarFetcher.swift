@@ -37,14 +37,10 @@ public struct HTTPCalendarFetcher: CalendarFetcher {
                 let validators = CalendarFetch.Validators(
                     etag: response.headers.first(name: "ETag"), lastModified: response.headers.first(name: "Last-Modified"))
                 return .fetched(text: String(buffer: body), validators: validators)
-            case 401, 403:
-                throw CalendarFetchError("the server refused (\(response.status.code)): the address is private; use the calendar's public or secret iCal address")
-            case 404, 410:
-                throw CalendarFetchError("the server has no calendar there (\(response.status.code)); check the address")
-            case 300..<400:
-                throw CalendarFetchError("the server sent it elsewhere (\(response.status.code)) without saying where")
             default:
-                throw CalendarFetchError("the server answered \(response.status.code) \(response.status.reasonPhrase.prefix(60))")
+                throw CalendarFetchError(FetchWords.status(
+                    response.status.code, reason: response.status.reasonPhrase, what: "calendar",
+                    privateHint: "the address is private; use the calendar's public or secret iCal address"))
             }
         } catch let error as CalendarFetchError {
             throw error
@@ -55,45 +51,9 @@ public struct HTTPCalendarFetcher: CalendarFetcher {
 
     /// What went wrong, in words: no NIO or TLS library text.
     static func words(for error: any Error) -> String {
-        if error is NIOTooManyBytesError {
-            return "it is larger than \(ICalendar.maxBytes >> 20) MB; a calendar of a few years is far smaller"
-        }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .connectTimeout, .getConnectionFromPoolTimeout:
-                return "the server could not be reached (refused, or no answer within 5 s); it is tried again later"
-            case .deadlineExceeded, .readTimeout:
-                return "the server did not answer within its time; it is tried again later"
-            case .tlsHandshakeTimeout:
-                return "the server's HTTPS did not answer within its time"
-            case .redirectLimitReached:
-                return "the server sent it on more than \(maxRedirects) times; give the address it ends at"
-            case .redirectCycleDetected:
-                return "the server sends it round in a circle; check the address"
-            case .invalidURL, .emptyHost, .emptyScheme:
-                return "it is not an address jukeboxd can fetch"
-            case .remoteConnectionClosed:
-                return "the server closed the connection before answering"
-            default:
-                return "it could not be fetched (\(error.shortDescription))"
-            }
-        }
-        if error is NIOSSLError || error is BoringSSLError {
-            return "its HTTPS certificate could not be verified (no authority this system trusts signed it, or it names another host)"
-        }
-        if let error = error as? NIOConnectionError {
-            if error.dnsAAAAError != nil || error.dnsAError != nil, error.connectionErrors.isEmpty {
-                return "its host name could not be found; check the address, and that this machine is online"
-            }
-            return "the server could not be reached (refused, or no route to it); it is tried again later"
-        }
-        if let error = error as? IOError, [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, ETIMEDOUT].contains(error.errnoCode) {
-            return "the server could not be reached (it refused, or there is no route to it); it is tried again later"
-        }
-        if error is IOError || error is ChannelError {
-            return "the connection to the server failed; it is tried again later"
-        }
-        return "it could not be fetched"
+        FetchWords.words(
+            for: error, tooLarge: "it is larger than \(ICalendar.maxBytes >> 20) MB; a calendar of a few years is far smaller",
+            later: "it is tried again later")
     }
 }
 

@@ -89,6 +89,19 @@ public enum FilePath {
     }
 
     /// Something is at `path` (a file, a folder, a link, even one that leads nowhere).
+    /// The names in `folder` (without `.` and `..`); empty when it cannot be read. Blocking:
+    /// call it off the cooperative pool.
+    public static func names(in folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     public static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0

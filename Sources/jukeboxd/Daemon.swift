@@ -227,7 +227,9 @@ struct Daemon {
             logger.warning("\(message); jukeboxd runs on and tries the device again at each clip")
         }
         let folder = session.clipsDirectory
-        let leftovers = await BlockingWorkQueue(label: "jukeboxd.start").run { ClipUpload.removeLeftovers(in: folder) }
+        let leftovers = await BlockingWorkQueue(label: "jukeboxd.start").run {
+            ClipUpload.removeLeftovers(in: folder) + ClipUpload.removeLeftovers(in: FilePath.join(folder, Jukebox.mediaFolderName))
+        }
         if leftovers > 0 {
             logger.notice("removed \(Plural.count(leftovers, "unfinished upload file")) that an earlier run left in the clips folder \(folder)")
         }
@@ -239,7 +241,7 @@ struct Daemon {
                 queueLimit: queueLimit, generator: seed.map(SeededGenerator.init(seed:)) ?? SeededGenerator(),
                 makeRateConverter: Self.makeRateConverter,
                 loudnessMeter: EBUR128Meter(), makeDuckTarget: Self.duckTarget, checkDevice: { device in await AlsaSink.check(device: device) },
-                vetClientDevice: { device in await AlsaSink.clientDeviceProblem(device) }, calendarFetcher: HTTPCalendarFetcher()),
+                vetClientDevice: { device in await AlsaSink.clientDeviceProblem(device) }, calendarFetcher: HTTPCalendarFetcher(), mediaFetcher: HTTPMediaFetcher()),
             logger: logger)
         await core.restoreState()
         let notifier = SystemdNotifier()

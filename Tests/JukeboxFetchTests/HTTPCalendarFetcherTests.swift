@@ -14,7 +14,7 @@ struct HTTPCalendarFetcherTests {
 
     /// Paths: /cal.ics (ETag "v1", 304 when it is sent back), /missing (404), /private
     /// (403), /size/N (N bytes), /redirect/N (N redirects before the calendar), /hang (no
-    /// answer). With a certificate and key it serves HTTPS.
+    /// answer), /trickle (20 bytes, one every 0.1 s). With a certificate and key it serves HTTPS.
     static let server = #"""
         import http.server, socketserver, ssl, sys, time
         CAL = sys.argv[1].encode()
@@ -39,6 +39,15 @@ struct HTTPCalendarFetcherTests {
                     return self.send(200, CAL) if n == 0 else self.send(302, b"", {"Location": "/redirect/%d" % (n - 1)})
                 if p == "/hang":
                     time.sleep(30)
+                if p == "/trickle":
+                    self.send_response(200)
+                    self.send_header("Content-Length", "20")
+                    self.end_headers()
+                    for _ in range(20):
+                        self.wfile.write(b"a")
+                        self.wfile.flush()
+                        time.sleep(0.1)
+                    return
                 return self.send(500)
         class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
             daemon_threads = True

@@ -156,13 +156,9 @@ public actor ClipUpload {
     /// while receiving or converting one): those no process holds the lock of. Returns how
     /// many were removed. Blocking.
     public static func removeLeftovers(in folder: String) -> Int {
-        guard let directory = opendir(folder) else { return 0 }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix(temporaryPrefix), name.hasSuffix(".part") || name.hasSuffix(".part.flac") { names.append(name) }
+        let names = FilePath.names(in: folder).filter { name in
+            name.hasPrefix(temporaryPrefix) && (name.hasSuffix(".part") || name.hasSuffix(".part.flac"))
         }
-        closedir(directory)
         var inUse = Set<String>()
         var removed = 0
         for name in names.sorted() where name.hasSuffix(".part") {

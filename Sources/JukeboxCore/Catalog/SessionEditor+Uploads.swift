@@ -54,6 +54,22 @@ extension SessionEditor {
         await remove([FilePath.join(clipsDirectory, name)])
     }
 
+    /// Makes `folder` (readable by all, as the clips folder is) if it is not there; why it
+    /// cannot be, or nil.
+    func makeFolder(_ folder: String) async -> String? {
+        await io.run {
+            if mkdir(folder, 0o755) == 0 || errno == EEXIST, FilePath.isDirectory(folder) { return nil }
+            return FileReadError.words(for: errno, writing: true)
+        }
+    }
+
+    /// Removes the files in `folder` whose names `remove` picks; how many went.
+    func removeFiles(in folder: String, where remove: @escaping @Sendable (String) -> Bool) async -> Int {
+        await io.run {
+            FilePath.names(in: folder).filter(remove).reduce(0) { count, name in count + (unlink(FilePath.join(folder, name)) == 0 ? 1 : 0) }
+        }
+    }
+
     private func remove(_ paths: [String]) async {
         await io.run { for path in paths { unlink(path) } }
     }

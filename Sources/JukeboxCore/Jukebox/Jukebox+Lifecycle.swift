@@ -72,6 +72,8 @@ extension Jukebox {
     }
 
     public func run() async throws {
+        // Fetched media that nothing restored waits for.
+        await pruneMedia()
         // The output is taken up: a music bed plays from now on.
         await player.start()
         await timetable.setPlansChanged { [events] in events.publish(.plans(byHand: false)) }

@@ -63,14 +63,18 @@ public actor Jukebox: Service {
         /// Where the calendars' last good copies are kept; nil: beside the state file
         /// (`STATE.calendars/`), or nowhere without one.
         public var calendarFolder: String?
+        /// Fetches media by address (`playAddress`); the daemon's speaks HTTP and HTTPS.
+        /// nil: such a request is refused.
+        public var mediaFetcher: (any MediaFetcher)?
 
         public init(
             queueLimit: Int = ClipPlayQueue.defaultCapacity, generator: SeededGenerator = SeededGenerator(), time: TimeSource = .system,
             speechFolder: String? = nil, speechLimits: SpeechCache.Limits = SpeechCache.Limits(), makeRateConverter: RateConverterFactory? = nil,
             loudnessMeter: (any LoudnessMeter)? = nil, makeDuckTarget: DuckTargetFactory? = nil, checkDevice: DeviceChecker? = nil,
             vetClientDevice: (@Sendable (_ device: String) async -> String?)? = nil, calendarFetcher: (any CalendarFetcher)? = nil,
-            calendarFolder: String? = nil
+            calendarFolder: String? = nil, mediaFetcher: (any MediaFetcher)? = nil
         ) {
+            self.mediaFetcher = mediaFetcher
             self.calendarFetcher = calendarFetcher
             self.calendarFolder = calendarFolder
             self.checkDevice = checkDevice
@@ -115,6 +119,8 @@ public actor Jukebox: Service {
     var sessionBusy = false
     /// A sound test is running, or its device has not answered yet.
     var soundTestRunning = false
+    /// Media by address being fetched now (`playAddress`), counted with what waits.
+    var mediaFetches = 0
     var sessionWaiters: [CheckedContinuation<Void, Never>] = []
     let makeOutput: OutputFactory
     /// The daemon's clocks, for the front ends to keep time by too.
