@@ -274,7 +274,7 @@ let package = Package(
         .testTarget(name: "ESPHomeAPITests", dependencies: ["ESPHomeAPI"]),
         .testTarget(name: "JukeboxESPHomeTests", dependencies: [
             "JukeboxESPHome", "ESPHomeAPI", "JukeboxCore", "JukeboxCoreTestSupport", "JukeboxTestSupport",
-            .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "JukeboxCalendarTests", dependencies: ["JukeboxCalendar", "JukeboxFiles"]),
         .testTarget(name: "JukeboxFetchTests", dependencies: ["JukeboxFetch", "JukeboxCalendar", "JukeboxCore", "JukeboxTestSupport"]),

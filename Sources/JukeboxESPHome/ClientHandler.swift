@@ -30,40 +30,44 @@ struct ClientHandler {
         guard let state = try? ESPHomeServerConnection(psk: context.settings.encryptionKey, identity: context.identity.serverIdentity) else { return }
         let link = ClientLink(connection: state, channel: connection.channel, maxUnsentBytes: context.limits.maxUnsentBytes)
         let media = MediaWork(limit: context.limits.maxWaitingMedia)
-        do {
-            try await connection.executeThenClose { inbound, _ in
-                try await withThrowingTaskGroup(of: Void.self) { tasks in
-                    tasks.addTask { await media.run { job in await perform(job, link: link) } }
-                    tasks.addTask { await handshakeDeadline(link) }
-                    tasks.addTask { await keepalive(link) }
-                    var subscribed = false
-                    reading: for try await buffer in inbound {
-                        let received = await link.receive(buffer)
-                        await link.write(received.write)
-                        for message in received.messages {
-                            switch await handle(message, link: link, media: media) {
-                            case .goOn: break
-                            case .close: break reading
-                            case .subscribe:
-                                guard !subscribed else { continue }
-                                subscribed = true
-                                tasks.addTask { await pushStates(link) }
+        // The media asked for is fetched and queued even if the connection ends first (Home
+        // Assistant has been told nothing else); each fetch is bounded, and so is their number.
+        await withDiscardingTaskGroup { outer in
+            outer.addTask { await media.run { job in await perform(job, link: link) } }
+            do {
+                try await connection.executeThenClose { inbound, _ in
+                    try await withThrowingTaskGroup(of: Void.self) { tasks in
+                        tasks.addTask { await handshakeDeadline(link) }
+                        tasks.addTask { await keepalive(link) }
+                        var subscribed = false
+                        reading: for try await buffer in inbound {
+                            let received = await link.receive(buffer)
+                            await link.write(received.write)
+                            for message in received.messages {
+                                switch await handle(message, link: link, media: media) {
+                                case .goOn: break
+                                case .close: break reading
+                                case .subscribe:
+                                    guard !subscribed else { continue }
+                                    subscribed = true
+                                    tasks.addTask { await pushStates(link) }
+                                }
+                            }
+                            if let refusal = received.refusal {
+                                refuse("\(refusal.words)")
+                                break reading
                             }
                         }
-                        if let refusal = received.refusal {
-                            refuse("\(refusal.words)")
-                            break reading
+                        if link.unsent.overrun {
+                            refuse("it left over \(context.limits.maxUnsentBytes / 1024) KB unread")
                         }
+                        tasks.cancelAll()
                     }
-                    if link.unsent.overrun {
-                        refuse("it left over \(context.limits.maxUnsentBytes / 1024) KB unread")
-                    }
-                    media.finish()
-                    tasks.cancelAll()
                 }
+            } catch {
+                logger.debug("a Home Assistant connection from \(peer) ended: \(error)")
             }
-        } catch {
-            logger.debug("a Home Assistant connection from \(peer) ended: \(error)")
+            media.finish()
         }
     }
 

@@ -34,10 +34,12 @@ final class MediaWork: Sendable {
         return admitted
     }
 
-    /// Runs the jobs until the connection ends: `perform` fetches and queues one, and
-    /// returns what is left to wait for (an announcement's end), which runs beside the next.
+    /// Runs the jobs until `finish()`, and those already asked for after it: `perform` fetches
+    /// and queues one, and returns what is left to wait for (an announcement's end), which
+    /// runs beside the next and is given up once the connection is gone.
     func run(_ perform: @escaping @Sendable (Job) async -> (@Sendable () async -> Void)?) async {
         await withDiscardingTaskGroup { group in
+            defer { group.cancelAll() }
             for await job in jobs {
                 guard let rest = await perform(job) else {
                     done()

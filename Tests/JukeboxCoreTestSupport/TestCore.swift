@@ -28,7 +28,7 @@ public struct TestCore: Sendable {
 
     public var statePath: String { folder.file("state.json") }
 
-    public init(queueLimit: Int = 10_000, state: State = .none, log: (any LogHandler)? = nil) async throws {
+    public init(queueLimit: Int = 10_000, state: State = .none, log: (any LogHandler)? = nil, mediaFetcher: (any MediaFetcher)? = nil) async throws {
         folder = try TemporaryDirectory()
         let tone = WAVFile.bytes(Array(repeating: 0.1, count: 8000), encoding: .s16, rate: 8000, channels: 1)
         for id in ["ward", "water", "walk"] { _ = try folder.write("\(id).wav", tone) }
@@ -49,7 +49,7 @@ public struct TestCore: Sendable {
                 return try SessionLoader.load(path: sessionPath)
             },
             time: TimeSource(wallClock: { 1_000 }), speechFolder: folder.file("speech"), queueLimit: queueLimit,
-            logger: Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() })
+            logger: Logger(label: "test") { _ in log ?? SwiftLogNoOpLogHandler() }, mediaFetcher: mediaFetcher)
     }
 
     /// The tickets waiting, in order.
@@ -73,13 +73,14 @@ extension Jukebox {
         _ catalog: ClipCatalog, decoder: any ClipDecoder = Fixtures.decoder([]), makeSink: @escaping SinkFactory = { _, _ in FakeSink() },
         stateFile: StateFile? = nil, loadSession: SessionSource? = nil, time: TimeSource = TimeSource(clock: ManualClock(), wallClock: { 1_000 }),
         seed: UInt64 = 1, speechFolder: String? = nil, queueLimit: Int = ClipPlayQueue.defaultCapacity, logger: Logger = .quiet,
-        vetClientDevice: (@Sendable (String) async -> String?)? = nil
+        vetClientDevice: (@Sendable (String) async -> String?)? = nil, mediaFetcher: (any MediaFetcher)? = nil
     ) -> Jukebox {
         let session = catalog.session
         return Jukebox(
             catalog: catalog, decoder: decoder, makeOutput: { AudioOutput(makeSink($0, $1)) }, stateFile: stateFile, loadSession: loadSession ?? { session },
             configuration: Configuration(
-                queueLimit: queueLimit, generator: SeededGenerator(seed: seed), time: time, speechFolder: speechFolder, vetClientDevice: vetClientDevice),
+                queueLimit: queueLimit, generator: SeededGenerator(seed: seed), time: time, speechFolder: speechFolder, vetClientDevice: vetClientDevice,
+                mediaFetcher: mediaFetcher),
             logger: logger)
     }
 }

@@ -31,8 +31,13 @@ final class RawClient {
     /// The next message's type; nil once the server has closed the connection (a reset,
     /// when it closed with bytes unread, is a close too).
     func next() async throws -> UInt16? {
+        try await nextMessage()?.type
+    }
+
+    /// The next message; nil once the server has closed the connection.
+    func nextMessage() async throws -> (type: UInt16, data: [UInt8])? {
         while true {
-            if case .plaintext(let type, _)? = try reader.next() { return type }
+            if case .plaintext(let type, let data)? = try reader.next() { return (type, data) }
             let buffer: ByteBuffer?
             do {
                 buffer = try await iterator.next()
@@ -80,8 +85,10 @@ final class RawClient {
 struct FrontEndRig {
     let log = LogCollector()
 
-    func run<T: Sendable>(limits: ESPHomeLimits = ESPHomeLimits(), _ body: @Sendable (Int, TestCore) async throws -> T) async throws -> T {
-        let test = try await TestCore(state: .saved)
+    func run<T: Sendable>(
+        limits: ESPHomeLimits = ESPHomeLimits(), mediaFetcher: (any MediaFetcher)? = nil, _ body: @Sendable (Int, TestCore) async throws -> T
+    ) async throws -> T {
+        let test = try await TestCore(state: .saved, mediaFetcher: mediaFetcher)
         let (ports, listening) = AsyncStream.makeStream(of: Int.self)
         let frontEnd = ESPHomeFrontEnd(
             settings: ESPHomeSettings(host: "127.0.0.1", port: 0, encryptionKey: nil, name: "Test speaker"), core: test.core,
