@@ -82,6 +82,8 @@ public struct ESPHomeFrontEnd: Service {
                 return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                     .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                    // A client that sends and then shuts its writing side still gets its answers.
+                    .childChannelOption(.allowRemoteHalfClosure, value: true)
                     .bind(host: settings.host, port: settings.port) { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)

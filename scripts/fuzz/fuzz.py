@@ -36,10 +36,15 @@ output, so it can be replayed by hand. Exits 1 on the first failure.
   players  starts one jukeboxd whose session ducks a fake MPD and a fake snapserver, which
            answer with mutated replies (corpus/players/), hold connections or drop them, while
            clips play one after another; the same checks.
+  esphome  starts two jukeboxd with Home Assistant's media player on 127.0.0.1, one without a
+           key and one with one, and sends them mutated message streams (hello, device info,
+           the entity list, a subscription, a volume, a ping) and mutated handshakes, each on a
+           connection of its own; the same checks, and a hello is answered after it all.
 
-  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|calendar|control|mqtt|http|upload|players|all]
+  fuzz.py --bin .build/debug --seconds 60 [--seed 1] [--out DIR] [session|calendar|control|mqtt|http|upload|players|esphome|all]
 """
 import argparse
+import base64
 import copy
 import json
 import os
@@ -562,6 +567,106 @@ def fuzz_http(binary, deadline, rng, out):
             daemon.stop()
 
 
+def esphome_frame(kind, body=b""):
+    """A plaintext frame of ESPHome's native API: 0, the size and the type as varints, the body."""
+    def varint(value):
+        out = bytearray()
+        while True:
+            byte = value & 0x7F
+            value >>= 7
+            out.append(byte | (0x80 if value else 0))
+            if not value:
+                return bytes(out)
+    return b"\x00" + varint(len(body)) + varint(kind) + body
+
+
+# What Home Assistant sends, message by message: hello, device info, the entity list, the
+# subscription, a volume of 0.3 for the media player (key 0x6A756B65), a ping, a disconnect.
+ESPHOME_SESSION = [
+    esphome_frame(1, b"\x0a\x04fuzz\x10\x01\x18\x0d"), esphome_frame(9), esphome_frame(11), esphome_frame(20),
+    esphome_frame(65, b"\x0d" + struct.pack("<I", 0x6A756B65) + b"\x20\x01\x2d" + struct.pack("<f", 0.3)), esphome_frame(7), esphome_frame(5),
+]
+ESPHOME_INTERESTING = [b"\xff\xff\xff\xff\x0f", b"\x80" * 6, b"\xff\xff\x03", b"\x00\x00", b"\x01\xff\xff", b"\x41" * 200, b"\x00\xff\xff\x03\x07"]
+
+
+def mutate_bytes(data, rng):
+    """Bytes flipped, dropped, repeated or cut, and hostile sizes and varints spliced in."""
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        position = rng.randrange(len(data) + 1)
+        choice = rng.randrange(5)
+        if choice == 0 and data:
+            data[min(position, len(data) - 1)] = rng.randrange(256)
+        elif choice == 1:
+            del data[position:position + rng.randint(1, 16)]
+        elif choice == 2:
+            data[position:position] = rng.choice(ESPHOME_INTERESTING)
+        elif choice == 3 and data:
+            data[position:position] = data[position:position + rng.randint(1, 64)]
+        else:
+            del data[position:]
+    return bytes(data)
+
+
+def send_and_read(port, sample, timeout=1):
+    """Sends `sample` on a connection of its own, closes its writing side, and reads what comes
+    back until the server closes or `timeout` passes."""
+    received = b""
+    client = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        client.sendall(sample)
+        client.shutdown(socket.SHUT_WR)
+        while True:
+            chunk = client.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+    except OSError:
+        pass
+    finally:
+        client.close()
+    return received
+
+
+def fuzz_esphome(binary, deadline, rng, out):
+    """Home Assistant's media player: mutated message streams to a daemon without a key, and
+    mutated handshakes (the client's hello and first Noise message) to one with a key."""
+    key = base64.b64encode(bytes(range(32))).decode()
+    daemons = {"plain": Daemon(binary, {"esphome": {"listen": "127.0.0.1:0"}}),
+               "keyed": Daemon(binary, {"esphome": {"listen": "127.0.0.1:0", "encryptionKey": key}})}
+    sent = {name: 0 for name in daemons}
+    try:
+        ports = {}
+        for name, daemon in daemons.items():
+            if not daemon.wait_for("Home Assistant's media player"):
+                fail("esphome", f"the media player ({name}) did not start: {daemon.log()[-500:]}", b"", out)
+            line = next(line for line in daemon.log().splitlines() if "listening on 127.0.0.1:" in line)
+            ports[name] = int(line.split("listening on 127.0.0.1:", 1)[1].split(",", 1)[0])
+        handshake = b"\x01\x00\x00" + b"\x01\x00\x31\x00" + bytes(rng.randrange(256) for _ in range(48))
+        while time.monotonic() < deadline:
+            name = "plain" if rng.random() < 0.75 else "keyed"
+            if name == "plain":
+                sample = b"".join(rng.sample(ESPHOME_SESSION, rng.randint(1, len(ESPHOME_SESSION))))
+            else:
+                sample = handshake
+            if rng.random() < 0.9:
+                sample = mutate_bytes(sample, rng)
+            send_and_read(ports[name], sample)
+            sent[name] += 1
+            if sent[name] % 50 == 0:
+                daemons[name].check("esphome", sample, out)
+        for daemon in daemons.values():
+            daemon.check("esphome", b"", out)
+        answer = send_and_read(ports["plain"], ESPHOME_SESSION[0])
+        if not answer.startswith(b"\x00") or answer[2:3] != b"\x02":
+            fail("esphome", f"a hello after the fuzzing was answered with {answer[:40]!r}", ESPHOME_SESSION[0], out)
+        print(f"fuzz esphome: {sent['plain']} mutated message streams and {sent['keyed']} mutated handshakes; "
+              f"jukeboxd up, answering, {resident_kilobytes(daemons['plain'].process.pid)} and {resident_kilobytes(daemons['keyed'].process.pid)} kB resident")
+    finally:
+        for daemon in daemons.values():
+            daemon.stop()
+
+
 def wav_float32(samples, rate=8000):
     """A mono 32-bit float WAV of `samples` as given: NaN, infinities and overs included."""
     data = struct.pack(f"<{len(samples)}f", *samples)
@@ -780,7 +885,7 @@ def fuzz_players(binary, deadline, rng, out):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", nargs="?", default="all", choices=["session", "calendar", "control", "mqtt", "http", "upload", "players", "all"])
+    parser.add_argument("what", nargs="?", default="all", choices=["session", "calendar", "control", "mqtt", "http", "upload", "players", "esphome", "all"])
     parser.add_argument("--bin", default=os.path.join(HERE, "..", "..", ".build", "debug"))
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
@@ -788,9 +893,9 @@ def main():
     arguments = parser.parse_args()
     binary = os.path.join(arguments.bin, "jukeboxd")
     rng = random.Random(arguments.seed)
-    parts = ["session", "calendar", "control", "mqtt", "http", "upload", "players"] if arguments.what == "all" else [arguments.what]
+    parts = ["session", "calendar", "control", "mqtt", "http", "upload", "players", "esphome"] if arguments.what == "all" else [arguments.what]
     share = arguments.seconds / len(parts)
-    run = {"session": fuzz_sessions, "calendar": fuzz_calendars, "control": fuzz_control, "mqtt": fuzz_mqtt, "http": fuzz_http, "upload": fuzz_uploads, "players": fuzz_players}
+    run = {"session": fuzz_sessions, "calendar": fuzz_calendars, "control": fuzz_control, "mqtt": fuzz_mqtt, "http": fuzz_http, "upload": fuzz_uploads, "players": fuzz_players, "esphome": fuzz_esphome}
     for part in parts:
         deadline = time.monotonic() + share
         run[part](binary, deadline, rng, arguments.out)
