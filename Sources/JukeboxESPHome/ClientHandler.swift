@@ -65,8 +65,9 @@ struct ClientHandler {
                     }
                 }
             } catch {
-                logger.debug("a Home Assistant connection from \(peer) ended: \(error)")
+                logger.debug("Home Assistant's media player: the connection from \(peer) failed: \(error)")
             }
+            logger.debug("Home Assistant's media player: the connection from \(peer) ended")
             media.finish()
         }
     }
