@@ -82,6 +82,9 @@ public struct ESPHomeFrontEnd: Service {
                 return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                     .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                    // A client that does not read holds at most this much in the kernel, and then
+                    // `maxUnsentBytes` in jukeboxd before it is closed (its messages are small).
+                    .childChannelOption(.socketOption(.so_sndbuf), value: 64 * 1024)
                     // A client that sends and then shuts its writing side still gets its answers.
                     .childChannelOption(.allowRemoteHalfClosure, value: true)
                     .bind(host: settings.host, port: settings.port) { channel in

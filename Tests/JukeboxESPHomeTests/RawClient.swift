@@ -62,8 +62,11 @@ final class RawClient {
         return try await next()
     }
 
-    static func with<T: Sendable>(port: Int, _ body: (RawClient) async throws -> T) async throws -> T {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    /// `receiveBuffer`: the socket's receive buffer, small for a client that is not to read.
+    static func with<T: Sendable>(port: Int, receiveBuffer: Int? = nil, _ body: (RawClient) async throws -> T) async throws -> T {
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if let receiveBuffer { bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(receiveBuffer)) }
+        let channel = try await bootstrap
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
             }
