@@ -18,7 +18,7 @@ usage() {
 }
 # jukeboxd's own options, and whether each takes a value (=). DemoOptionTests keeps this list
 # the same as `jukeboxd --help`.
-jukeboxd_options="--device= --output= --log-level= --seed= --duration= --socket= --socket-group= --state= --queue-limit= --http= --http-password-file= --check"
+jukeboxd_options="--device= --output= --log-level= --seed= --duration= --socket= --socket-group= --state= --queue-limit= --http= --http-password-file= --check --new-esphome-key"
 takes_value() {  # OPTION: 0 when it takes a value, 1 when a flag, 2 when jukeboxd has none
     local option=${1%%=*}
     case " $jukeboxd_options " in

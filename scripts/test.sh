@@ -26,7 +26,7 @@ scripts/fuzz.sh --seconds 80
 # daemon's (a ramp during which MPD's volume is set, a write held back in fsync until the daemon is
 # killed) have a short pass of their own after the first, so that neither the whole suite nor
 # the rooms' timing competes with them. The calendar reader's limits (libical parsing 4 MB and
-# 20 000 events, several times) and the fetcher's (4 MB bodies through a Python server) join that
+# 20 000 events, several times) and the fetchers' (4 MB bodies, and 20 MB media, through a Python server) join that
 # short pass: seconds of CPU at the start of the first pass once held the music bed's suites
 # past their 10 s to open a pipe. On a machine two or three times slower than usual, the first
 # pass's CPU held those suites past their 10 s all the same, and the suites that step a manual
@@ -34,7 +34,7 @@ scripts/fuzz.sh --seconds 80
 # hours) past their minute: they run in the short pass too, as do the media player's limits,
 # whose keepalive gives a client seconds to answer a ping. Arguments go to every pass.
 timed='\.(RealTimeTests|SnapcastTests|AnnouncementTests|MQTTClientTests|PlayerTargetTests|SnapserverBatchTests)/'
-moments='\.(ESPHomeServerTests|DuckFaultTests|AlertDuckTests|OutboxTests|ICalendarTests|HTTPCalendarFetcherTests|MixingSinkTests|OutputHandoverTests|QuietHoursTests|VolumeControlTests|ClipTimetableTests)/'
+moments='\.(ESPHomeServerTests|DuckFaultTests|AlertDuckTests|OutboxTests|ICalendarTests|HTTPCalendarFetcherTests|HTTPMediaFetcherTests|MixingSinkTests|OutputHandoverTests|QuietHoursTests|VolumeControlTests|ClipTimetableTests)/'
 browser='\.WebPageTests/'
 swift test --skip "$timed|$moments|$browser" "$@"
 swift test --filter "$moments" "$@"
