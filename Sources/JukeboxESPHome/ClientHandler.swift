@@ -112,7 +112,7 @@ struct ClientHandler {
                 guard command.key == MediaPlayerView.key else { break }
                 if command.hasMediaURL_p {
                     let job = MediaWork.Job.play(address: command.mediaURL, announce: command.hasAnnouncement_p && command.announcement)
-                    if !media.add(job) { refuseCommand("the media at \(Self.shown(command.mediaURL)): \(media.limit) are being fetched for this connection already") }
+                    if !media.add(job) { refuseCommand("the media at \(MediaLimits.shown(command.mediaURL)): \(media.limit) are being fetched for this connection already") }
                 }
                 if let refusal = await context.commands.handle(command) { refuseCommand(refusal) }
             case ESPHomeMessageType.voiceAssistantAnnounceRequest:
@@ -147,12 +147,6 @@ struct ClientHandler {
         var finished = ESPVoiceAssistantAnnounceFinished()
         finished.success = success
         await link.send(ESPHomeMessageType.voiceAssistantAnnounceFinished, finished)
-    }
-
-    /// An address as the log shows it: without its query, which may hold a token.
-    static func shown(_ address: String) -> String {
-        let bare = address.prefix { $0 != "?" && $0 != "#" }
-        return bare.count > 100 ? String(bare.prefix(99)) + "…" : String(bare)
     }
 
     /// Fetches and queues one media request; for an announcement, returns the wait for its

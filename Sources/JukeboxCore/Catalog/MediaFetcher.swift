@@ -23,6 +23,13 @@ public enum MediaLimits {
     /// Fetched media waiting in the queue (or playing) at once; another is refused.
     public static let maxWaiting = 8
 
+    /// An address as a log shows it: without its query, which may hold a token, and at most
+    /// 100 characters.
+    public static func shown(_ address: String) -> String {
+        let bare = address.prefix { $0 != "?" && $0 != "#" }
+        return bare.count > 100 ? String(bare.prefix(99)) + "…" : String(bare)
+    }
+
     /// Why `address` may not be fetched, or nil: http or https, a host, at most
     /// `maxAddressLength` characters, no spaces or control characters.
     public static func problem(_ address: String) -> String? {

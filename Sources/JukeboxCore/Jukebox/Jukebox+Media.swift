@@ -48,7 +48,7 @@ extension Jukebox {
         }
         do {
             let accepted = try await admit([clip], cue: cue, client: client, afterQuiet: false, now: now)[0]
-            logger.info("queued the media at \(Self.shown(address)) for \(client.name)\(now ? ", now" : "")", metadata: ["client": "\(client.name)"])
+            logger.info("queued the media at \(MediaLimits.shown(address)) for \(client.name)\(now ? ", now" : "")", metadata: ["client": "\(client.name)"])
             return await acknowledge(accepted, .enqueue)
         } catch {
             for stored in [clip] + (cue.map { [$0] } ?? []) { await editor.discard(stored: stored.source.file, in: mediaFolder) }
@@ -62,13 +62,6 @@ extension Jukebox {
     private func mediaEntries() async -> [QueueEntry] {
         let queued = await queue.snapshot()
         return (Array(queued.waiting) + Array(queued.held) + (queued.current.map { [$0] } ?? [])).filter { $0.clip.id == Self.mediaID }
-    }
-
-    /// An address as the log shows it: at most 100 characters, without its query (which may
-    /// hold a token).
-    static func shown(_ address: String) -> String {
-        let bare = address.prefix { $0 != "?" && $0 != "#" }
-        return bare.count > 100 ? String(bare.prefix(99)) + "…" : String(bare)
     }
 
     private func fetchMedia(_ address: String, with fetcher: any MediaFetcher, title: String?) async throws(JukeboxError) -> PlayableClip {
@@ -87,7 +80,7 @@ extension Jukebox {
         } catch {
             await upload.discard()
             if let error = error as? JukeboxError { throw error }
-            throw .uploadRefused("the media at \(Self.shown(address)) could not be fetched: \(error); nothing was kept")
+            throw .uploadRefused("the media at \(MediaLimits.shown(address)) could not be fetched: \(error); nothing was kept")
         }
         let stored = try await editor.store(upload, limits: UploadLimits(length: session.maxUploadLength, size: media.maxUploadSize))
         return PlayableClip(
