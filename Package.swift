@@ -64,6 +64,10 @@ let package = Package(
             name: "CICal", pkgConfig: "libical",
             providers: [.apt(["libical-dev"])]
         ),
+        .systemLibrary(
+            name: "CAvahi", pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
         // iCalendar through libical: a calendar's events and an RRULE's dates, in Swift types
         // only. JukeboxCore's day plans stand on it.
         .target(name: "JukeboxCalendar", dependencies: ["CICal"]),
@@ -90,11 +94,15 @@ let package = Package(
             ]
         ),
 
+        // Services announced on the local network (mDNS, DNS-SD) through avahi-daemon, in Swift
+        // types only: the one target that knows avahi.
+        .target(name: "JukeboxAvahi", dependencies: ["CAvahi"]),
+
         // Home Assistant's media player: ESPHome's native API as a front end, on swift-nio.
         .target(
             name: "JukeboxESPHome",
             dependencies: [
-                "ESPHomeAPI", "JukeboxCore", "JukeboxDispatch", "JukeboxProtocol", "JukeboxFiles",
+                "ESPHomeAPI", "JukeboxAvahi", "JukeboxCore", "JukeboxDispatch", "JukeboxProtocol", "JukeboxFiles",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -10,7 +10,7 @@ bundle=/opt/jukeboxd-aarch64.artifactbundle
 sdk_name=jukeboxd-aarch64
 # What the sysroot holds besides what these depend on: the C libraries jukeboxd links, and
 # the C and C++ runtimes the Swift runtime needs.
-sysroot_packages="libc6-dev libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev libical-dev zlib1g-dev libstdc++-14-dev libgcc-14-dev"
+sysroot_packages="libc6-dev libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev libical-dev libavahi-client-dev zlib1g-dev libstdc++-14-dev libgcc-14-dev"
 
 # The first Debian archive in this machine's apt sources (deb822 or one-line format).
 debian_mirror() {

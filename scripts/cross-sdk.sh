@@ -39,7 +39,7 @@ fi
 # 2. The trixie arm64 sysroot: the -dev packages jukeboxd builds against, with what they need,
 #    downloaded by an apt of their own (arm64, trixie, nothing installed) and unpacked.
 sysroot_host="$root$sysroot"
-if [ ! -e "$sysroot_host/usr/lib/aarch64-linux-gnu/libical.so" ] || [ ! -e "$sysroot_host/usr/lib/aarch64-linux-gnu/libz.so" ]; then
+if [ ! -e "$sysroot_host/usr/lib/aarch64-linux-gnu/libical.so" ] || [ ! -e "$sysroot_host/usr/lib/aarch64-linux-gnu/libavahi-client.so" ] || [ ! -e "$sysroot_host/usr/lib/aarch64-linux-gnu/libz.so" ]; then
     apt_dir="$root/opt/trixie-arm64"
     mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/etc"
     : > "$apt_dir/status"

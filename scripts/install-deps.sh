@@ -6,12 +6,13 @@
 # by pid, and a user's machine is left running nothing new.
 set -euo pipefail
 
-packages=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev libical-dev zlib1g-dev alsa-utils tzdata)
+packages=(pkg-config libasound2-dev libsndfile1-dev libsoxr-dev libebur128-dev libical-dev libavahi-client-dev zlib1g-dev alsa-utils tzdata)
 # --tests: also what the tests run (see scripts/test.sh).
 if [ "${1:-}" = --tests ]; then
     shift
     packages+=(pulseaudio pulseaudio-utils libasound2-plugins python3 ffmpeg curl chromium chromium-driver python3-selenium
-        mosquitto mosquitto-clients espeak-ng snapserver snapclient mpd strace openssl libnss3-tools python3-prometheus-client python3-venv)
+        mosquitto mosquitto-clients espeak-ng snapserver snapclient mpd strace openssl libnss3-tools python3-prometheus-client python3-venv
+        iproute2 dbus-daemon avahi-daemon avahi-utils)
 fi
 packages+=("$@")
 missing=()

@@ -50,10 +50,11 @@ shlibs_root() {
     local host_arch dir base libraries binutils
     host_arch=$(dpkg --print-architecture)
     dir="$work/roots/$distro-$arch-shlibs"
-    if [ ! -e "$dir/.complete" ]; then
+    libraries="libasound2-dev:$arch libsndfile1-dev:$arch libsoxr-dev:$arch libebur128-dev:$arch libical-dev:$arch libavahi-client-dev:$arch zlib1g-dev:$arch libstdc++6:$arch libgcc-s1:$arch"
+    # Made again when the libraries change (.complete names them).
+    if [ "$(cat "$dir/.complete" 2>/dev/null)" != "$libraries" ]; then
         base=$(target_root "$distro" "$host_arch")
         copy_root "$base" "$dir"
-        libraries="libasound2-dev:$arch libsndfile1-dev:$arch libsoxr-dev:$arch libebur128-dev:$arch libical-dev:$arch zlib1g-dev:$arch libstdc++6:$arch libgcc-s1:$arch"
         if [ "$arch" = "$host_arch" ]; then
             (in_target "$dir" "apt-get update -qq && apt-get install -y -qq dpkg-dev binutils $libraries") >&2
         else
@@ -63,7 +64,7 @@ shlibs_root() {
         fi
         # Mounted by a subshell (in_target), so unmounted here.
         unmount_inside "$dir"
-        touch "$dir/.complete"
+        echo "$libraries" > "$dir/.complete"
     fi
     echo "$dir"
 }
@@ -159,7 +160,7 @@ Architecture: $arch
 Maintainer: jukeboxd authors <jukeboxd@example.org>
 Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 Depends: $depends, adduser
-Recommends: alsa-utils, espeak-ng, ffmpeg
+Recommends: alsa-utils, avahi-daemon, espeak-ng, ffmpeg
 Section: sound
 Priority: optional
 Description: headless audio clip jukebox

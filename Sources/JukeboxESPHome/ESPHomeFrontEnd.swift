@@ -46,6 +46,7 @@ public struct ESPHomeFrontEnd: Service {
         let key = settings.encryptionKey == nil ? "without a key, to this machine only" : "with its encryption key"
         logger.info("Home Assistant's media player \"\(identity.friendlyName)\" listening on \(settings.host):\(port), \(key)")
         onListening(port)
+        let advertisement = await ESPHomeAdvertisement.start(settings: settings, identity: identity, port: port, logger: logger)
         let clients = ClientCount(limit: limits.maxClients)
         let context = ClientContext(
             settings: settings, identity: identity, core: core, logger: logger, limits: limits, commands: MediaPlayerCommands(core: core),
@@ -72,6 +73,7 @@ public struct ESPHomeFrontEnd: Service {
             }
             tasks.cancelAll()
         }
+        await advertisement?.stop()
     }
 
     /// The listener, once the address can be bound; nil when stopping first.
