@@ -281,7 +281,7 @@ let package = Package(
         .testTarget(name: "JukeboxProtocolTests", dependencies: ["JukeboxProtocol"]),
         .testTarget(name: "ESPHomeAPITests", dependencies: ["ESPHomeAPI"]),
         .testTarget(name: "JukeboxESPHomeTests", dependencies: [
-            "JukeboxESPHome", "ESPHomeAPI", "JukeboxCore", "JukeboxCoreTestSupport", "JukeboxTestSupport",
+            "JukeboxESPHome", "JukeboxAvahi", "ESPHomeAPI", "JukeboxCore", "JukeboxCoreTestSupport", "JukeboxTestSupport",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "JukeboxCalendarTests", dependencies: ["JukeboxCalendar", "JukeboxFiles"]),

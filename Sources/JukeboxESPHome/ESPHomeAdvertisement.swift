@@ -33,7 +33,7 @@ struct ESPHomeAdvertisement: Sendable {
         if settings.encryptionKey != nil { txt.append(.init("api_encryption", noiseProtocol)) }
         // A listener on one address is announced on that address's interface and family only,
         // so Home Assistant is never given an address nothing listens on.
-        let (interface, family) = announcedOn(settings.host)
+        let (interface, family) = placement(settings.host)
         return DNSService(name: identity.nodeName, type: serviceType, port: port, txt: txt, interfaceIndex: interface, family: family)
     }
 
@@ -86,7 +86,7 @@ struct ESPHomeAdvertisement: Sendable {
     }
 
     /// The interface and family a listen address is announced on: nil for all.
-    private static func announcedOn(_ host: String) -> (Int32?, DNSService.AddressFamily?) {
+    static func placement(_ host: String) -> (Int32?, DNSService.AddressFamily?) {
         if host == "0.0.0.0" { return (nil, .ipv4) }
         if host == "::" { return (nil, nil) }
         var v4 = in_addr()

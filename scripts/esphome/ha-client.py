@@ -4,6 +4,14 @@ Home Assistant's ESPHome integration uses, run through a list of steps. Each ste
 JSON line; a failure prints {"error": CLASS, "message": ...} and exits with 1.
 
     ha-client.py --port 6053 [--key BASE64] [--serve FILE] STEP...
+    ha-client.py --discover [--key BASE64] STEP...
+    ha-client.py --watch NAME
+    ha-client.py --announce NAME
+
+--discover finds the device as Home Assistant does (python-zeroconf, `_esphomelib._tcp`), prints
+what it found, and connects to the address and port announced; --watch prints the device's
+service being added and removed (its goodbye), and ends once it is gone (60 s at most);
+--announce is another device on the network with that name, until it is stopped.
 
 Steps:
   info                     the device's info
@@ -58,9 +66,100 @@ def serve(path):
     return f"http://127.0.0.1:{server.server_address[1]}"
 
 
+SERVICE_TYPE = "_esphomelib._tcp.local."
+
+
+async def browse(on_change):
+    """Browses for ESPHome devices as Home Assistant's zeroconf integration does."""
+    from zeroconf import ServiceStateChange
+    from zeroconf.asyncio import AsyncServiceBrowser, AsyncZeroconf
+
+    zeroconf = AsyncZeroconf()
+
+    def handler(zeroconf, service_type, name, state_change):
+        if state_change in (ServiceStateChange.Added, ServiceStateChange.Removed):
+            on_change(name, state_change is ServiceStateChange.Added)
+
+    browser = AsyncServiceBrowser(zeroconf.zeroconf, SERVICE_TYPE, handlers=[handler])
+    return zeroconf, browser
+
+
+async def discover():
+    """The first device found: its name, IPv4 address, port and TXT fields."""
+    from zeroconf.asyncio import AsyncServiceInfo
+
+    found = asyncio.Queue()
+    zeroconf, browser = await browse(lambda name, added: added and found.put_nowait(name))
+    try:
+        name = await asyncio.wait_for(found.get(), 20)
+        info = AsyncServiceInfo(SERVICE_TYPE, name)
+        if not await info.async_request(zeroconf.zeroconf, 5000):
+            raise TimeoutError(f"{name} did not answer")
+        host = next(address for address in info.parsed_addresses() if ":" not in address)
+        say(step="discovered", name=name, hostname=info.server, host=host, port=info.port, properties=dict(sorted(info.decoded_properties.items())))
+        return host, info.port
+    finally:
+        await browser.async_cancel()
+        await zeroconf.async_close()
+
+
+async def watch(wanted):
+    """Prints the device's service added, then removed; ends once it is gone."""
+    gone = asyncio.Event()
+
+    def changed(name, added):
+        if name == wanted:
+            say(step="added" if added else "removed", name=name)
+            if not added:
+                gone.set()
+
+    zeroconf, browser = await browse(changed)
+    try:
+        await asyncio.wait_for(gone.wait(), 60)
+    finally:
+        await browser.async_cancel()
+        await zeroconf.async_close()
+
+
+async def announce(name):
+    """Another device on the network named `name`: announced until this ends."""
+    import socket
+
+    from zeroconf import ServiceInfo
+    from zeroconf.asyncio import AsyncZeroconf
+
+    zeroconf = AsyncZeroconf()
+    info = ServiceInfo(SERVICE_TYPE, f"{name}.{SERVICE_TYPE}", addresses=[socket.inet_aton(args_address())], port=6053,
+                       properties={"mac": "0200000000aa", "version": "2025.12.0"}, server="another-device.local.")
+    await zeroconf.async_register_service(info)
+    say(step="announced", name=info.name)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await zeroconf.async_close()
+
+
+def args_address():
+    """This side's IPv4 address on the network (not loopback): where mDNS answers point."""
+    import ifaddr
+
+    for adapter in ifaddr.get_adapters():
+        for address in adapter.ips:
+            if address.is_IPv4 and not address.ip.startswith("127."):
+                return address.ip
+    raise OSError("no IPv4 address but loopback")
+
+
 async def run(args):
+    if args.watch:
+        await watch(args.watch)
+        return
+    if args.announce:
+        await announce(args.announce)
+        return
     base = serve(args.serve) if args.serve else None
-    client = APIClient("127.0.0.1", args.port, None, noise_psk=args.key, client_info="jukeboxd tests")
+    host, port = await discover() if args.discover else ("127.0.0.1", args.port)
+    client = APIClient(host, port, None, noise_psk=args.key, client_info="jukeboxd tests")
     await client.connect(login=True)
     say(step="connected", api_version=[client.api_version.major, client.api_version.minor])
     info = await client.device_info()
@@ -131,11 +230,16 @@ async def run(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--discover", action="store_true")
+    parser.add_argument("--watch")
+    parser.add_argument("--announce")
     parser.add_argument("--key")
     parser.add_argument("--serve")
     parser.add_argument("steps", nargs="*")
     args = parser.parse_args()
+    if args.port is None and not args.discover and not args.watch and not args.announce:
+        parser.error("--port, --discover, --watch or --announce is needed")
     try:
         asyncio.run(run(args))
     except Exception as error:  # every failure is the test's to read
