@@ -29,6 +29,8 @@ run apt-get install -y --no-install-recommends "${missing[@]}"
 if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
     for package in "${missing[@]}"; do
         for unit in $(dpkg-query -L "$package" 2>/dev/null | sed -n -E 's#^/(usr/)?lib/systemd/system/([^/@]*\.(service|socket))$#\2#p'); do
+            # The system's message bus, which logins and services need, is never stopped.
+            case $unit in dbus.service | dbus.socket) continue ;; esac
             if systemctl is-enabled --quiet "$unit" 2>/dev/null || systemctl is-active --quiet "$unit"; then
                 echo "install-deps: stopping and disabling $unit (installed with $package; the tests start their own)"
                 run systemctl disable --now "$unit" >/dev/null 2>&1 || true

@@ -7,9 +7,12 @@ scripts/esphome/client-venv.sh, which has aioesphomeapi):
             the time from just before the command is sent to the first loud sample in the paced
             sink's capture (jukeboxd fetches, decodes whole, cuts in). Beside it, in the same run,
             `jukebox play --now` of the same file, already in the session.
-  idle      two daemons on the null device, one with the `esphome` section and Home Assistant
-            connected and subscribed (it pings every 20 s), one without: resident and anonymous
-            memory, and CPU over 60 s (the scheduler's accounting, every thread).
+  idle      daemons on the null device, one with the `esphome` section and Home Assistant
+            connected and subscribed (it pings every 20 s), one without, and (with --bus, the
+            D-Bus of scripts/mdns-rig.sh with its avahi-daemon) one announced on mDNS: resident
+            and anonymous memory, and CPU over 60 s (the scheduler's accounting, every thread).
+  libraries what avahi-client and the libraries only it needs (libdbus, libsystemd…) hold
+            resident in the daemon without the section: they are loaded by every daemon.
 Prints one line per figure: NAME|median|min|max.
 """
 import argparse, asyncio, http.server, json, os, statistics, subprocess, sys, threading, time
@@ -41,10 +44,11 @@ def serve(path):
     return f"http://127.0.0.1:{server.server_address[1]}/bell.wav"
 
 
-def start(args, session, name, wanted):
+def start(args, session, name, wanted, environment=None):
     daemon = subprocess.Popen(
         [os.path.join(args.bin, "jukeboxd"), session, "--socket", os.path.join(args.work, name + ".sock"),
-         "--state", os.path.join(args.work, name + ".state.json")], stderr=subprocess.PIPE, text=True)
+         "--state", os.path.join(args.work, name + ".state.json")], stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, **(environment or {})))
     for line in daemon.stderr:
         if wanted in line:
             threading.Thread(target=lambda: [None for _ in daemon.stderr], daemon=True).start()
@@ -72,6 +76,38 @@ def memory(pid):
     rollup = open(f"/proc/{pid}/smaps_rollup").read()
     anonymous = int(next(line for line in rollup.splitlines() if line.startswith("Anonymous:")).split()[1]) / 1024
     return rss, anonymous
+
+
+def avahi_only_libraries(binary):
+    """The shared libraries the daemon loads for avahi-client alone (not needed by any other)."""
+    def closure(path):
+        names = set()
+        for line in subprocess.run(["ldd", path], capture_output=True, text=True).stdout.splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] == "=>":
+                names.add((parts[0], parts[2]))
+        return names
+    paths = dict(closure(binary))
+    needed = [line.split("[")[1].rstrip("]") for line in subprocess.run(["readelf", "-d", binary], capture_output=True, text=True).stdout.splitlines() if "(NEEDED)" in line]
+    avahi, others = set(), set()
+    for name in needed:
+        into = avahi if name.startswith("libavahi-") else others
+        into.add(name)
+        if name in paths:
+            into.update(dependency for dependency, _ in closure(paths[name]))
+    return {name: os.path.realpath(paths[name]) for name in sorted(avahi - others) if name in paths}
+
+
+def resident_in(pid, paths):
+    """Resident kB of the mappings of these files in the process."""
+    total, current = 0, None
+    for line in open(f"/proc/{pid}/smaps"):
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            current = os.path.realpath(fields[5]) if len(fields) > 5 else None
+        elif fields[0] == "Rss:" and current in paths:
+            total += int(fields[1])
+    return total
 
 
 def report(name, values, digits=1):
@@ -136,20 +172,28 @@ async def measure(args):
     json.dump(dict(base, device="null"), open(idle_plain, "w"))
     with_daemon = start(args, idle_player, "idle-player", "Home Assistant's media player")
     without = start(args, idle_plain, "idle-plain", "control socket listening")
-    groups = [own_cgroup(with_daemon.pid, "with"), own_cgroup(without.pid, "without")]
+    daemons = [("with", with_daemon), ("without", without)]
+    if args.bus:
+        idle_announced = os.path.join(args.work, "idle-announced.json")
+        json.dump(dict(base, device="null", esphome={"listen": "0.0.0.0:0", "encryptionKey": KEY, "name": "Bench"}), open(idle_announced, "w"))
+        announced = start(args, idle_announced, "idle-announced", "announced on the network as", {"DBUS_SYSTEM_BUS_ADDRESS": args.bus})
+        daemons.append(("announced", announced))
+    groups = [own_cgroup(process.pid, name) for name, process in daemons]
     client = APIClient("127.0.0.1", port, None, noise_psk=KEY, client_info="bench")
     await client.connect(login=True)
     await client.list_entities_services()
     client.subscribe_states(lambda state: None)
     await asyncio.sleep(5)
-    before = {name: cpu_seconds(process.pid) for name, process in (("with", with_daemon), ("without", without))}
+    before = {name: cpu_seconds(process.pid) for name, process in daemons}
     await asyncio.sleep(60)
-    after = {name: cpu_seconds(process.pid) for name, process in (("with", with_daemon), ("without", without))}
-    for name, process in (("with", with_daemon), ("without", without)):
+    after = {name: cpu_seconds(process.pid) for name, process in daemons}
+    for name, process in daemons:
         rss, anonymous = memory(process.pid)
         print(f"idle {name}|{rss:.1f}|{anonymous:.1f}|{(after[name] - before[name]):.4f}", flush=True)
+    libraries = avahi_only_libraries(os.path.join(args.bin, "jukeboxd"))
+    print(f"libraries|{resident_in(without.pid, set(libraries.values())) / 1024:.2f}|{' '.join(libraries)}", flush=True)
     await client.disconnect()
-    for process in (with_daemon, without):
+    for _, process in daemons:
         process.terminate()
         process.wait()
     for group in groups:
@@ -163,6 +207,7 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--capture", required=True)
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--bus")
     asyncio.run(measure(parser.parse_args()))
 
 

@@ -4,7 +4,8 @@
 # paced rig, sent by aioesphomeapi (Home Assistant's own library) with the key, beside
 # `jukebox play --now` of the same file; and what the front end adds to an idle daemon
 # (memory, and CPU over 60 s with Home Assistant connected), against the same daemon without
-# the `esphome` section.
+# the `esphome` section, and what its announcement on mDNS adds (as root: avahi-daemon on the
+# network of scripts/mdns-rig.sh).
 #
 #   scripts/bench/esphome.sh [RUNS]      (RUNS per figure, default 10)
 set -euo pipefail
@@ -19,6 +20,7 @@ python=$(scripts/esphome/client-venv.sh)
 
 work=$(mktemp -d /tmp/jukebox-esphome-XXXXXX)
 cleanup() {
+    scripts/mdns-rig.sh stop "$work/mdns" 2>/dev/null || true
     scripts/pulse-rig.sh stop-capture "$work/pulse" 2>/dev/null || true
     scripts/pulse-rig.sh stop "$work/pulse" 2>/dev/null || true
     rm -rf "$work"
@@ -27,4 +29,13 @@ trap cleanup EXIT
 eval "export $(scripts/pulse-rig.sh start "$work/pulse")"
 export HOME="$work/pulse/home"
 scripts/pulse-rig.sh capture "$work/pulse" "$work/capture.raw"
-"$python" scripts/bench/esphome.py --bin "$bin" --work "$work" --capture "$work/capture.raw" --runs "$runs"
+bus=()
+if [ "$(id -u)" -eq 0 ]; then
+    scripts/install-deps.sh iproute2 dbus-daemon avahi-daemon avahi-utils
+    scripts/mdns-rig.sh start "$work/mdns" >/dev/null
+    scripts/mdns-rig.sh avahi-start "$work/mdns"
+    bus=(--bus "unix:path=$work/mdns/bus")
+else
+    echo "esphome: not root, so the announcement on mDNS is not measured" >&2
+fi
+"$python" scripts/bench/esphome.py --bin "$bin" --work "$work" --capture "$work/capture.raw" --runs "$runs" "${bus[@]}"
