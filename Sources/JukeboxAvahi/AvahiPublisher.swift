@@ -83,6 +83,8 @@ public final class AvahiPublisher: Sendable {
         var name: String = ""
         var lastEvent: PublicationEvent?
         var stopped = false
+        /// A connection attempt is scheduled: never two, whichever failure asks for one.
+        var connectPending = false
     }
 
     public init(service: DNSService, retry: Duration = .seconds(60), events: @escaping @Sendable (PublicationEvent) -> Void) {
@@ -109,7 +111,7 @@ public final class AvahiPublisher: Sendable {
         }
         // The thread holds the publisher until `stop` has ended it.
         let context = Unmanaged.passRetained(self).toOpaque()
-        schedule(after: .zero, on: poll, context: context, connectCallback)
+        scheduleConnect(after: .zero, on: poll)
         guard avahi_threaded_poll_start(poll) == 0 else {
             Unmanaged<AvahiPublisher>.fromOpaque(context).release()
             avahi_threaded_poll_free(poll)
@@ -146,9 +148,16 @@ public final class AvahiPublisher: Sendable {
 
     // MARK: On avahi's thread
 
-    fileprivate func connect() {
-        let (poll, stopped) = state.withLock { ($0.poll?.pointer, $0.stopped) }
-        guard let poll, !stopped else { return }
+    fileprivate func connect(_ timeout: OpaquePointer?) {
+        let (poll, stopped) = state.withLock { state in
+            state.connectPending = false
+            return (state.poll?.pointer, state.stopped)
+        }
+        guard let poll else { return }
+        // A timeout that has fired is freed in its callback (avahi allows it), so retries over
+        // months hold nothing.
+        if let timeout, let api = avahi_threaded_poll_get(poll) { api.pointee.timeout_free(timeout) }
+        guard !stopped else { return }
         if let old = state.withLock({ state -> OpaquePointer? in
             defer {
                 state.client = nil
@@ -165,7 +174,7 @@ public final class AvahiPublisher: Sendable {
         let client = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, clientCallback, context, &error)
         guard let client else {
             report(error == Int32(AVAHI_ERR_NO_DAEMON) || error == Int32(AVAHI_ERR_DBUS_ERROR) ? .noMessageBus : .failed(Self.words(error)))
-            schedule(after: retry, on: poll, context: context, connectCallback)
+            scheduleConnect(after: retry, on: poll)
             return
         }
         state.withLock { $0.client = Handle(client) }
@@ -185,7 +194,7 @@ public final class AvahiPublisher: Sendable {
             report(error == Int32(AVAHI_ERR_DISCONNECTED) ? .waitingForDaemon : .failed(Self.words(error)))
             // A new client, from the event loop rather than inside this one's callback.
             if let poll = state.withLock({ $0.poll?.pointer }) {
-                schedule(after: error == Int32(AVAHI_ERR_DISCONNECTED) ? .zero : retry, on: poll, context: Unmanaged.passUnretained(self).toOpaque(), connectCallback)
+                scheduleConnect(after: error == Int32(AVAHI_ERR_DISCONNECTED) ? .zero : retry, on: poll)
             }
         default:
             break
@@ -277,14 +286,19 @@ public final class AvahiPublisher: Sendable {
         if isNew { events(event) }
     }
 
-    private func schedule(after delay: Duration, on poll: OpaquePointer, context: UnsafeMutableRawPointer, _ callback: AvahiTimeoutCallback) {
-        guard let api = avahi_threaded_poll_get(poll) else { return }
+    /// A connection attempt after `delay`, on avahi's thread (a timeout of its event loop);
+    /// nothing when one is already scheduled.
+    private func scheduleConnect(after delay: Duration, on poll: OpaquePointer) {
+        guard let api = avahi_threaded_poll_get(poll),
+              state.withLock({ state in
+                  defer { state.connectPending = true }
+                  return !state.connectPending
+              })
+        else { return }
         var when = timeval()
         let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
         avahi_elapse_time(&when, UInt32(clamping: milliseconds), 0)
-        // A timeout that has fired is not freed: avahi frees them all with the poll. There
-        // are few (one per connection attempt).
-        _ = api.pointee.timeout_new(api, &when, callback, context)
+        _ = api.pointee.timeout_new(api, &when, connectCallback, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// avahi's error in words a user can act on.
@@ -310,9 +324,9 @@ private struct Handle: @unchecked Sendable {
 
 // avahi's callbacks: C functions, given the publisher as their context.
 
-private let connectCallback: AvahiTimeoutCallback = { _, context in
+private let connectCallback: AvahiTimeoutCallback = { timeout, context in
     guard let context else { return }
-    Unmanaged<AvahiPublisher>.fromOpaque(context).takeUnretainedValue().connect()
+    Unmanaged<AvahiPublisher>.fromOpaque(context).takeUnretainedValue().connect(timeout)
 }
 
 private let clientCallback: AvahiClientCallback = { client, clientState, context in

@@ -112,7 +112,8 @@ struct Daemon {
         if let location = session.location { printSunTimes(session, location) }
         if !session.alerts.isEmpty { print("alerts: " + session.alerts.map(Self.alertWords).joined(separator: "; ")) }
         if let esphome = session.esphome {
-            print("Home Assistant's media player \"\(esphome.name)\" on \(esphome.listen), \(esphome.encryptionKey == nil ? "without a key (this machine only)" : "with its encryption key")")
+            let found = esphome.isLoopback ? "not announced on the network" : "announced on the network (mDNS) as \(esphome.nodeName) through avahi-daemon"
+            print("Home Assistant's media player \"\(esphome.name)\" on \(esphome.listen), \(esphome.encryptionKey == nil ? "without a key (this machine only)" : "with its encryption key"), \(found)")
         }
         if let calendars = session.dayPlans?.calendars, !calendars.isEmpty {
             let today = SystemLocalTime().localTime(at: Int64(Glibc.time(nil))).date

@@ -40,6 +40,18 @@ struct JukeboxdCommandTests {
         #expect(stdout == "\(path): OK: \"Tones\", 2 clips (2 enabled), device \"null\"\n")
     }
 
+    @Test func checkSaysWhereTheMediaPlayerListensAndWhetherItIsAnnounced() async throws {
+        let key = ESPHomeMediaPlayerTests.key
+        let lan = try session(#"{ "name": "Tones", "device": "null", "esphome": { "encryptionKey": "\#(key)", "name": "Desk speaker" }, "clips": [ { "file": "low.wav" } ] }"#)
+        let (status, stdout, stderr) = try await outcome([lan, "--check"])
+        #expect(status == 0, "\(stderr)")
+        #expect(stdout.contains("Home Assistant's media player \"Desk speaker\" on 0.0.0.0:6053, with its encryption key, announced on the network (mDNS) as desk-speaker through avahi-daemon\n"), "\(stdout)")
+        let local = try session(#"{ "name": "Tones", "device": "null", "esphome": { "listen": "127.0.0.1:6053" }, "clips": [ { "file": "low.wav" } ] }"#)
+        let (localStatus, localOut, localErr) = try await outcome([local, "--check"])
+        #expect(localStatus == 0, "\(localErr)")
+        #expect(localOut.contains("Home Assistant's media player \"Tones\" on 127.0.0.1:6053, without a key (this machine only), not announced on the network\n"), "\(localOut)")
+    }
+
     /// With a location, `--check` prints today's sun times to compare with a weather site, and
     /// warns of a sun time the session uses that will not happen on some days: at Tromsø the
     /// sun does not set for weeks every summer, whatever day the test runs on.
