@@ -21,19 +21,7 @@ mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/bus"
 
-running() {
-    [ -e "/proc/$1" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" != Z ]
-}
-
-stop_pid() {
-    [ -f "$dir/$1.pid" ] || return 0
-    pid=$(cat "$dir/$1.pid")
-    kill "$pid" 2>/dev/null || true
-    n=0
-    while running "$pid" && [ $n -lt 500 ]; do sleep 0.01; n=$((n + 1)); done
-    kill -9 "$pid" 2>/dev/null || true
-    rm -f "$dir/$1.pid"
-}
+. "$(dirname "$0")/rig-processes.sh"
 
 # Names of the rig's own, from DIR, so two rigs never meet.
 tag=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)

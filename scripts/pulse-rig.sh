@@ -18,23 +18,7 @@ server="unix:$dir/native"
 # Keep PulseAudio's cookie, state and runtime files inside DIR, away from any user session.
 export HOME="$dir/home" PULSE_RUNTIME_PATH="$dir/run" PULSE_STATE_PATH="$dir/state" PULSE_SERVER="$server"
 
-# Whether a process is there and has not exited. The rig's processes outlive the shell that
-# started them, so init reaps them, and some inits (a container's) do so only every second or
-# two: until then the exited process is a zombie, which `kill -0` still finds.
-running() {
-    [ -e "/proc/$1" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" != Z ]
-}
-
-stop_pid() {
-    [ -f "$dir/$1.pid" ] || return 0
-    pid=$(cat "$dir/$1.pid")
-    kill "$pid" 2>/dev/null || true
-    # Wait for it to go, so the next start does not find the old socket in use.
-    n=0
-    while running "$pid" && [ $n -lt 500 ]; do sleep 0.01; n=$((n + 1)); done
-    kill -9 "$pid" 2>/dev/null || true
-    rm -f "$dir/$1.pid"
-}
+. "$(dirname "$0")/rig-processes.sh"
 
 case $command in
 start)
