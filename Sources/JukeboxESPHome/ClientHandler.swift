@@ -26,8 +26,14 @@ struct ClientHandler {
 
     private var logger: Logger { context.logger }
 
-    func serve() async {
-        guard let state = try? ESPHomeServerConnection(psk: context.settings.encryptionKey, identity: context.identity.serverIdentity) else { return }
+    /// Serves the connection; `closed` is called once it has ended, before the media it asked
+    /// for has all been fetched (the core bounds those fetches, whoever asked).
+    func serve(closed: @Sendable () -> Void = {}) async {
+        guard let state = try? ESPHomeServerConnection(psk: context.settings.encryptionKey, identity: context.identity.serverIdentity) else {
+            try? await connection.executeThenClose { _, _ in }
+            closed()
+            return
+        }
         let link = ClientLink(connection: state, channel: connection.channel, maxUnsentBytes: context.limits.maxUnsentBytes)
         let media = MediaWork(limit: context.limits.maxWaitingMedia)
         // The media asked for is fetched and queued even if the connection ends first (Home
@@ -68,6 +74,7 @@ struct ClientHandler {
                 logger.debug("Home Assistant's media player: the connection from \(peer) failed: \(error)")
             }
             logger.debug("Home Assistant's media player: the connection from \(peer) ended")
+            closed()
             media.finish()
         }
     }

@@ -1,6 +1,7 @@
 import ESPHomeAPI
 import Glibc
 import JukeboxCore
+import JukeboxFiles
 import Logging
 import NIOCore
 import NIOPosix
@@ -13,7 +14,8 @@ import Synchronization
 /// broken client cannot take the others or the daemon down.
 public struct ESPHomeFrontEnd: Service {
     let settings: ESPHomeSettings
-    let identity: DeviceIdentity
+    /// Given by tests; else made from the machine's id when the front end starts.
+    let identity: DeviceIdentity?
     let core: Jukebox
     let logger: Logger
     let limits: ESPHomeLimits
@@ -28,7 +30,7 @@ public struct ESPHomeFrontEnd: Service {
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.settings = settings
-        self.identity = identity ?? DeviceIdentity(settings: settings)
+        self.identity = identity
         self.core = core
         self.logger = logger
         self.limits = limits
@@ -41,6 +43,10 @@ public struct ESPHomeFrontEnd: Service {
     }
 
     private func serve() async {
+        // /etc/machine-id is read on a thread of its own, never on the cooperative pool.
+        let identity = if let identity { identity } else {
+            await BlockingWorkQueue(label: "jukebox.esphome.identity").run { [settings] in DeviceIdentity(settings: settings) }
+        }
         guard let server = await bindWhenFree() else { return }
         let port = server.channel.localAddress?.port ?? settings.port
         let key = settings.encryptionKey == nil ? "without a key, to this machine only" : "with its encryption key"
@@ -63,8 +69,9 @@ public struct ESPHomeFrontEnd: Service {
                             continue
                         }
                         tasks.addTask {
-                            await ClientHandler(context: context, connection: connection).serve()
-                            clients.leave()
+                            // A connection that has ended no longer counts, though the media
+                            // it asked for may still be being fetched.
+                            await ClientHandler(context: context, connection: connection).serve(closed: { clients.leave() })
                         }
                     }
                 }
@@ -136,7 +143,8 @@ final class ClientCount: Sendable {
 /// What every client's handler shares.
 struct ClientContext: Sendable {
     let settings: ESPHomeSettings
-    let identity: DeviceIdentity
+    /// Given by tests; else made from the machine's id when the front end starts.
+    let identity: DeviceIdentity?
     let core: Jukebox
     let logger: Logger
     let limits: ESPHomeLimits

@@ -118,6 +118,8 @@ struct ESPHomeMediaPlayerTests: DaemonSuite {
             // What played is not kept: the fetch after it (refused, since the client and its
             // server are gone by then) found nothing that needs it.
             #expect(await log.waitUntil { lines in lines.filter { $0.contains("refused the media at http://127.0.0.1:") }.count == 2 })
+            // A fetch that fails is told of in a fetch's words only, not an upload's.
+            #expect(await !log.lines.contains { $0.contains("the upload of") }, "\(await log.lines)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file(".media")).isEmpty)
         }
     }

@@ -237,7 +237,8 @@ public actor ClipUpload {
     }
 
     /// Removes the temporary file (a failed, refused or abandoned upload leaves nothing).
-    public func discard() async {
+    /// `logged`: false where the caller says in its own words what was not kept (a fetch).
+    public func discard(logged: Bool = true) async {
         let (descriptor, path) = (descriptor, temporaryPath)
         let abandoned = descriptor >= 0 || !finished
         self.descriptor = -1
@@ -247,7 +248,7 @@ public actor ClipUpload {
         }
         release()
         // Said once it is true: the partial file is gone.
-        if abandoned {
+        if abandoned && logged {
             let of = exact ? " of its \(size)" : ""
             logger.info("the upload of \(name) ended after \(received)\(of) bytes; nothing of it was kept", metadata: ["file": "\(name)"])
         }

@@ -78,7 +78,8 @@ extension Jukebox {
         do {
             try await fetcher.fetch(address) { bytes in try await upload.write(bytes) }
         } catch {
-            await upload.discard()
+            // Its refusal below says what was not kept, in a fetch's words.
+            await upload.discard(logged: false)
             if let error = error as? JukeboxError { throw error }
             throw .uploadRefused("the media at \(MediaLimits.shown(address)) could not be fetched: \(error); nothing was kept")
         }
