@@ -143,8 +143,7 @@ final class ClientCount: Sendable {
 /// What every client's handler shares.
 struct ClientContext: Sendable {
     let settings: ESPHomeSettings
-    /// Given by tests; else made from the machine's id when the front end starts.
-    let identity: DeviceIdentity?
+    let identity: DeviceIdentity
     let core: Jukebox
     let logger: Logger
     let limits: ESPHomeLimits

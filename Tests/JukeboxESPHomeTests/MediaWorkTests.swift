@@ -57,6 +57,30 @@ struct MediaWorkTests {
         #expect(rig.log.contains("refused an announcement: 4 are under way for this connection already"))
     }
 
+    @Test func aConnectionThatHasEndedStopsCountingWhileItsMediaIsFetched() async throws {
+        let held = HeldMedia()
+        var limits = ESPHomeLimits()
+        limits.maxClients = 1
+        try await rig.run(limits: limits, mediaFetcher: held) { port, test in
+            try await RawClient.with(port: port) { client in
+                #expect(try await client.hello() == ESPHomeMessageType.helloResponse)
+                try await client.send(ESPHomeMessageType.voiceAssistantAnnounceRequest, try announcement(1))
+            }
+            await rig.log.waitFor("the connection from 127.0.0.1 ended")
+            // Its announcement is still being fetched; the one client allowed is a new one.
+            try await RawClient.with(port: port) { (again: RawClient) async throws in
+                #expect(try await again.hello() == ESPHomeMessageType.helloResponse, "served, not closed")
+            }
+            let events = test.core.events.subscribe()
+            held.open.yield()
+            for await event in events {
+                if case .queued = event { break }
+            }
+            #expect(await test.core.snapshot().queue.waiting.map(\.clip.source.file) == ["1.wav"], "the announcement of the connection that ended")
+        }
+        #expect(!rig.log.contains("clients are connected, the most it serves"))
+    }
+
     @Test func anAnnouncementThatWouldStartAConversationIsRefused() async throws {
         try await rig.run(mediaFetcher: HeldMedia()) { port, _ in
             try await RawClient.with(port: port) { client in
