@@ -306,11 +306,15 @@ public final class MixingSink: AudioSink, MusicBed, Sendable {
 
     // MARK: - The music bed
 
-    public var bedState: MusicBedState {
+    public var bedState: MusicBedState { bedState(now: .now) }
+
+    /// The bed's state as it is at `now` (tests name the moment, so a loaded machine's delay
+    /// between feeding music and looking cannot make it look stale).
+    func bedState(now: ContinuousClock.Instant) -> MusicBedState {
         let (on, ducked, pipe) = state.withLock { state in
             (state.on, state.decibels < -0.5 && state.on, state.pipe)
         }
-        let (playing, problem) = pipe?.state() ?? (false, nil)
+        let (playing, problem) = pipe?.state(now: now) ?? (false, nil)
         return MusicBedState(pipe: settings.pipe, on: on, music: playing ? .playing : .waiting, ducked: ducked, problem: problem)
     }
 
