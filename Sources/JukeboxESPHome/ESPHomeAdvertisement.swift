@@ -13,6 +13,8 @@ struct ESPHomeAdvertisement: Sendable {
     /// The Noise protocol ESPHome names in `api_encryption`, so Home Assistant asks for the key
     /// before it first connects.
     static let noiseProtocol = "Noise_NNpsk0_25519_ChaChaPoly_SHA256"
+    /// How often a D-Bus or avahi-daemon that failed is tried again: the log says "every minute".
+    static let retry: Duration = .seconds(60)
 
     private let publisher: AvahiPublisher
     /// Where avahi's thread is started and joined: never the cooperative pool.
@@ -43,7 +45,7 @@ struct ESPHomeAdvertisement: Sendable {
         return await work.run { () -> ESPHomeAdvertisement? in
             guard let service = service(settings: settings, identity: identity, port: port, network: networkKind()) else { return nil }
             let address = "\(settings.host == "0.0.0.0" || settings.host == "::" ? "this machine's address" : settings.host):\(port)"
-            let publisher = AvahiPublisher(service: service) { event in
+            let publisher = AvahiPublisher(service: service, retry: retry) { event in
                 let (level, line) = logLine(event, friendlyName: identity.friendlyName, address: address)
                 logger.log(level: level, "\(line)")
             }

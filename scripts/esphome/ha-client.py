@@ -129,7 +129,7 @@ async def announce(name):
     from zeroconf.asyncio import AsyncZeroconf
 
     zeroconf = AsyncZeroconf()
-    info = ServiceInfo(SERVICE_TYPE, f"{name}.{SERVICE_TYPE}", addresses=[socket.inet_aton(args_address())], port=6053,
+    info = ServiceInfo(SERVICE_TYPE, f"{name}.{SERVICE_TYPE}", addresses=[socket.inet_aton(own_address())], port=6053,
                        properties={"mac": "0200000000aa", "version": "2025.12.0"}, server="another-device.local.")
     await zeroconf.async_register_service(info)
     say(step="announced", name=info.name)
@@ -139,7 +139,7 @@ async def announce(name):
         await zeroconf.async_close()
 
 
-def args_address():
+def own_address():
     """This side's IPv4 address on the network (not loopback): where mDNS answers point."""
     import ifaddr
 
